@@ -1,0 +1,1 @@
+"""insync's bench package."""

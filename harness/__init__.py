@@ -1,0 +1,1 @@
+"""insync's harness: the CLI, the runner, generators and histories."""

@@ -1,0 +1,1 @@
+"""One module per ``insync`` subcommand; each exposes ``register(subparsers)``."""

@@ -1,0 +1,17 @@
+"""``insync run``: not built yet."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from harness.errors import UsageError
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser("run", help="(not built yet)")
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    raise UsageError("'insync run' is not built yet")

@@ -1,0 +1,1 @@
+"""insync's nemesis package."""

@@ -1,0 +1,1 @@
+"""insync's results package."""
