@@ -1,0 +1,131 @@
+"""Render ``server.properties`` for one node from typed settings.
+
+insync owns a small set of cluster-wide defaults (replication of internal
+topics, no auto-created topics, no rebalance delay, unclean election off)
+and the listener/quorum wiring; the user adds ``--broker-config key=value``
+overrides, which win. Defaults whose key the Kafka version does not know
+(``transaction.state.log.*`` before 0.11, say) are left out, so one renderer
+serves every version in the table; user overrides are never dropped silently:
+an unknown one is rejected earlier by ``cluster.config_keys.validate_keys``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cluster.spec import BROKER_PORT, CONTROLLER_PORT, ZK_CLIENT_PORT, ClusterSpec, Mode
+
+DATA_DIR = "/var/lib/kafka/data"
+CONFIG_PATH = "/etc/kafka/server.properties"
+
+
+@dataclass(frozen=True)
+class BrokerProperties:
+    """The typed content of one node's ``server.properties``."""
+
+    node_id: int
+    mode: Mode
+    is_controller: bool
+    advertised_host: str
+    replication_factor: int
+    controller_voters: tuple[tuple[int, str], ...] = ()
+    zookeeper_connect: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+
+def properties_for(spec: ClusterSpec, node: str, address: str) -> BrokerProperties:
+    """The settings of ``node`` in ``spec``, advertising ``address`` to clients."""
+    return BrokerProperties(
+        node_id=spec.node_id(node),
+        mode=spec.mode,
+        is_controller=node in spec.controller_nodes,
+        advertised_host=address,
+        replication_factor=spec.replication_factor(),
+        controller_voters=tuple((spec.node_id(n), n) for n in spec.controller_nodes),
+        zookeeper_connect=",".join(f"{n}:{ZK_CLIENT_PORT}" for n in spec.zookeeper_nodes) or None,
+        overrides=dict(spec.broker_config),
+    )
+
+
+def _defaults(props: BrokerProperties) -> dict[str, str]:
+    """Cluster-wide settings chosen for verification runs (overridable)."""
+    rf = props.replication_factor
+    return {
+        "auto.create.topics.enable": "false",
+        "default.replication.factor": str(rf),
+        "offsets.topic.replication.factor": str(rf),
+        "offsets.topic.num.partitions": "6",
+        "transaction.state.log.replication.factor": str(rf),
+        "transaction.state.log.min.isr": str(min(2, rf)),
+        "transaction.state.log.num.partitions": "6",
+        "group.initial.rebalance.delay.ms": "0",
+        # The default was true before 0.11: say it explicitly so runs compare.
+        "unclean.leader.election.enable": "false",
+        "num.network.threads": "2",
+        "num.io.threads": "4",
+        "log.dirs": DATA_DIR,
+    }
+
+
+def _wiring(props: BrokerProperties) -> dict[str, str]:
+    """Identity, listeners and quorum: not overridable, or the cluster breaks."""
+    advertised = f"PLAINTEXT://{props.advertised_host}:{BROKER_PORT}"
+    if props.mode == "zookeeper":
+        return {
+            "broker.id": str(props.node_id),
+            "zookeeper.connect": props.zookeeper_connect or "",
+            "listeners": f"PLAINTEXT://0.0.0.0:{BROKER_PORT}",
+            "advertised.listeners": advertised,
+        }
+    listeners = [f"PLAINTEXT://0.0.0.0:{BROKER_PORT}"]
+    if props.is_controller:
+        listeners.append(f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}")
+    voters = ",".join(f"{i}@{host}:{CONTROLLER_PORT}" for i, host in props.controller_voters)
+    return {
+        "process.roles": "broker,controller" if props.is_controller else "broker",
+        "node.id": str(props.node_id),
+        "controller.quorum.voters": voters,
+        "controller.listener.names": "CONTROLLER",
+        "listeners": ",".join(listeners),
+        "advertised.listeners": advertised,
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    }
+
+
+#: Keys insync sets itself; overriding them would break the cluster's wiring.
+def reserved_keys(mode: Mode) -> frozenset[str]:
+    probe = BrokerProperties(
+        node_id=1, mode=mode, is_controller=True, advertised_host="x", replication_factor=1
+    )
+    return frozenset(_wiring(probe))
+
+
+def render(props: BrokerProperties, known_keys: frozenset[str] | None = None) -> str:
+    """The ``server.properties`` text, keys sorted, overrides applied last."""
+    settings = {k: v for k, v in _defaults(props).items() if known_keys is None or k in known_keys}
+    settings.update(props.overrides)
+    settings.update(_wiring(props))
+    lines = [f"# written by insync for node {props.node_id} ({props.mode})"]
+    lines += [f"{key}={value}" for key, value in sorted(settings.items())]
+    return "\n".join(lines) + "\n"
+
+
+def parse_overrides(items: list[str], mode: Mode) -> dict[str, str]:
+    """Parse ``key=value`` items from the command line; reject reserved keys."""
+    from harness.errors import UsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"--broker-config takes key=value, got {item!r}")
+        if key in reserved_keys(mode):
+            raise UsageError(
+                f"--broker-config {key} is set by insync (listeners, ids and quorum wiring)",
+                hint="choose another key; the wiring follows --nodes, --mode and --controllers",
+            )
+        out[key] = value.strip()
+    return out

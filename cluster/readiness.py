@@ -1,0 +1,92 @@
+"""When is a cluster ready? When every broker is registered and an ``acks=all``
+write to a topic replicated like the workload's succeeds.
+
+A node whose JVM died, or that never registers, is named in the error with
+the tail of its log: that is what a user needs to see first.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import NewTopic
+
+from cluster.kafka_clients import admin, producer
+from cluster.metadata import registered_brokers
+from harness.errors import ClusterError
+
+if TYPE_CHECKING:
+    from cluster.lifecycle import Cluster
+
+PROBE_TOPIC = "insync-ready"
+
+
+def _dead_node_error(cluster: Cluster) -> ClusterError | None:
+    for node in cluster.nodes.values():
+        if node.state() == "stopped":
+            tail = " | ".join(node.tail_log(8).strip().splitlines()[-6:])
+            return ClusterError(
+                f"the broker on {node.name} exited during startup: {tail}",
+                hint=f"see `insync cluster logs {node.name}`",
+            )
+    return None
+
+
+def _probe_write(bootstrap: str, rf: int, timeout_s: float) -> None:
+    client = admin(bootstrap)
+    topics = client.list_topics(timeout=timeout_s).topics
+    if PROBE_TOPIC not in topics:
+        new = NewTopic(
+            PROBE_TOPIC,
+            num_partitions=1,
+            replication_factor=rf,
+            config={"min.insync.replicas": str(min(2, rf))},
+        )
+        try:
+            client.create_topics([new], request_timeout=timeout_s)[PROBE_TOPIC].result(timeout_s)
+        except KafkaException as err:
+            if "TOPIC_ALREADY_EXISTS" not in str(err):
+                raise
+    prod = producer(bootstrap, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)})
+    errors: list[str] = []
+    prod.produce(
+        PROBE_TOPIC,
+        b"ready",
+        on_delivery=lambda err, _msg: errors.append(str(err)) if err else None,
+    )
+    if prod.flush(timeout_s) > 0:
+        raise ClusterError("the probe write was not acknowledged in time")
+    if errors:
+        raise ClusterError(f"the probe write failed: {errors[0]}")
+
+
+def wait_ready(cluster: Cluster, *, timeout_s: float = 180.0) -> float:
+    """Block until ``cluster`` serves ``acks=all`` writes; return the seconds waited."""
+    start = time.monotonic()
+    deadline = start + timeout_s
+    wanted = set(cluster.nodes)
+    last_error = "no answer yet"
+    registered: set[str] = set()
+    while time.monotonic() < deadline:
+        dead = _dead_node_error(cluster)
+        if dead is not None:
+            raise dead
+        try:
+            registered = registered_brokers(cluster.bootstrap)
+            if wanted <= registered:
+                _probe_write(cluster.bootstrap, cluster.spec.replication_factor(), 10.0)
+                return time.monotonic() - start
+            last_error = f"registered brokers: {', '.join(sorted(registered)) or 'none'}"
+        except Exception as err:  # not ready yet: remember why, try again
+            last_error = str(err)
+        time.sleep(0.5)
+    missing = sorted(wanted - registered) or sorted(wanted)
+    node = cluster.nodes[missing[0]]
+    tail = " | ".join(node.tail_log(8).strip().splitlines()[-6:])
+    raise ClusterError(
+        f"{', '.join(missing)} not ready after {timeout_s:.0f}s ({last_error}); "
+        f"{node.name} log: {tail}",
+        hint=f"see `insync cluster logs {node.name}`",
+    )

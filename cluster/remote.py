@@ -1,0 +1,120 @@
+"""How insync reaches a node: the ``Remote`` protocol.
+
+Everything that touches a node (starting Kafka, injecting faults, collecting
+logs) goes through an explicit ``Remote`` object instead of a global session,
+so the same code drives Docker containers today and SSH hosts later, and tests
+can hand in a fake built from a handler function (``FakeRemote``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from harness.errors import ClusterError
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What a command run on a node did."""
+
+    argv: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+class RemoteCommandFailed(ClusterError):
+    """A command on a node exited non-zero where success was required."""
+
+    def __init__(self, node: str, result: ExecResult) -> None:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        last = detail[-1] if detail else "no output"
+        super().__init__(
+            f"on {node}: `{shlex.join(result.argv)}` exited {result.exit_code}: {last}"
+        )
+        self.node = node
+        self.result = result
+
+
+@runtime_checkable
+class Remote(Protocol):
+    """Run commands on one node and move files to and from it."""
+
+    name: str
+
+    def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        input: str | None = None,
+        timeout: float = 60.0,
+        check: bool = True,
+    ) -> ExecResult: ...
+
+    def upload(self, local: Path, remote_path: str) -> None: ...
+
+    def download(self, remote_path: str, local: Path) -> None: ...
+
+
+def sh(remote: Remote, script: str, *, timeout: float = 60.0, check: bool = True) -> ExecResult:
+    """Run a POSIX shell snippet on the node."""
+    return remote.exec(["sh", "-c", script], timeout=timeout, check=check)
+
+
+def write_file(remote: Remote, path: str, text: str, *, mode: str = "644") -> None:
+    """Write ``text`` to ``path`` on the node, creating parent directories."""
+    script = 'mkdir -p "$(dirname "$1")" && cat > "$1" && chmod "$2" "$1"'
+    remote.exec(["sh", "-c", script, "write_file", path, mode], input=text)
+
+
+def read_file(remote: Remote, path: str) -> str:
+    return remote.exec(["cat", path]).stdout
+
+
+Handler = Callable[[tuple[str, ...], str | None], tuple[int, str, str]]
+
+
+@dataclass
+class FakeRemote:
+    """A ``Remote`` whose commands are answered by a handler function.
+
+    The handler gets ``(argv, stdin)`` and returns ``(exit_code, stdout, stderr)``;
+    every call is recorded in ``calls`` so tests can assert on what was run.
+    """
+
+    name: str
+    handler: Handler
+    calls: list[tuple[str, ...]] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        input: str | None = None,
+        timeout: float = 60.0,
+        check: bool = True,
+    ) -> ExecResult:
+        args = tuple(argv)
+        self.calls.append(args)
+        code, out, err = self.handler(args, input)
+        result = ExecResult(args, code, out, err)
+        if check and code != 0:
+            raise RemoteCommandFailed(self.name, result)
+        return result
+
+    def upload(self, local: Path, remote_path: str) -> None:
+        self.files[remote_path] = local.read_bytes()
+
+    def download(self, remote_path: str, local: Path) -> None:
+        if remote_path not in self.files:
+            raise ClusterError(f"on {self.name}: no file {remote_path}")
+        local.write_bytes(self.files[remote_path])

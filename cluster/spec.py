@@ -1,0 +1,97 @@
+"""A cluster described as plain data.
+
+``ClusterSpec`` is everything needed to build a cluster again: it is stored as
+a label on every container, so ``insync cluster status`` / ``down`` and a
+later ``insync run`` can find and reuse a cluster without any other state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from harness.errors import UsageError
+
+Mode = Literal["kraft", "zookeeper"]
+MODES: tuple[Mode, ...] = ("kraft", "zookeeper")
+
+BROKER_PORT = 9092
+CONTROLLER_PORT = 9093
+ZK_CLIENT_PORT = 2181
+ZK_PEER_PORT = 2888
+ZK_ELECTION_PORT = 3888
+#: Ports that carry Kafka traffic between nodes (partitions cut these).
+KAFKA_PORTS = (BROKER_PORT, CONTROLLER_PORT, ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT)
+
+MAX_NODES = 9
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What cluster to build. Node ``nK`` has broker/node id ``K``."""
+
+    name: str = "insync"
+    nodes: int = 3
+    kafka_version: str = "4.1.x"
+    mode: Mode = "kraft"
+    #: KRaft voters: the first ``controllers`` nodes run broker+controller.
+    controllers: int = 3
+    heap_mb: int = 384
+    broker_config: Mapping[str, str] = field(default_factory=dict)
+    base_image: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.nodes <= MAX_NODES:
+            raise UsageError(f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}")
+        if self.mode not in MODES:
+            raise UsageError(f"--mode must be kraft or zookeeper, got {self.mode!r}")
+        if self.mode == "kraft" and not 1 <= self.controllers <= self.nodes:
+            raise UsageError(
+                f"--controllers must be between 1 and --nodes ({self.nodes}), "
+                f"got {self.controllers}"
+            )
+        if not 128 <= self.heap_mb <= 4096:
+            raise UsageError(f"--heap-mb must be between 128 and 4096, got {self.heap_mb}")
+        if not self.name.replace("-", "").isalnum():
+            raise UsageError(f"cluster name {self.name!r} may hold only letters, digits and '-'")
+
+    @property
+    def node_names(self) -> list[str]:
+        return [f"n{i}" for i in range(1, self.nodes + 1)]
+
+    @property
+    def zookeeper_nodes(self) -> list[str]:
+        """ZooKeeper runs co-located on the first three nodes (or all, if fewer)."""
+        return self.node_names[: min(3, self.nodes)] if self.mode == "zookeeper" else []
+
+    @property
+    def controller_nodes(self) -> list[str]:
+        return self.node_names[: self.controllers] if self.mode == "kraft" else []
+
+    def roles(self, node: str) -> list[str]:
+        roles = ["broker"]
+        if node in self.controller_nodes:
+            roles.append("controller")
+        if node in self.zookeeper_nodes:
+            roles.append("zookeeper")
+        return roles
+
+    @staticmethod
+    def node_id(node: str) -> int:
+        return int(node.removeprefix("n"))
+
+    def replication_factor(self) -> int:
+        """Replication for internal topics and the readiness probe: 3 where possible."""
+        return min(3, self.nodes)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["broker_config"] = dict(self.broker_config)
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ClusterSpec:
+        data: dict[str, Any] = json.loads(text)
+        return cls(**data)
