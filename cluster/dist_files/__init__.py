@@ -1,0 +1,1 @@
+"""Logging configuration files copied into every resolved Kafka distribution."""

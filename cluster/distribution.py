@@ -1,0 +1,280 @@
+"""A Kafka release assembled from Maven Central into a local, reusable cache.
+
+insync does not download Kafka tarballs: it asks Maven for the broker's jars
+(plus the logging binding and tools the tarball would have shipped) and lays
+them out like an install::
+
+    <cache root>/kafka/<exact version>/
+        libs/*.jar                the full runtime classpath
+        config/*.properties       logging configuration (see dist_files/)
+        pom.xml                   what was asked of Maven, for reproducing it
+        insync-dist.json          marker: written last, lists the jars
+
+The cache root is ``$INSYNC_CACHE`` if set, else ``~/.cache/insync``. A
+distribution is resolved into a temporary sibling directory and renamed into
+place only once complete, so an interrupted run never leaves a half cache that
+a later run would trust. When the marker exists and its jars are present, no
+process is started and nothing touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from cluster.versions import Artifact, KafkaVersion
+from harness.errors import EnvironmentProblem
+
+MARKER = "insync-dist.json"
+MARKER_FORMAT = 1
+# Pinned so resolution does not depend on whichever plugin version Maven picks.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+MVN_TIMEOUT_S = 900.0
+
+# mvn output that means "the network, not the coordinates": say so in the error.
+_NETWORK_SIGNS = (
+    "unknownhost",
+    "unknown host",
+    "connection refused",
+    "connect timed out",
+    "network is unreachable",
+    "could not transfer",
+    "no route to host",
+    "temporary failure in name resolution",
+)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A complete, resolved Kafka install on this host."""
+
+    version: KafkaVersion
+    root: Path
+    jars: tuple[str, ...]  # file names in libs_dir, sorted
+
+    @property
+    def libs_dir(self) -> Path:
+        return self.root / "libs"
+
+    @property
+    def config_dir(self) -> Path:
+        return self.root / "config"
+
+    @property
+    def classpath(self) -> str:
+        """Host-side classpath (a JVM wildcard, as the container one is)."""
+        return f"{self.libs_dir}/*"
+
+    @property
+    def jar_paths(self) -> tuple[Path, ...]:
+        return tuple(self.libs_dir / jar for jar in self.jars)
+
+
+def default_cache_root() -> Path:
+    """``$INSYNC_CACHE`` or ``~/.cache/insync``: the parent of ``kafka/<version>``."""
+    env = os.environ.get("INSYNC_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "insync"
+
+
+def distribution_dir(version: KafkaVersion, cache_root: Path | None = None) -> Path:
+    return (cache_root or default_cache_root()) / "kafka" / version.version
+
+
+def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -> Distribution:
+    """Return the cached distribution of ``version``, resolving it first if needed.
+
+    ``cache_root`` overrides ``$INSYNC_CACHE``/``~/.cache/insync``. Raises
+    ``EnvironmentProblem`` when mvn is missing or Maven Central cannot be reached.
+    """
+    root = distribution_dir(version, cache_root)
+    cached = load_distribution(version, root)
+    if cached is not None:
+        return cached
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise EnvironmentProblem(
+            f"cannot resolve Kafka {version.version}: 'mvn' is not on PATH",
+            hint="install Maven 3 (Debian: apt-get install maven) and retry",
+        )
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{version.version}.", dir=root.parent))
+    try:
+        jars = _resolve_into(staging, version, mvn)
+        _write_configs(staging / "config")
+        _write_marker(staging, version, jars)
+        _publish(staging, root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    published = load_distribution(version, root)
+    if published is None:  # another process published something broken meanwhile
+        raise EnvironmentProblem(
+            f"the Kafka {version.version} cache at {root} is incomplete",
+            hint=f"delete {root} and retry",
+        )
+    return published
+
+
+def load_distribution(version: KafkaVersion, root: Path) -> Distribution | None:
+    """The distribution at ``root`` if its marker is valid and every jar is there."""
+    try:
+        marker = json.loads((root / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("format") != MARKER_FORMAT:
+        return None
+    jars = marker.get("jars")
+    if marker.get("version") != version.version or not isinstance(jars, list) or not jars:
+        return None
+    if marker.get("artifacts") != [a.coordinate for a in version.artifacts]:
+        return None  # the table entry changed since this cache was built
+    dist = Distribution(version, root, tuple(str(j) for j in jars))
+    if not all(p.is_file() for p in dist.jar_paths):
+        return None
+    if not (dist.config_dir / version.logging.broker_config).is_file():
+        return None
+    return dist
+
+
+def render_pom(version: KafkaVersion) -> str:
+    """A throwaway pom whose runtime dependency tree is the broker classpath."""
+    deps = "\n".join(_dependency_xml(a) for a in version.artifacts)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>insync.dist</groupId>
+  <artifactId>kafka-{escape(version.version)}</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+{deps}
+  </dependencies>
+</project>
+"""
+
+
+def _dependency_xml(artifact: Artifact) -> str:
+    exclusions = ""
+    if artifact.exclusions:
+        items = []
+        for excluded in artifact.exclusions:
+            group, name = excluded.split(":", 1)
+            items.append(
+                f"        <exclusion><groupId>{escape(group)}</groupId>"
+                f"<artifactId>{escape(name)}</artifactId></exclusion>"
+            )
+        exclusions = "\n      <exclusions>\n" + "\n".join(items) + "\n      </exclusions>"
+    return (
+        f"    <dependency>\n"
+        f"      <groupId>{escape(artifact.group)}</groupId>\n"
+        f"      <artifactId>{escape(artifact.artifact)}</artifactId>\n"
+        f"      <version>{escape(artifact.version)}</version>{exclusions}\n"
+        f"    </dependency>"
+    )
+
+
+def mvn_argv(mvn: str) -> list[str]:
+    return [
+        mvn,
+        "-q",
+        "-B",
+        "-f",
+        "pom.xml",
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+        "-DincludeScope=runtime",
+        "-DoutputDirectory=libs",
+    ]
+
+
+def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> list[str]:
+    (staging / "pom.xml").write_text(render_pom(version))
+    try:
+        proc = subprocess.run(
+            mvn_argv(mvn),
+            cwd=staging,
+            capture_output=True,
+            text=True,
+            timeout=MVN_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise EnvironmentProblem(
+            f"resolving Kafka {version.version} from Maven Central took over {MVN_TIMEOUT_S:.0f}s",
+            hint="check the connection to repo.maven.apache.org and retry",
+        ) from exc
+    if proc.returncode != 0:
+        raise _mvn_failure(version, proc.stdout + "\n" + proc.stderr)
+    libs = staging / "libs"
+    jars = sorted(p.name for p in libs.glob("*.jar")) if libs.is_dir() else []
+    if not jars:
+        raise EnvironmentProblem(
+            f"mvn resolved no jars for Kafka {version.version}",
+            hint=f"run the pom in {staging} by hand with 'mvn -X' to see why",
+        )
+    return jars
+
+
+def _mvn_failure(version: KafkaVersion, output: str) -> EnvironmentProblem:
+    errors = [line for line in output.splitlines() if "[ERROR]" in line]
+    lines = errors or output.strip().splitlines()[-1:] or ["no output"]
+    said = " ".join(lines[0].replace("[ERROR]", "").split())[:300]
+    if any(sign in output.lower() for sign in _NETWORK_SIGNS):
+        return EnvironmentProblem(
+            f"cannot reach Maven Central to resolve Kafka {version.version}: {said}",
+            hint="check network/proxy access to repo.maven.apache.org (mvn settings) and retry",
+        )
+    return EnvironmentProblem(
+        f"mvn failed to resolve Kafka {version.version}: {said}",
+        hint="retry with access to Maven Central; if it persists, the version table is wrong",
+    )
+
+
+def _write_configs(config_dir: Path) -> None:
+    config_dir.mkdir(parents=True, exist_ok=True)
+    for item in resources.files("cluster.dist_files").iterdir():
+        if item.name.endswith(".properties"):
+            (config_dir / item.name).write_text(item.read_text())
+
+
+def _write_marker(staging: Path, version: KafkaVersion, jars: list[str]) -> None:
+    marker = {
+        "format": MARKER_FORMAT,
+        "version": version.version,
+        "artifacts": [a.coordinate for a in version.artifacts],
+        "jars": jars,
+        "resolved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+
+
+def _publish(staging: Path, root: Path) -> None:
+    """Rename ``staging`` to ``root``; an invalid old ``root`` is moved aside first."""
+    if root.exists():
+        # Either a concurrent run won the race (keep it) or a stale, unmarked,
+        # or outdated cache sits there: move it aside and replace it.
+        if (root / MARKER).is_file() and _same_marker(root, staging):
+            return
+        trash = Path(tempfile.mkdtemp(prefix=f".{root.name}.old.", dir=root.parent))
+        os.rename(root, trash / "old")
+        shutil.rmtree(trash, ignore_errors=True)
+    try:
+        os.rename(staging, root)
+    except OSError:
+        if not (root / MARKER).is_file():  # lost a race to a run that left no marker
+            raise
+
+
+def _same_marker(a: Path, b: Path) -> bool:
+    try:
+        first = json.loads((a / MARKER).read_text())
+        second = json.loads((b / MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return bool(first.get("artifacts") == second.get("artifacts") and first.get("jars"))

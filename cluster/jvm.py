@@ -1,0 +1,212 @@
+"""The exact ``java`` command lines that run a Kafka distribution.
+
+Pure functions of a :class:`KafkaVersion` and container paths: no I/O, so the
+argv a node will run can be rendered, logged and unit-tested without Docker.
+They replace ``kafka-run-class.sh``: insync resolves jars from Maven, not a
+tarball, so there are no scripts, and writing the flags out here means every
+JVM's options are visible in one place.
+
+Paths are *container* paths: the distribution's cache directory
+(``~/.cache/insync/kafka/<version>``) is mounted read-only at ``kafka_home``
+(``/opt/kafka`` by default), giving ``/opt/kafka/libs/*`` and
+``/opt/kafka/config/*.properties``.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from pathlib import PurePosixPath
+
+from cluster.versions import KafkaVersion
+from harness.errors import UsageError
+
+KAFKA_HOME = PurePosixPath("/opt/kafka")
+DEFAULT_HEAP_MB = 384  # five brokers must fit next to each other on a 2-core box
+TOOL_HEAP_MB = 256  # kafka-run-class.sh's default for command-line tools
+ZOOKEEPER_HEAP_MB = 256
+MIN_HEAP_MB = 64
+
+# kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, minus what Java 17 ignores.
+_BROKER_GC = (
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
+)
+
+# ZooKeeper 3.5+ starts an HTTP admin server on :8080 by default: nobody uses
+# it and co-located ZooKeepers would fight over the port. 4lw commands (ruok,
+# stat) are allow-listed so a readiness check can use them. 3.4 ignores both.
+_ZOOKEEPER_PROPS = (
+    "-Dzookeeper.admin.enableServer=false",
+    "-Dzookeeper.4lw.commands.whitelist=*",
+)
+
+
+def _home(kafka_home: str | PurePosixPath) -> PurePosixPath:
+    return PurePosixPath(kafka_home)
+
+
+def classpath(kafka_home: str | PurePosixPath = KAFKA_HOME) -> str:
+    """All jars in ``libs/``; the JVM expands the wildcard itself, no shell needed."""
+    return f"{_home(kafka_home) / 'libs'}/*"
+
+
+def _heap(heap_mb: int, *, fixed: bool) -> list[str]:
+    if heap_mb < MIN_HEAP_MB:
+        raise UsageError(
+            f"a heap of {heap_mb} MiB is too small for a Kafka JVM",
+            hint=f"use at least {MIN_HEAP_MB} MiB (default {DEFAULT_HEAP_MB})",
+        )
+    return [f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m"] if fixed else [f"-Xmx{heap_mb}m"]
+
+
+def _logging(version: KafkaVersion, kafka_home: str | PurePosixPath, *, tool: bool) -> str:
+    flavour = version.logging
+    name = flavour.tools_config if tool else flavour.broker_config
+    return f"-D{flavour.config_property}=file:{_home(kafka_home) / 'config' / name}"
+
+
+def broker_argv(
+    version: KafkaVersion,
+    *,
+    properties: str | PurePosixPath,
+    log_dir: str | PurePosixPath,
+    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    heap_mb: int = DEFAULT_HEAP_MB,
+    java: str = "java",
+) -> list[str]:
+    """``java ... kafka.Kafka <properties>``: the broker (and KRaft controller)."""
+    return [
+        java,
+        *_heap(heap_mb, fixed=True),
+        *_BROKER_GC,
+        f"-Xlog:gc*:file={PurePosixPath(log_dir) / 'kafkaServer-gc.log'}"
+        ":time,tags:filecount=10,filesize=100M",
+        f"-Dkafka.logs.dir={log_dir}",
+        _logging(version, kafka_home, tool=False),
+        *version.jvm_flags,
+        "-cp",
+        classpath(kafka_home),
+        version.broker_main,
+        str(properties),
+    ]
+
+
+def format_argv(
+    version: KafkaVersion,
+    *,
+    cluster_id: str,
+    properties: str | PurePosixPath,
+    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    java: str = "java",
+) -> list[str]:
+    """KRaft ``StorageTool format``: binds the log dirs to ``cluster_id``; idempotent."""
+    if version.storage_tool_main is None:
+        raise UsageError(
+            f"Kafka {version.version} has no KRaft storage tool",
+            hint="KRaft needs Kafka 3.x or later; use --mode zookeeper for this version",
+        )
+    return [
+        *_tool_prefix(version, kafka_home, java),
+        version.storage_tool_main,
+        "format",
+        "-t",
+        cluster_id,
+        "-c",
+        str(properties),
+        *version.storage_format_flags,
+    ]
+
+
+def quorum_argv(
+    version: KafkaVersion,
+    *,
+    bootstrap: str,
+    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    java: str = "java",
+) -> list[str]:
+    """``kafka-metadata-quorum describe --status``: prints the LeaderId (active controller)."""
+    if version.quorum_tool_main is None:
+        raise UsageError(
+            f"Kafka {version.version} has no metadata quorum tool",
+            hint="the tool exists from Kafka 3.3 on, in KRaft mode",
+        )
+    return [
+        *_tool_prefix(version, kafka_home, java),
+        version.quorum_tool_main,
+        "--bootstrap-server",
+        bootstrap,
+        "describe",
+        "--status",
+    ]
+
+
+def zookeeper_argv(
+    version: KafkaVersion,
+    *,
+    config: str | PurePosixPath,
+    log_dir: str | PurePosixPath,
+    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    heap_mb: int = ZOOKEEPER_HEAP_MB,
+    java: str = "java",
+) -> list[str]:
+    """A ZooKeeper server from the jars Kafka already depends on (no second download)."""
+    if version.zookeeper_main is None:
+        raise UsageError(
+            f"Kafka {version.version} does not run with ZooKeeper",
+            hint="use --mode kraft for this version",
+        )
+    return [
+        java,
+        *_heap(heap_mb, fixed=True),
+        "-Djava.awt.headless=true",
+        f"-Dkafka.logs.dir={log_dir}",
+        _logging(version, kafka_home, tool=False),
+        *_ZOOKEEPER_PROPS,
+        *version.jvm_flags,
+        "-cp",
+        classpath(kafka_home),
+        version.zookeeper_main,
+        str(config),
+    ]
+
+
+def _tool_prefix(version: KafkaVersion, kafka_home: str | PurePosixPath, java: str) -> list[str]:
+    return [
+        java,
+        *_heap(TOOL_HEAP_MB, fixed=False),
+        "-Djava.awt.headless=true",
+        _logging(version, kafka_home, tool=True),
+        *version.jvm_flags,
+        "-cp",
+        classpath(kafka_home),
+    ]
+
+
+def new_cluster_id() -> str:
+    """A fresh KRaft cluster id, as ``kafka-storage random-uuid`` prints it.
+
+    Kafka's ``Uuid.toString`` is the 16 bytes base64url-encoded without padding
+    (22 characters); ``Uuid.randomUuid`` rejects ids starting with ``-`` (they
+    look like a command-line flag) and the reserved all-zero id, and so do we.
+    """
+    while True:
+        raw = uuid.uuid4().bytes
+        text = base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+        if not text.startswith("-") and any(raw):
+            return text
+
+
+def is_cluster_id(text: str) -> bool:
+    """Whether ``text`` decodes as Kafka does it: 22 base64url characters, 16 bytes."""
+    if len(text) != 22:
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except ValueError:
+        return False
+    return len(raw) == 16 and base64.urlsafe_b64encode(raw).decode().rstrip("=") == text
