@@ -1,1 +1,24 @@
-"""insync's checkers package."""
+"""insync's history checker: judges a queue/transaction history (shared/HISTORY.md).
+
+Public surface::
+
+    check_history(ops, *, ww_deps=False, max_anomalies=1000, cycle_time_budget_s=60.0)
+    check_file(path, ...)      # a history .jsonl or a run directory holding history.jsonl
+    render_verdict(verdict)    # the verdict as sentences for a person
+    ANOMALY_TYPES              # every anomaly type, in HISTORY.md's order
+
+Both checks raise ``harness.errors.HistoryError`` for malformed input and
+never raise while judging: trouble there becomes ``valid: "unknown"``.
+"""
+
+from checkers._check import DEFAULT_CYCLE_BUDGET_S, check_file, check_history
+from checkers._explain import render_verdict
+from checkers._verdict import ANOMALY_TYPES
+
+__all__ = [
+    "ANOMALY_TYPES",
+    "DEFAULT_CYCLE_BUDGET_S",
+    "check_file",
+    "check_history",
+    "render_verdict",
+]

@@ -1,17 +1,66 @@
-"""``insync check``: not built yet."""
+"""``insync check PATH``: judge a history and exit 0 valid, 1 invalid, 2 unknown, 3 malformed.
+
+PATH is a history file or a run directory containing ``history.jsonl``.
+Malformed input raises ``HistoryError``, which ``harness.cli`` turns into a
+one-line message naming the line and exit status 3.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
+
+import orjson
 
 from harness.errors import UsageError
 
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+
 
 def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser("check", help="(not built yet)")
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "check",
+        help="check a history for lost, duplicated, reordered or aborted data",
+        description="Check a queue/transaction history (shared/HISTORY.md). "
+        "Exit status: 0 valid, 1 invalid, 2 unknown, 3 unreadable or malformed input.",
+    )
+    parser.add_argument("path", metavar="PATH", help="a history .jsonl or a run directory")
+    parser.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
+    parser.add_argument(
+        "--ww-deps",
+        action="store_true",
+        help="add write-write edges from the version order to the cycle search (G0, G1c)",
+    )
+    parser.add_argument(
+        "--max-anomalies",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="examples kept per anomaly type (true counts are always reported; default 1000)",
+    )
     parser.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    raise UsageError("'insync check' is not built yet")
+    from checkers import check_file, render_verdict
+
+    if args.max_anomalies < 0:
+        raise UsageError("--max-anomalies must be 0 or more", hint=f"got {args.max_anomalies}")
+    verdict = check_file(args.path, ww_deps=args.ww_deps, max_anomalies=args.max_anomalies)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(verdict) + b"\n")
+        sys.stdout.flush()
+    else:
+        print(render_verdict(verdict))
+    return exit_code(verdict)
+
+
+def exit_code(verdict: dict[str, Any]) -> int:
+    """0 valid, 1 invalid, 2 unknown."""
+    valid = verdict.get("valid")
+    if valid is True:
+        return EXIT_VALID
+    if valid is False:
+        return EXIT_INVALID
+    return EXIT_UNKNOWN

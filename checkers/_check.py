@@ -1,0 +1,183 @@
+"""The public entry points: ``check_history`` and ``check_file``.
+
+The split of responsibilities is the one HISTORY.md draws: input that breaks the
+format raises ``HistoryError`` (exit 3) while it is read; once read, judging
+never raises: a bug or a surprise in an analysis becomes ``valid: "unknown"``
+with an ``error`` field, keeping whatever anomalies were already proven (a
+proven anomaly stays proven, so validity still merges false > unknown > true).
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Iterable
+from typing import Any
+
+from checkers._analyses import analyse_key
+from checkers._collect import NEMESIS_F, Collector
+from checkers._cycles import find_cycles
+from checkers._history import F_NAMES, INFO, OK, TYPE_NAMES, Scanner, read_file, resolve_path
+from checkers._verdict import Anomalies, assemble, informational
+from checkers._versions import VersionOrder, build
+from harness.errors import HistoryError
+
+#: How long the G0/G1c search may take before the verdict becomes "unknown".
+DEFAULT_CYCLE_BUDGET_S = 60.0
+
+
+def check_file(
+    path: str | os.PathLike[str],
+    *,
+    ww_deps: bool = False,
+    max_anomalies: int = 1000,
+    cycle_time_budget_s: float = DEFAULT_CYCLE_BUDGET_S,
+) -> dict[str, Any]:
+    """Check a history file, or the ``history.jsonl`` of a run directory.
+
+    Raises ``HistoryError`` when the file is unreadable or malformed.
+    """
+    return check_history(
+        read_file(resolve_path(path)),
+        ww_deps=ww_deps,
+        max_anomalies=max_anomalies,
+        cycle_time_budget_s=cycle_time_budget_s,
+    )
+
+
+def check_history(
+    ops: Iterable[dict[str, Any]],
+    *,
+    ww_deps: bool = False,
+    max_anomalies: int = 1000,
+    cycle_time_budget_s: float = DEFAULT_CYCLE_BUDGET_S,
+) -> dict[str, Any]:
+    """Check a history given as op dicts in file order; returns the verdict dict.
+
+    Raises ``HistoryError`` for malformed ops (the position in ``ops`` is the line).
+    """
+    collector = Collector()
+    scanner = Scanner(collector)
+    out = Anomalies(max_anomalies)
+    try:
+        scanner.feed_all(ops)
+    except HistoryError:
+        raise
+    except Exception as err:
+        return _verdict(collector, scanner, out, [_internal(err, "while reading")], None)
+    return _judge(collector, scanner, out, ww_deps=ww_deps, budget_s=cycle_time_budget_s)
+
+
+def _judge(
+    collector: Collector, scanner: Scanner, out: Anomalies, *, ww_deps: bool, budget_s: float
+) -> dict[str, Any]:
+    reasons: list[str] = []
+    wr_only_cycle = False
+    cycle_stats: dict[str, Any] | None = None
+    try:
+        if collector.judged == 0:
+            reasons.append(
+                "nothing to judge: the history has no send, poll or txn operation"
+            )
+        proven = _proven_info_ops(collector)
+        proven_offsets: dict[str, list[tuple[int, int]]] = {}
+        for index, _, offsets in collector.info_ops:
+            if index in proven:
+                for k, o, v in offsets:
+                    proven_offsets.setdefault(k, []).append((o, v))
+        orders: dict[str, VersionOrder] = {}
+        for k in sorted(collector.keys):
+            ks = collector.keys[k]
+            vo = orders[k] = build(ks, proven_offsets.get(k, []))
+            analyse_key(k, ks, vo, proven, out)
+        for op, k, v in collector.precommitted:
+            if out.counted("precommitted-read"):
+                out.keep("precommitted-read", {"op": op, "key": k, "value": v})
+        cycles = find_cycles(collector, orders, ww_deps=ww_deps, budget_s=budget_s, out=out)
+        wr_only_cycle = cycles.wr_only_cycle
+        cycle_stats = {"complete": cycles.complete, "edges": cycles.edges}
+        if not cycles.complete:
+            reasons.append(cycles.reason)
+    except Exception as err:
+        reasons.append(_internal(err, "while checking"))
+    return _verdict(
+        collector,
+        scanner,
+        out,
+        reasons,
+        cycle_stats,
+        ww_deps=ww_deps,
+        wr_only_cycle=wr_only_cycle,
+    )
+
+
+def _proven_info_ops(collector: Collector) -> set[int]:
+    """info ops that some ok read proves committed: it read one of their values."""
+    keys = collector.keys
+    return {
+        index
+        for index, sent, _ in collector.info_ops
+        if any(v in keys[k].ok_reads for k, v in sent)
+    }
+
+
+def _verdict(
+    collector: Collector,
+    scanner: Scanner,
+    out: Anomalies,
+    reasons: list[str],
+    cycle_stats: dict[str, Any] | None,
+    *,
+    ww_deps: bool = False,
+    wr_only_cycle: bool = False,
+) -> dict[str, Any]:
+    outcomes = collector.outcomes
+    stats: dict[str, Any] = {
+        "ops": scanner.lines,
+        "client-ops": outcomes[OK] + outcomes[INFO] + outcomes[2],
+        "ok": outcomes[OK],
+        "fail": outcomes[2],
+        "info": outcomes[INFO],
+        "never-completed": scanner.never_completed,
+        "nemesis-ops": scanner.nemesis_ops,
+        "keys": len(collector.keys),
+    }
+    if cycle_stats is not None:
+        stats["cycle-search"] = cycle_stats
+    return assemble(
+        out,
+        informational_types=informational(
+            ww_deps=ww_deps, saw_subscribe=collector.saw_subscribe, wr_only_cycle=wr_only_cycle
+        ),
+        stats=stats,
+        unknown_reasons=reasons,
+        ops=_op_details(collector, out),
+    )
+
+
+def _op_details(collector: Collector, out: Anomalies) -> dict[str, dict[str, Any]]:
+    """process/f/type of every op an anomaly points at, for explanations."""
+    meta = collector.meta
+    details: dict[str, dict[str, Any]] = {}
+    for index in sorted(out.referenced_ops()):
+        row = collector.relocated.get(index, index)
+        if not 0 <= row < len(meta):
+            continue
+        packed = meta[row]
+        f_code = (packed >> 2) & 15
+        if f_code == NEMESIS_F:
+            continue
+        type_name = TYPE_NAMES[packed & 3]
+        details[str(index)] = {
+            "process": packed >> 6,
+            "f": F_NAMES.get(f_code, "other"),
+            "type": "info" if type_name == "invoke" else type_name,
+            **({"never-completed": True} if type_name == "invoke" else {}),
+        }
+    return details
+
+
+def _internal(err: Exception, when: str) -> str:
+    where = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+    at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+    return f"internal error in the checker {when}: {type(err).__name__}: {err}{at}"

@@ -1,0 +1,248 @@
+"""Turning a verdict into sentences a person can check against the history.
+
+Every sentence names the op indices (and processes, from the verdict's optional
+``ops`` field) that prove the anomaly, so a reader can ``grep`` the history for
+them. Output is bounded: a few examples per type, with the true count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Anomaly = dict[str, Any]
+
+#: Examples shown per anomaly type in the human rendering.
+SHOWN_PER_TYPE = 10
+
+
+def render_verdict(verdict: dict[str, Any], *, per_type: int = SHOWN_PER_TYPE) -> str:
+    """A verdict for a person: the outcome, then each anomaly type with explained examples."""
+    ops: dict[str, dict[str, Any]] = verdict.get("ops", {})
+    lines = [_headline(verdict), _stats_line(verdict.get("stats", {}))]
+    if verdict.get("error"):
+        lines.append(f"Could not decide everything: {verdict['error']}.")
+    bad = set(verdict.get("bad-anomaly-types", []))
+    counts = verdict.get("anomaly-counts", {})
+    anomalies = verdict.get("anomalies", {})
+    for kind in verdict.get("anomaly-types", []):
+        examples = anomalies.get(kind, [])
+        total = counts.get(kind, len(examples))
+        label = "makes the run invalid" if kind in bad else "informational"
+        lines.append("")
+        lines.append(f"{kind}: {total} found ({label}).")
+        explain = _EXPLAIN.get(kind, _generic)
+        for a in examples[:per_type]:
+            lines.append("  - " + explain(a, _Ops(ops)))
+        hidden = total - min(len(examples), per_type)
+        if hidden > 0:
+            lines.append(f"  ... and {hidden} more (--json lists up to {len(examples)}).")
+    return "\n".join(lines)
+
+
+def _headline(verdict: dict[str, Any]) -> str:
+    valid = verdict.get("valid")
+    bad = verdict.get("bad-anomaly-types", [])
+    if valid is True:
+        found = verdict.get("anomaly-types", [])
+        extra = f" (informational only: {', '.join(found)})" if found else ""
+        return f"VALID: no anomaly that makes the run invalid{extra}."
+    if valid is False:
+        return f"INVALID: {', '.join(bad)}."
+    return "UNKNOWN: the checker could not decide."
+
+
+def _stats_line(stats: dict[str, Any]) -> str:
+    if not stats:
+        return ""
+    text = (
+        f"{stats.get('ops', 0)} ops: {stats.get('ok', 0)} ok, {stats.get('fail', 0)} fail, "
+        f"{stats.get('info', 0)} info client completions"
+    )
+    if stats.get("never-completed"):
+        text += f" ({stats['never-completed']} never completed, counted as info)"
+    return text + f"; {stats.get('nemesis-ops', 0)} nemesis ops; {stats.get('keys', 0)} keys."
+
+
+class _Ops:
+    """Names ops as 'op 12 (process 3)'."""
+
+    def __init__(self, ops: dict[str, dict[str, Any]]) -> None:
+        self.ops = ops
+
+    def __call__(self, index: Any) -> str:
+        if index is None:
+            return "an op"
+        info = self.ops.get(str(index))
+        if not info:
+            return f"op {index}"
+        detail = f"process {info['process']}"
+        if info.get("never-completed"):
+            detail += ", never completed"
+        elif info.get("type") != "ok":
+            detail += f", {info.get('type')}"
+        return f"op {index} ({detail})"
+
+    def outcome(self, index: Any) -> str | None:
+        info = self.ops.get(str(index))
+        return None if not info else str(info.get("type"))
+
+
+def _values(values: list[Any], limit: int = 8) -> str:
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def _lost_write(a: Anomaly, op: _Ops) -> str:
+    how = "acknowledged" if op.outcome(a["writer"]) in (None, "ok") else "proven committed"
+    return (
+        f"value {a['value']} of {a['key']} was {how} at offset {a.get('offset', '?')} by "
+        f"{op(a['writer'])} but no read saw it, although {op(a['max-read'])} read offset "
+        f"{a.get('max-read-offset', '?')} (version-order position {a['max-read-index']}, "
+        f"at or past this value's position {a['index']})."
+    )
+
+
+def _unseen(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"{a['count']} value(s) of {a['key']} acknowledged by ok sends were never read by any "
+        f"ok poll by the end of the run: {_values(a['values'])}."
+    )
+
+
+def _duplicate(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"value {a['value']} of {a['key']} appears at {a['count']} offsets "
+        f"({_values(a['offsets'])}); each value was sent once."
+    )
+
+
+def _inconsistent(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"offset {a['offset']} of {a['key']} (position {a['index']}) holds "
+        f"{len(a['values'])} different values ({_values(a['values'])}): replicas diverged."
+    )
+
+
+def _nonmonotonic_send(a: Anomaly, op: _Ops) -> str:
+    first, second = a["ops"]
+    v1, v2 = a["values"]
+    return (
+        f"{op(second)} sent {v2} to {a['key']}, landing {-a['delta']} position(s) at or before "
+        f"{v1}, which the same process sent earlier in {op(first)}."
+    )
+
+
+def _int_nonmonotonic_send(a: Anomaly, op: _Ops) -> str:
+    v1, v2 = a["values"]
+    return (
+        f"inside {op(a['op'])}, the send of {v2} to {a['key']} landed at or before the "
+        f"earlier send of {v1} (delta {a['delta']})."
+    )
+
+
+def _int_send_skip(a: Anomaly, op: _Ops) -> str:
+    v1, v2 = a["values"]
+    return (
+        f"inside {op(a['op'])}, consecutive sends of {v1} and {v2} to {a['key']} are "
+        f"{a['delta']} positions apart: {_values(a['skipped'])} landed between them."
+    )
+
+
+def _poll_skip(a: Anomaly, op: _Ops) -> str:
+    first, second = a["ops"]
+    return (
+        f"{op(second)} resumed reading {a['key']} {a['delta']} positions past where the same "
+        f"process's previous ok read {op(first)} stopped, skipping {_values(a['skipped'])}."
+    )
+
+
+def _nonmonotonic_poll(a: Anomaly, op: _Ops) -> str:
+    first, second = a["ops"]
+    v1, v2 = a["values"]
+    return (
+        f"{op(second)} resumed reading {a['key']} at {v2}, at or before {v1} which the same "
+        f"process's previous ok read {op(first)} had already returned (delta {a['delta']})."
+    )
+
+
+def _int_poll_skip(a: Anomaly, op: _Ops) -> str:
+    v1, v2 = a["values"]
+    return (
+        f"inside {op(a['op'])}, reads of {a['key']} jumped from {v1} to {v2}, skipping "
+        f"{_values(a['skipped'])}."
+    )
+
+
+def _int_nonmonotonic_poll(a: Anomaly, op: _Ops) -> str:
+    v1, v2 = a["values"]
+    return (
+        f"inside {op(a['op'])}, reads of {a['key']} went backwards or repeated: {v2} came "
+        f"right after {v1} (delta {a['delta']})."
+    )
+
+
+def _g1a(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"{op(a['reader'])} read value {a['value']} of {a['key']}, sent by {op(a['writer'])} "
+        f"which failed: an aborted write became visible."
+    )
+
+
+def _precommitted(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"{op(a['op'])} read value {a['value']} of {a['key']} that it sent itself, before "
+        f"its commit."
+    )
+
+
+def _garbage(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"{op(a['op'])} read value {a['value']} of {a['key']}, which no operation in the "
+        f"history sent."
+    )
+
+
+def _cycle(a: Anomaly, op: _Ops) -> str:
+    cycle = a["cycle"][:-1] if len(a["cycle"]) > 1 else a["cycle"]
+    names = {index: f"T{i + 1}" for i, index in enumerate(cycle)}
+    who = ", ".join(f"{names[i]} = {op(i)}" for i in cycle)
+    reasons = []
+    for step in a["steps"]:
+        t1, t2 = names[step["from"]], names[step["to"]]
+        if step["type"] == "wr":
+            why = f"{t2} read {t1}'s write of {step['value']} to {step['key']}"
+        else:
+            v1, v2 = step["values"]
+            why = (
+                f"{t2}'s {v2} follows {t1}'s {v1} in {step['key']}'s version order"
+            )
+        reasons.append(f"{t1} < {t2} because {why}")
+    return (
+        f"a cycle of {len(cycle)} transactions ({who}): " + "; ".join(reasons)
+        + f"; so {names[cycle[0]]} would have to precede itself."
+    )
+
+
+def _generic(a: Anomaly, op: _Ops) -> str:
+    return ", ".join(f"{k}={v}" for k, v in a.items())
+
+
+_EXPLAIN: dict[str, Callable[[Anomaly, _Ops], str]] = {
+    "lost-write": _lost_write,
+    "unseen": _unseen,
+    "duplicate": _duplicate,
+    "inconsistent-offsets": _inconsistent,
+    "nonmonotonic-send": _nonmonotonic_send,
+    "int-nonmonotonic-send": _int_nonmonotonic_send,
+    "int-send-skip": _int_send_skip,
+    "poll-skip": _poll_skip,
+    "nonmonotonic-poll": _nonmonotonic_poll,
+    "int-poll-skip": _int_poll_skip,
+    "int-nonmonotonic-poll": _int_nonmonotonic_poll,
+    "G1a": _g1a,
+    "precommitted-read": _precommitted,
+    "garbage-read": _garbage,
+    "G0": _cycle,
+    "G1c": _cycle,
+}

@@ -1,0 +1,247 @@
+"""Reading a history and enforcing the shape rules of shared/HISTORY.md.
+
+This module is the only place that decides whether input is *malformed* (exit 3).
+It pairs every client completion with its invoke and hands the completed
+operation to a sink, so later stages never see a half-formed op. It keeps no
+per-op dict once an op has been handed on: only the pending invokes (at most one
+per process) live here, which is what lets a 10M-op history be checked in
+bounded memory.
+
+Micro-op *values* of completions are validated by the sink as it walks them
+(``checkers._collect``), because walking them twice would double the cost of the
+hottest loop; invoke values are validated here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from harness.errors import HistoryError
+
+#: Outcome codes, shared by every stage. ``PENDING`` is an invoke that never completed.
+INVOKE, OK, FAIL, INFO = 0, 1, 2, 3
+TYPE_CODES = {"invoke": INVOKE, "ok": OK, "fail": FAIL, "info": INFO}
+TYPE_NAMES = {code: name for name, code in TYPE_CODES.items()}
+
+#: Client functions whose value is a list of micro-ops.
+TXN_FS = frozenset({"send", "poll", "txn"})
+#: Client functions whose value is a list of keys and which reset positions.
+ASSIGN_FS = frozenset({"assign", "subscribe"})
+F_CODES = {"send": 0, "poll": 1, "txn": 2, "assign": 3, "subscribe": 4, "crash": 5}
+F_NAMES = {code: name for name, code in F_CODES.items()}
+OTHER_F = 6
+NEMESIS = "nemesis"
+HISTORY_NAME = "history.jsonl"
+
+
+class OpSink(Protocol):
+    """What the scanner feeds: one call per completed client op, in file order."""
+
+    def completion(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
+        self, index: int, process: int, f: str, kind: int, value: Any, line: int
+    ) -> None:
+        """A client op completed (or was left pending at the end: then ``kind`` is INFO)."""
+
+    def note_line(self, index: int, line: int, process: int, f: str, kind: int) -> None:
+        """Every client line, so reports can say which process an op index belongs to."""
+
+    def note_nemesis(self, line: int) -> None:
+        """A nemesis line (not checked beyond being a JSON object)."""
+
+
+def resolve_path(path: str | os.PathLike[str]) -> Path:
+    """A run directory means its ``history.jsonl``; anything else is the file itself."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / HISTORY_NAME
+        if not p.is_file():
+            raise HistoryError(
+                f"{path} is a directory without {HISTORY_NAME}",
+                hint="pass a history file or a run directory",
+            )
+    return p
+
+
+def read_file(path: Path) -> Iterator[Any]:
+    """Parse a JSON Lines file with orjson, one value per line, naming the bad line."""
+    try:
+        handle = path.open("rb")
+    except OSError as err:
+        raise HistoryError(f"cannot read {path}: {err.strerror or err}") from err
+    loads = orjson.loads
+    with handle:
+        line = 0
+        try:
+            for line, raw in enumerate(handle, 1):
+                try:
+                    yield loads(raw)
+                except orjson.JSONDecodeError as err:
+                    what = "an empty line" if not raw.strip() else f"not JSON ({err.msg})"
+                    raise HistoryError(f"{what}", line=line) from None
+        except OSError as err:
+            raise HistoryError(f"cannot read {path}: {err.strerror or err}", line=line) from err
+
+
+class Scanner:
+    """Validates ops one by one and pairs completions with their invokes."""
+
+    def __init__(self, sink: OpSink) -> None:
+        self.sink = sink
+        #: process -> (invoke index, f, value, line) of its pending invoke
+        self.pending: dict[int, tuple[int, str, Any, int]] = {}
+        self.lines = 0
+        self.nemesis_ops = 0
+        self.never_completed = 0
+        self.client_fs: set[str] = set()
+
+    def feed_all(self, ops: Iterable[Any]) -> None:
+        """Feed every op of a history, then close it."""
+        feed = self.feed
+        for op in ops:
+            feed(op)
+        self.finish()
+
+    def feed(self, op: Any) -> None:
+        """Check one op (the next line) and pass completed client ops to the sink."""
+        self.lines += 1
+        line = self.lines
+        if type(op) is not dict:
+            raise HistoryError(f"expected a JSON object, got {_json_kind(op)}", line=line)
+        try:
+            process = op["process"]
+            if process == NEMESIS:
+                self.nemesis_ops += 1
+                self.sink.note_nemesis(line)
+                return
+            index = op["index"]
+            op["time"]
+            type_name = op["type"]
+            f = op["f"]
+        except KeyError as err:
+            raise HistoryError(f"missing field {err.args[0]!r}", line=line) from None
+        if type(process) is not int:
+            raise HistoryError(
+                f"process must be an integer or \"nemesis\", got {process!r}", line=line
+            )
+        if type(index) is not int:
+            raise HistoryError(f"index must be an integer, got {index!r}", line=line)
+        kind = TYPE_CODES.get(type_name) if type(type_name) is str else None
+        if kind is None:
+            raise HistoryError(
+                f"type must be invoke, ok, fail or info, got {type_name!r}", line=line
+            )
+        if type(f) is not str:
+            raise HistoryError(f"f must be a string, got {f!r}", line=line)
+        self.sink.note_line(index, line, process, f, kind)
+        if kind == INVOKE:
+            self._invoke(op, index, process, f, line)
+        else:
+            self._complete(op, index, process, f, kind, line)
+
+    def _invoke(self, op: dict[str, Any], index: int, process: int, f: str, line: int) -> None:
+        before = self.pending.get(process)
+        if before is not None:
+            raise HistoryError(
+                f"second invoke by process {process} while its op {before[0]} "
+                f"(line {before[3]}) is still pending",
+                line=line,
+            )
+        if "value" not in op:
+            raise HistoryError("missing field 'value'", line=line)
+        value = op["value"]
+        _check_invoke_value(f, value, line)
+        self.pending[process] = (index, f, value, line)
+
+    def _complete(  # noqa: PLR0917
+        self, op: dict[str, Any], index: int, process: int, f: str, kind: int, line: int
+    ) -> None:
+        invoke = self.pending.pop(process, None)
+        if invoke is None:
+            raise HistoryError(
+                f"{TYPE_NAMES[kind]} completion by process {process} with no pending invoke",
+                line=line,
+            )
+        if invoke[1] != f:
+            raise HistoryError(
+                f"completion f {f!r} differs from its invoke's {invoke[1]!r} "
+                f"(line {invoke[3]})",
+                line=line,
+            )
+        if "value" in op:
+            value = op["value"]
+            if value is None and kind != OK:
+                value = invoke[2]
+        elif kind == OK:
+            raise HistoryError("missing field 'value'", line=line)
+        else:
+            value = invoke[2]
+        self.client_fs.add(f)
+        self.sink.completion(index, process, f, kind, value, line)
+
+    def finish(self) -> None:
+        """End of history: an empty one is malformed; pending invokes count as info."""
+        if self.lines == 0:
+            raise HistoryError("the history is empty", hint="a run writes one op per line")
+        self.never_completed = len(self.pending)
+        for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
+            self.client_fs.add(f)
+            self.sink.completion(index, process, f, INFO, value, line)
+        self.pending.clear()
+
+
+def _by_index(item: tuple[int, tuple[int, str, Any, int]]) -> int:
+    return item[1][0]
+
+
+def _check_invoke_value(f: str, value: Any, line: int) -> None:
+    """Invokes of send/poll/txn carry ``["send", k, v]`` and ``["poll"]`` micro-ops."""
+    if f in TXN_FS:
+        if type(value) is not list:
+            raise HistoryError(f"{f} value must be a list of micro-ops", line=line)
+        for mop in value:
+            if type(mop) is list and mop:
+                tag = mop[0]
+                if tag == "poll" and len(mop) == 1:
+                    continue
+                if (
+                    tag == "send"
+                    and len(mop) == 3
+                    and type(mop[1]) is str
+                    and type(mop[2]) is int
+                ):
+                    continue
+            raise HistoryError(f"malformed micro-op in invoke: {_short(mop)}", line=line)
+    elif f in ASSIGN_FS:
+        check_key_list(f, value, line)
+
+
+def check_key_list(f: str, value: Any, line: int) -> list[str]:
+    """The value of assign/subscribe: a list of keys (strings)."""
+    if type(value) is not list or any(type(k) is not str for k in value):
+        raise HistoryError(f"{f} value must be a list of keys, got {_short(value)}", line=line)
+    return value
+
+
+def malformed_mop(mop: Any, line: int) -> HistoryError:
+    """The error for a completion micro-op that does not follow HISTORY.md."""
+    return HistoryError(f"malformed micro-op: {_short(mop)}", line=line)
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value, default=repr).decode()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return "a number" if isinstance(value, int | float) else type(value).__name__

@@ -1,0 +1,113 @@
+"""Anomaly bookkeeping and the verdict dict of shared/HISTORY.md.
+
+Anomalies are counted exactly but only the first ``max_anomalies`` of each type
+are materialised, so a badly broken 10M-op run still yields a small verdict.
+True counts go in the optional ``anomaly-counts`` field (the contract may only
+grow by optional fields).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Every anomaly type the checker knows, in the order HISTORY.md lists them.
+ANOMALY_TYPES = (
+    "lost-write",
+    "unseen",
+    "duplicate",
+    "inconsistent-offsets",
+    "nonmonotonic-send",
+    "int-nonmonotonic-send",
+    "int-send-skip",
+    "poll-skip",
+    "nonmonotonic-poll",
+    "int-poll-skip",
+    "int-nonmonotonic-poll",
+    "G1a",
+    "precommitted-read",
+    "garbage-read",
+    "G0",
+    "G1c",
+)
+
+Anomaly = dict[str, Any]
+Validity = bool | str
+UNKNOWN = "unknown"
+
+
+class Anomalies:
+    """Collects anomalies: exact counts, bounded examples."""
+
+    def __init__(self, max_anomalies: int) -> None:
+        self.cap = max(0, max_anomalies)
+        self.examples: dict[str, list[Anomaly]] = {}
+        self.counts: dict[str, int] = {}
+
+    def counted(self, kind: str) -> bool:
+        """Count one anomaly; True when its example should be built and kept."""
+        n = self.counts.get(kind, 0)
+        self.counts[kind] = n + 1
+        return n < self.cap
+
+    def keep(self, kind: str, anomaly: Anomaly) -> None:
+        """Keep an example (after ``counted`` said so)."""
+        self.examples.setdefault(kind, []).append(anomaly)
+
+    def referenced_ops(self) -> set[int]:
+        """Indices of every op an example points at."""
+        refs: set[int] = set()
+        for examples in self.examples.values():
+            for a in examples:
+                for name in ("writer", "reader", "max-read", "op"):
+                    if type(a.get(name)) is int:
+                        refs.add(a[name])
+                for name in ("ops", "cycle"):
+                    refs.update(x for x in a.get(name, ()) if type(x) is int)
+        return refs
+
+
+def informational(*, ww_deps: bool, saw_subscribe: bool, wr_only_cycle: bool) -> set[str]:
+    """Types that never make a run invalid, under this history and these options."""
+    info = {"int-send-skip", "G0"}
+    if ww_deps and not wr_only_cycle:
+        info.add("G1c")
+    if saw_subscribe:
+        info.update(("poll-skip", "nonmonotonic-poll"))
+    return info
+
+
+def merge(*validities: Validity) -> Validity:
+    """false beats unknown beats true."""
+    if any(v is False for v in validities):
+        return False
+    if any(v == UNKNOWN for v in validities):
+        return UNKNOWN
+    return True
+
+
+def assemble(
+    anomalies: Anomalies,
+    *,
+    informational_types: set[str],
+    stats: dict[str, Any],
+    unknown_reasons: list[str],
+    ops: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The verdict: contract fields first, optional extras after."""
+    order = {name: i for i, name in enumerate(ANOMALY_TYPES)}
+    found = sorted(anomalies.counts, key=lambda t: (order.get(t, len(order)), t))
+    bad = [t for t in found if t not in informational_types]
+    validity = merge(not bad, UNKNOWN if unknown_reasons else True)
+    verdict: dict[str, Any] = {
+        "valid": validity,
+        "anomaly-types": found,
+        "bad-anomaly-types": bad,
+        "anomalies": {t: anomalies.examples.get(t, []) for t in found},
+        "stats": stats,
+        "anomaly-counts": {t: anomalies.counts[t] for t in found},
+    }
+    if unknown_reasons:
+        verdict["error"] = "; ".join(unknown_reasons)
+    if ops:
+        verdict["ops"] = ops
+    return verdict
