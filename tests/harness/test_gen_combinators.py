@@ -1,0 +1,219 @@
+"""Each combinator does what its name says, checked on simulated histories."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.gen import (
+    NEMESIS,
+    PENDING,
+    Context,
+    Gen,
+    Op,
+    Pending,
+    SimulationError,
+    Step,
+    any_of,
+    clients,
+    cycle,
+    each_thread,
+    limit,
+    map_ops,
+    mix,
+    nemesis,
+    ns,
+    phases,
+    repeat,
+    simulate,
+    sleep,
+    stagger,
+    time_limit,
+)
+from harness.gen.combinators import Limit
+from harness.gen.core import fill_in
+
+MS = 1_000_000
+POLL = {"f": "poll", "value": [["poll"]]}
+
+
+def invokes(history: list[Op], f: str | None = None) -> list[Op]:
+    return [op for op in history if op["type"] == "invoke" and (f is None or op["f"] == f)]
+
+
+def jitter(op: Op, rng: random.Random) -> int:
+    return rng.randint(1, 20) * MS
+
+
+@given(n=st.integers(0, 200), concurrency=st.integers(1, 8), seed=st.integers(0, 2**32))
+@settings(max_examples=40, deadline=None)
+def test_limit_is_exact(n: int, concurrency: int, seed: int) -> None:
+    history = simulate(limit(n, repeat(POLL)), concurrency=concurrency, seed=seed,
+                       latency_fn=jitter)
+    assert len(invokes(history)) == n
+    assert len(history) == 2 * n  # and every op completed
+
+
+@given(seconds=st.floats(0.05, 3.0), rate=st.floats(5, 500), seed=st.integers(0, 2**32))
+@settings(max_examples=30, deadline=None)
+def test_time_limit_is_exact(seconds: float, rate: float, seed: int) -> None:
+    history = simulate(time_limit(seconds, stagger(1 / rate, repeat(POLL))), concurrency=4,
+                       seed=seed)
+    times = [op["time"] for op in invokes(history)]
+    assert times and max(times) < ns(seconds)
+    # Nothing stopped it early: the last op is within a few intervals of the cutoff.
+    assert ns(seconds) - max(times) <= 10 * ns(1 / rate) + MS
+
+
+@pytest.mark.parametrize("rate", [10.0, 100.0, 1000.0])
+def test_stagger_honours_the_rate_on_average(rate: float) -> None:
+    seconds = 20.0
+    history = simulate(time_limit(seconds, clients(stagger(1 / rate, repeat(POLL)))),
+                       concurrency=20, seed=int(rate), latency_fn=jitter)
+    achieved = len(invokes(history)) / seconds
+    assert abs(achieved - rate) / rate < 0.05, achieved
+
+
+def test_stagger_is_limited_by_busy_threads() -> None:
+    # One thread, 100 ms per op: 1000/s asked, 10/s possible.
+    history = simulate(time_limit(5, clients(stagger(0.001, repeat(POLL)))), concurrency=1,
+                       latency_fn=lambda op, r: 100 * MS)
+    assert 48 <= len(invokes(history)) <= 50
+
+
+def test_mix_draws_by_weight_and_drops_exhausted_generators() -> None:
+    gen = mix([repeat({"f": "a"}), repeat({"f": "b"}), limit(5, repeat({"f": "c"}))],
+              weights=[3, 1, 1])
+    history = simulate(limit(4000, gen), concurrency=3, seed=9)
+    counts = Counter(op["f"] for op in invokes(history))
+    assert counts["c"] == 5
+    assert 2.6 < counts["a"] / counts["b"] < 3.4
+
+
+def test_mix_of_finite_generators_ends_when_all_do() -> None:
+    history = simulate(mix([limit(3, repeat({"f": "a"})), limit(2, repeat({"f": "b"}))]),
+                       concurrency=2)
+    assert Counter(op["f"] for op in invokes(history)) == {"a": 3, "b": 2}
+
+
+def test_mix_refuses_mismatched_weights() -> None:
+    with pytest.raises(ValueError):
+        mix([POLL, POLL], weights=[1])
+
+
+def test_phases_wait_for_every_op_of_the_previous_phase() -> None:
+    gen = phases(limit(20, repeat({"f": "a"})), sleep(0.5), limit(20, repeat({"f": "b"})),
+                 limit(7, repeat({"f": "c"})))
+    history = simulate(clients(gen), concurrency=5, seed=3, latency_fn=jitter)
+    last_a = max(op["time"] for op in history if op["f"] == "a")
+    first_b = min(op["time"] for op in invokes(history, "b"))
+    last_b = max(op["time"] for op in history if op["f"] == "b")
+    first_c = min(op["time"] for op in invokes(history, "c"))
+    assert first_b >= last_a + ns(0.5)
+    assert first_c >= last_b
+    fs = [op["f"] for op in history]
+    assert fs.index("b") > len(fs) - 1 - fs[::-1].index("a")
+    assert Counter(op["f"] for op in invokes(history)) == {"a": 20, "b": 20, "c": 7}
+
+
+def test_clients_and_nemesis_route_to_their_threads() -> None:
+    gen = any_of(clients(limit(50, repeat(POLL))),
+                 nemesis(limit(3, repeat({"f": "kill", "value": None}))))
+    history = simulate(gen, concurrency=3)
+    assert {op["process"] for op in invokes(history, "poll")} == {0, 1, 2}
+    assert {op["process"] for op in invokes(history, "kill")} == {NEMESIS}
+    assert len(invokes(history, "kill")) == 3
+
+
+def test_each_thread_gives_every_thread_its_own_copy() -> None:
+    history = simulate(clients(each_thread([{"f": "open"}, {"f": "a"}, {"f": "b"}])),
+                       concurrency=4, latency_fn=jitter, seed=5)
+    for process in range(4):
+        assert [op["f"] for op in invokes(history) if op["process"] == process] == [
+            "open", "a", "b"]
+
+
+def test_each_thread_copy_follows_the_thread_across_process_numbers() -> None:
+    def crash_first(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        return {"type": "info" if op["f"] == "a" else "ok"}
+
+    history = simulate(clients(each_thread([{"f": "a"}, {"f": "b"}])), concurrency=2,
+                       outcome_fn=crash_first)
+    # Thread t ran "a" as process t, ended info, and ran "b" as process t + 2.
+    assert sorted((op["process"], op["f"]) for op in invokes(history)) == [
+        (0, "a"), (1, "a"), (2, "b"), (3, "b")]
+
+
+def test_sleep_waits_then_ends() -> None:
+    history = simulate(clients([{"f": "a"}, sleep(2.5), {"f": "b"}]), concurrency=1)
+    a, b = invokes(history)
+    assert b["time"] - a["time"] == ns(2.5)
+
+
+def test_repeat_n_and_cycle_n() -> None:
+    history = simulate(clients(repeat({"f": "a"}, 4)), concurrency=2)
+    assert len(invokes(history)) == 4
+    history = simulate(clients(cycle([{"f": "a"}, {"f": "b"}], 3)), concurrency=2)
+    assert [op["f"] for op in invokes(history)] == ["a", "b"] * 3
+    assert simulate(cycle([]), concurrency=1) == []
+
+
+def test_cycle_restarts_stateful_generators() -> None:
+    gen = cycle([sleep(1), {"f": "start"}, sleep(1), {"f": "stop"}])
+    history = simulate(time_limit(10.5, nemesis(gen)), concurrency=1)
+    assert [op["f"] for op in invokes(history)] == ["start", "stop"] * 5
+    starts = [op["time"] for op in invokes(history, "start")]
+    assert all(later - earlier >= ns(2) for earlier, later in itertools.pairwise(starts))
+
+
+def test_map_ops_rewrites_each_op() -> None:
+    history = simulate(clients(map_ops(lambda op: {**op, "value": 42}, limit(3, repeat(POLL)))),
+                       concurrency=1)
+    assert [op["value"] for op in invokes(history)] == [42, 42, 42]
+
+
+@dataclass(frozen=True)
+class OneAtATime(Gen):
+    """Emits op ``i`` only once it has heard of ``i`` oks: only update() can unblock it."""
+
+    oks: int = 0
+    emitted: int = 0
+
+    def op(self, ctx: Context) -> Step:
+        if self.emitted >= 5:
+            return None
+        if self.emitted > self.oks:
+            return PENDING, self
+        op = fill_in({"f": "x", "value": self.emitted}, ctx)
+        if isinstance(op, Pending):
+            return op, self
+        return op, replace(self, emitted=self.emitted + 1)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return replace(self, oks=self.oks + (event["type"] == "ok"))
+
+
+def test_update_feeds_completions_back() -> None:
+    history = simulate(clients(OneAtATime()), concurrency=4)
+    assert [(op["type"], op["value"]) for op in history] == [
+        (t, i) for i in range(5) for t in ("invoke", "ok")]
+
+
+def test_a_generator_waiting_for_nothing_is_reported() -> None:
+    with pytest.raises(SimulationError, match="nothing in flight"):
+        simulate(clients(OneAtATime(oks=-1, emitted=0)), concurrency=1)
+
+
+def test_limit_counts_ops_not_pending_answers() -> None:
+    g = Limit(1, clients(POLL))
+    busy = Context(0, (0, NEMESIS), frozenset({NEMESIS}), {0: 0, NEMESIS: NEMESIS})
+    step = g.op(busy)
+    assert step is not None and step[1] == Limit(1, clients(POLL))
