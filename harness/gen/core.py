@@ -163,11 +163,17 @@ def lift(x: GenLike) -> Gen | None:
 
 
 def fill_in(template: Mapping[str, Any], ctx: Context, rng: Rng | None = None) -> Op | Pending:
-    """Complete an op template: type, time (now) and a free process (random, else PENDING)."""
+    """Complete an op template: type, time (now) and a free process (random, else PENDING).
+
+    A template that names its process waits (PENDING) until that process is free.
+    """
     op = dict(template)
     op.setdefault("type", "invoke")
     op.setdefault("time", ctx.time)
-    if "process" not in op:
+    if "process" in op:
+        if ctx.thread_of(op["process"]) not in ctx.free_threads():
+            return PENDING
+    else:
         free = ctx.free_threads()
         if not free:
             return PENDING

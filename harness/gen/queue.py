@@ -242,31 +242,48 @@ def drain_complete(
 
 @dataclass(frozen=True, slots=True)
 class DrainTracker:
-    """Acknowledged and read values per key, fed every completion, for the runner.
+    """Acknowledged, read and still-unread values per key, fed every completion.
 
     Values are unique per key, so tracking values is tracking offsets, and also
     covers acknowledgements that came without an offset. Only ``ok`` ops count:
-    the checker's ``unseen`` is judged on ``ok`` reads of ``ok`` sends.
+    the checker's ``unseen`` is judged on ``ok`` reads of ``ok`` sends. Each
+    ``observe`` costs the keys it touches, not the whole run, so the runner can
+    call it on every completion.
     """
 
     acked: Mapping[str, frozenset[Any]] = field(default_factory=dict)
     read: Mapping[str, frozenset[Any]] = field(default_factory=dict)
+    missing: Mapping[str, frozenset[Any]] = field(default_factory=dict)
 
     def observe(self, op: Op) -> DrainTracker:
         if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "txn"):
             return self
-        acked = {k: set(v) for k, v in self.acked.items()}
-        read = {k: set(v) for k, v in self.read.items()}
+        sent: dict[str, set[Any]] = {}
+        got: dict[str, set[Any]] = {}
         for mop in op.get("value") or ():
             if mop[0] == "send":
-                sent = mop[2]
-                acked.setdefault(mop[1], set()).add(sent[1] if isinstance(sent, list) else sent)
+                v = mop[2][1] if isinstance(mop[2], list) else mop[2]
+                sent.setdefault(mop[1], set()).add(v)
             elif mop[0] == "poll" and len(mop) > 1:
                 for key, records in mop[1].items():
-                    read.setdefault(key, set()).update(value for _, value in records)
-        return DrainTracker({k: frozenset(v) for k, v in acked.items()},
-                            {k: frozenset(v) for k, v in read.items()})
+                    if records:
+                        got.setdefault(key, set()).update(value for _, value in records)
+        if not sent and not got:
+            return self
+        acked, read, missing = dict(self.acked), dict(self.read), dict(self.missing)
+        for key, vs in got.items():
+            read[key] = read.get(key, frozenset()) | vs
+        for key, vs in sent.items():
+            acked[key] = acked.get(key, frozenset()) | vs
+        for key in sent.keys() | got.keys():
+            left = (missing.get(key, frozenset()) | (sent.get(key, set()) - read.get(
+                key, frozenset()))) - got.get(key, set())
+            if left:
+                missing[key] = left
+            else:
+                missing.pop(key, None)
+        return DrainTracker(acked, read, missing)
 
     @property
     def complete(self) -> bool:
-        return drain_complete(self.acked, self.read)
+        return not self.missing

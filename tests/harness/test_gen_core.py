@@ -65,8 +65,10 @@ def test_fill_in_completes_a_template() -> None:
     op = fill_in({"f": "poll", "value": [["poll"]]}, ctx({1}))
     assert op == {"f": "poll", "value": [["poll"]], "type": "invoke", "time": 7, "process": 4}
     assert fill_in({"f": "poll"}, ctx(set())) == PENDING
-    kept = fill_in({"f": "poll", "process": 2, "time": 99}, ctx(set()))
+    kept = fill_in({"f": "poll", "process": 2, "time": 99}, ctx({2}))
     assert isinstance(kept, dict) and kept["process"] == 2 and kept["time"] == 99
+    assert fill_in({"f": "poll", "process": 2}, ctx({0, 1})) == PENDING
+    assert fill_in({"f": "poll", "process": 1}, ctx({1})) == PENDING  # thread 1 runs process 4
 
 
 def test_lift_turns_plain_values_into_generators() -> None:
