@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from cluster.engine import EngineInfo, RealHost, apt_install, ensure_engine
+from cluster.engine import EngineInfo, RealHost, apt_install, ensure_engine, file_lock
 from harness.errors import EnvironmentProblem
 
 Handler = Callable[[list[str]], tuple[int, str, str]]
@@ -220,6 +222,23 @@ def test_spawn_detached_process_outlives_us_in_its_own_session(tmp_path: Path) -
     finally:
         os.kill(pid, signal.SIGTERM)
     assert log.exists()
+
+
+def test_file_lock_excludes_a_second_holder_until_released(tmp_path: Path) -> None:
+    lock = tmp_path / "sub" / "x.lock"
+    order: list[str] = []
+
+    def second() -> None:
+        with file_lock(lock):
+            order.append("second")
+
+    with file_lock(lock):
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.3)
+        order.append("first-done")
+    thread.join(timeout=10)
+    assert order == ["first-done", "second"]
 
 
 @pytest.mark.integration
