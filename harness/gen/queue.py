@@ -184,30 +184,41 @@ def keys_of(event: Op) -> set[str]:
 
 @dataclass(frozen=True, slots=True)
 class Drain(Gen):
-    """The final drain: each client assigns every key ever seen, from the start, and polls.
+    """The final drain: each client re-reads every key ever seen, from the start.
 
-    It learns keys from the events of earlier phases (``phases`` passes them on).
-    Its ``assign`` ops carry ``"seek": "beginning"`` for the runner. Endless by
-    itself: bound it with ``time_limit``; the runner stops earlier once
-    :func:`drain_complete` holds.
+    A process that did anything before the drain first crashes (a ``crash`` op): its
+    consumer is closed and its thread goes on as a fresh process, which
+    assigns every key with ``"seek": "beginning"`` (a hint for the runner) and
+    polls. Re-reading under the *old* process number would make the checker see
+    its polls jump backwards (``nonmonotonic-poll``), since an assign keeps the
+    positions of the keys it lists.
+
+    It learns keys and processes from the events of earlier phases (``phases``
+    passes them on). Endless by itself: bound it with ``time_limit``; the runner
+    stops earlier once :func:`drain_complete` holds.
     """
 
     keys: frozenset[str] = frozenset()
     joined: Mapping[Process, frozenset[str]] = field(default_factory=dict)
+    old: frozenset[Process] = frozenset()
+    started: bool = False
 
     def op(self, ctx: Context) -> Step:
         if not self.keys:
             return None  # nothing was ever written or read: nothing to drain
         free = ctx.free_threads()
+        state = self if self.started else replace(self, started=True)
         if not free:
-            return PENDING, self
+            return PENDING, state
         i, _ = ctx.rng.below(len(free))
         process = ctx.workers[free[i]]
         base = {"process": process, "time": ctx.time, "type": "invoke"}
-        if self.joined.get(process) != self.keys:
-            op = {**base, "f": "assign", "value": sorted(self.keys), "seek": "beginning"}
-            return op, replace(self, joined={**self.joined, process: self.keys})
-        return {**base, "f": "poll", "value": [["poll"]]}, self
+        if process in state.old:
+            return {**base, "f": "crash", "value": None}, replace(state, old=state.old - {process})
+        if state.joined.get(process) != state.keys:
+            op = {**base, "f": "assign", "value": sorted(state.keys), "seek": "beginning"}
+            return op, replace(state, joined={**state.joined, process: state.keys})
+        return {**base, "f": "poll", "value": [["poll"]]}, state
 
     def update(self, ctx: Context, event: Op) -> Gen:
         state = self
@@ -215,6 +226,8 @@ class Drain(Gen):
         if new:
             state = replace(state, keys=self.keys | new)
         process = event.get("process")
+        if not self.started and process is not None and process not in self.old:
+            state = replace(state, old=state.old | {process})
         failed_join = event.get("type") == "fail" and event.get("f") == "assign"
         if (failed_join or event.get("type") == "info") and process in state.joined:
             state = replace(state, joined={p: k for p, k in state.joined.items() if p != process})

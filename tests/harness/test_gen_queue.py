@@ -40,7 +40,11 @@ MS = 1_000_000
 
 
 class FakeKafka:
-    """One in-memory log per key; each process reads its assigned keys from its position."""
+    """One in-memory log per key; each process reads its assigned keys from its position.
+
+    A transaction's sends are appended when it commits (its end), so its polls,
+    like a ``read_committed`` consumer's, never see its own uncommitted sends.
+    """
 
     def __init__(self, batch: int = 3) -> None:
         self.batch = batch
@@ -59,20 +63,26 @@ class FakeKafka:
                     self.pos[(p, key)] = 0
             return {"type": "ok"}
         out: list[list[Any]] = []
+        pending: list[tuple[int, str, int]] = []
         for mop in op["value"]:
             if mop[0] == "send":
-                log = self.logs[mop[1]]
-                log.append(mop[2])
-                out.append(["send", mop[1], [len(log) - 1, mop[2]]])
+                pending.append((len(out), mop[1], mop[2]))
+                out.append(mop)
             else:
-                reads: dict[str, list[list[int]]] = {}
-                for key in self.assigned.get(p, []):
-                    start = self.pos[(p, key)]
-                    records = self.logs[key][start:start + self.batch]
-                    self.pos[(p, key)] = start + len(records)
-                    reads[key] = [[start + i, v] for i, v in enumerate(records)]
-                out.append(["poll", reads])
+                out.append(["poll", self._poll(p)])
+        for i, key, value in pending:
+            self.logs[key].append(value)
+            out[i] = ["send", key, [len(self.logs[key]) - 1, value]]
         return {"type": "ok", "value": out}
+
+    def _poll(self, p: Any) -> dict[str, list[list[int]]]:
+        reads: dict[str, list[list[int]]] = {}
+        for key in self.assigned.get(p, []):
+            start = self.pos[(p, key)]
+            records = self.logs[key][start:start + self.batch]
+            self.pos[(p, key)] = start + len(records)
+            reads[key] = [[start + i, v] for i, v in enumerate(records)]
+        return reads
 
 
 def invokes(history: list[Op], *fs: str) -> list[Op]:
@@ -188,7 +198,7 @@ def test_a_failed_join_is_retried() -> None:
     assert [op["f"] for op in invokes(history)] == ["assign", "assign", "poll"]
 
 
-def test_the_drain_assigns_every_key_ever_from_the_beginning() -> None:
+def test_the_drain_rereads_every_key_ever_from_the_beginning_as_fresh_processes() -> None:
     opts = QueueOptions(key_count=2, max_writes_per_key=5, weights={"send": 1, "poll": 1})
     kafka = FakeKafka()
     history = simulate(queue_plan(opts, rate=100, time_limit_s=3, quiet_s=1,
@@ -197,8 +207,12 @@ def test_the_drain_assigns_every_key_ever_from_the_beginning() -> None:
     every_key = sorted({k for k, _ in sends(history)} |
                        {k for op in invokes(history, "assign") for k in op["value"]})
     drain = [op for op in invokes(history) if op.get("seek") == "beginning"]
-    assert {op["process"] for op in drain} == {0, 1, 2}
+    assert {op["process"] for op in drain} == {3, 4, 5}  # threads 0-2 after one crash each
     assert all(op["value"] == every_key for op in drain)
+    for op in drain:  # the old process crashed just before; it never re-reads itself
+        old = [o for o in invokes(history) if o["process"] == op["process"] - 3]
+        assert old[-1]["f"] == "crash"
+        assert old[-1]["index"] > max(o["index"] for o in invokes(history, "send"))
     assert len(every_key) > 10
     tracker = DrainTracker()
     done_at = None
@@ -275,7 +289,9 @@ def test_the_plan_runs_main_then_heal_then_quiet_then_drain() -> None:
     assert not pending
     first_drain = min(op["time"] for op in invokes(after))
     assert first_drain >= heal_done["time"] + ns(5)
-    assert all(op.get("seek") == "beginning" or op["f"] == "poll" for op in invokes(after))
+    assert all(op.get("seek") == "beginning" or op["f"] in ("poll", "crash")
+               for op in invokes(after))
+    assert {op["f"] for op in invokes(after)} == {"crash", "assign", "poll"}
     assert max(op["time"] for op in invokes(after)) < first_drain + ns(3)
 
 
@@ -313,3 +329,52 @@ def test_key_names_round_trip() -> None:
     assert parse_key("my-topic-3") == ("my-topic", 3)
     with pytest.raises(ValueError):
         parse_key("t0")
+
+
+def lose_one_acked_write(kafka: FakeKafka) -> Any:
+    """The same fake, except the 5th record ever acknowledged vanishes from its log."""
+    acked = 0
+
+    def handler(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        nonlocal acked
+        end = kafka(op, rng)
+        for mop in end.get("value") or []:
+            if mop[0] == "send":
+                acked += 1
+                if acked == 5:
+                    del kafka.logs[mop[1]][mop[2][0]]
+        return end
+
+    return handler
+
+
+@given(concurrency=st.integers(1, 5), txn=st.floats(0, 2), crash=st.floats(0, 0.3),
+       seed=st.integers(0, 2**32))
+@settings(max_examples=15, deadline=None)
+def test_a_simulated_run_against_a_correct_kafka_passes_the_checker(
+    concurrency: int, txn: float, crash: float, seed: int,
+) -> None:
+    """Generator, simulator and checker agree on the history contract, end to end."""
+    from checkers import check_history
+
+    opts = QueueOptions(key_count=3, max_writes_per_key=8,
+                        weights={"send": 3, "poll": 3, "txn": txn, "assign": 0.2, "crash": crash})
+    plan = queue_plan(opts, rate=100, time_limit_s=3, final_time_limit_s=1,
+                      nemesis_gen=cycle([sleep(1), {"f": "start-partition", "value": None}]),
+                      final_nemesis={"f": "heal", "value": None})
+    history = simulate(plan, concurrency=concurrency, seed=seed, outcome_fn=FakeKafka(),
+                       latency_fn=lambda op, r: r.randint(1, 30) * MS)
+    verdict = check_history(history)
+    assert verdict["valid"] is True, verdict["anomalies"]
+
+
+def test_the_same_run_with_a_lost_write_fails_the_checker() -> None:
+    from checkers import check_history
+
+    plan = queue_plan(QueueOptions(weights={"send": 1, "poll": 1}), rate=100, time_limit_s=3,
+                      final_time_limit_s=1)
+    history = simulate(plan, concurrency=3, seed=1, outcome_fn=lose_one_acked_write(FakeKafka()),
+                       latency_fn=lambda op, r: r.randint(1, 30) * MS)
+    verdict = check_history(history)
+    assert verdict["valid"] is False
+    assert set(verdict["anomaly-types"]) & {"lost-write", "unseen"}
