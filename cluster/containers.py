@@ -19,12 +19,16 @@ LABEL = "insync"
 KAFKA_MOUNT = "/opt/kafka"
 
 
+def _prefix(cluster: str) -> str:
+    return "insync" if cluster == "insync" else f"insync-{cluster}"
+
+
 def network_name(cluster: str) -> str:
-    return f"insync-{cluster}"
+    return _prefix(cluster)
 
 
 def container_name(cluster: str, node: str) -> str:
-    return f"insync-{cluster}-{node}"
+    return f"{_prefix(cluster)}-{node}"
 
 
 def _labels(spec: ClusterSpec, node: str | None = None) -> list[str]:
@@ -57,8 +61,6 @@ def create_node(spec: ClusterSpec, node: str, image: str, kafka_root: Path) -> N
             # iptables and tc netem inside the node's own network namespace.
             "--cap-add",
             "NET_ADMIN",
-            "--ulimit",
-            "nofile=65536:65536",
             "--volume",
             f"{kafka_root}:{KAFKA_MOUNT}:ro",
             image,
@@ -101,7 +103,7 @@ def _ids(kind: str, cluster: str | None) -> list[str]:
         "network": ["network", "ls", "-q"],
         "volume": ["volume", "ls", "-q"],
     }[kind]
-    out = run_docker([*args, "--filter", f"label={selector}"]).stdout
+    out: str = run_docker([*args, "--filter", f"label={selector}"]).stdout
     return out.split()
 
 

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, producer
 from cluster.metadata import registered_brokers

@@ -48,7 +48,10 @@ class RemoteCommandFailed(ClusterError):
 class Remote(Protocol):
     """Run commands on one node and move files to and from it."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The node's name (``n1``), used in every message about it."""
+        ...
 
     def exec(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from confluent_kafka import TopicPartition
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, consumer, producer
 from harness.errors import ClusterError
@@ -29,7 +29,7 @@ def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tup
         )
         client.create_topics([new], request_timeout=timeout_s)[SMOKE_TOPIC].result(timeout_s)
     message = f"insync check {uuid.uuid4()}"
-    acked: list[tuple[int, str | None]] = []
+    acked: list[tuple[int | None, str | None]] = []
     prod = producer(bootstrap, acks="all", **{"enable.idempotence": True})
     prod.produce(
         SMOKE_TOPIC,
@@ -43,6 +43,8 @@ def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tup
         why = acked[0][1] if acked else "no acknowledgement in time"
         raise ClusterError(f"the acks=all check write failed: {why}")
     offset = acked[0][0]
+    if offset is None or offset < 0:
+        raise ClusterError("the acks=all check write was acknowledged without an offset")
     cons = consumer(bootstrap, **{"group.id": f"insync-smoke-{uuid.uuid4().hex[:8]}"})
     try:
         cons.assign([TopicPartition(SMOKE_TOPIC, 0, offset)])

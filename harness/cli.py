@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
@@ -27,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         "inject faults, check what happened to the data.",
     )
     parser.add_argument("--version", action="version", version=f"insync {_version()}")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log progress (-vv: debug detail)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -47,6 +51,11 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose > 1 else logging.INFO,
+            format="%(asctime)s %(name)s %(message)s",
+        )
     handler: Handler = args.handler
     try:
         return handler(args)

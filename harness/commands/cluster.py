@@ -1,17 +1,195 @@
-"""``insync cluster``: not built yet."""
+"""``insync cluster up|status|logs|down|smoke``: a real Kafka cluster in Docker."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import ClusterError
+
+
+def _add_spec_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", default="insync", help="cluster name (default: insync)")
+    p.add_argument("--nodes", type=int, default=3, help="number of nodes (default: 3)")
+    p.add_argument("--kafka-version", default="4.1.x", help="e.g. 4.1.x, 3.9.x (default: 4.1.x)")
+    p.add_argument("--mode", choices=("kraft", "zookeeper"), default="kraft")
+    p.add_argument(
+        "--controllers",
+        type=int,
+        default=None,
+        help="KRaft voters among the nodes (default: min(3, nodes))",
+    )
+    p.add_argument("--heap-mb", type=int, default=384, help="broker JVM heap (default: 384)")
+    p.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="server.properties override; repeatable; keys are validated",
+    )
+    p.add_argument(
+        "--base-image",
+        default=None,
+        help="build nodes FROM this image (needs a registry) instead of debootstrap",
+    )
+    p.add_argument("--fresh", action="store_true", help="rebuild even if a matching cluster runs")
+    p.add_argument("--ready-timeout", type=float, default=180.0, metavar="SECONDS")
 
 
 def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser("cluster", help="(not built yet)")
-    parser.set_defaults(handler=_handle)
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "cluster", help="bring a real Kafka cluster up or down in Docker"
+    )
+    cmds = parser.add_subparsers(dest="cluster_command", metavar="ACTION")
+    cmds.required = True
+
+    p_up = cmds.add_parser("up", help="create (or reuse) a cluster and wait until it is ready")
+    _add_spec_options(p_up)
+    p_up.set_defaults(handler=_up)
+
+    p_smoke = cmds.add_parser(
+        "smoke", help="up, write and read back an acks=all check message, then down"
+    )
+    _add_spec_options(p_smoke)
+    p_smoke.add_argument("--keep", action="store_true", help="leave the cluster running")
+    p_smoke.set_defaults(handler=_smoke)
+
+    p_status = cmds.add_parser("status", help="show each node: address, role, pid, status")
+    p_status.add_argument("--name", default="insync")
+    p_status.set_defaults(handler=_status)
+
+    p_logs = cmds.add_parser("logs", help="show a node's log, or save every log to a directory")
+    p_logs.add_argument("node", nargs="?", help="node to show (default: all)")
+    p_logs.add_argument("--name", default="insync")
+    p_logs.add_argument("--lines", type=int, default=40)
+    p_logs.add_argument("--out", type=Path, default=None, help="save all log files here")
+    p_logs.set_defaults(handler=_logs)
+
+    p_down = cmds.add_parser("down", help="remove the cluster's containers, network and volumes")
+    p_down.add_argument("--name", default="insync")
+    p_down.add_argument("--all", action="store_true", help="every cluster insync created")
+    p_down.set_defaults(handler=_down)
 
 
-def _handle(args: argparse.Namespace) -> int:
-    raise UsageError("'insync cluster' is not built yet")
+def _spec(args: argparse.Namespace) -> Any:
+    from cluster.broker_config import parse_overrides
+    from cluster.spec import ClusterSpec
+
+    return ClusterSpec(
+        name=args.name,
+        nodes=args.nodes,
+        kafka_version=args.kafka_version,
+        mode=args.mode,
+        controllers=args.controllers or min(3, args.nodes),
+        heap_mb=args.heap_mb,
+        broker_config=parse_overrides(args.broker_config, args.mode),
+        base_image=args.base_image,
+    )
+
+
+def _say(text: str) -> None:
+    print(f"insync: {text}", file=sys.stderr)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from cluster import lifecycle
+
+    spec = _spec(args)
+    started = time.monotonic()
+    cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+    _say(
+        f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
+        f"bootstrap {cluster.bootstrap}"
+    )
+    _print_table(cluster)
+    return 0
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from cluster import lifecycle
+    from cluster.smoke import write_and_read_back
+
+    spec = _spec(args)
+    started = time.monotonic()
+    try:
+        cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+        _say(f"cluster ready in {time.monotonic() - started:.1f}s")
+        _print_table(cluster)
+        offset, message = write_and_read_back(cluster.bootstrap, spec.replication_factor())
+        print(f"ok: wrote {message!r} with acks=all at offset {offset} and read it back")
+    finally:
+        if not args.keep:
+            removed = lifecycle.down(spec.name)
+            _say(f"cluster {spec.name!r} removed ({removed})")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from cluster import lifecycle
+
+    cluster = lifecycle.attach(args.name)
+    _print_table(cluster, with_controller=True)
+    return 0
+
+
+def _print_table(cluster: Any, with_controller: bool = False) -> None:
+    from cluster.metadata import active_controller, registered_brokers
+
+    try:
+        registered = registered_brokers(cluster.bootstrap)
+    except Exception:
+        registered = set()
+    controller = None
+    if with_controller:
+        try:
+            controller = active_controller(cluster)
+        except ClusterError:
+            controller = None
+    table = Table(
+        title=f"cluster {cluster.spec.name}: Kafka {cluster.version.version} ({cluster.spec.mode})"
+    )
+    for col in ("node", "address", "role", "pid", "status"):
+        table.add_column(col)
+    for node in cluster.nodes.values():
+        roles = node.roles
+        if controller == node.name:
+            roles = [*roles, "active-controller"]
+        state = node.state()
+        status = (
+            state
+            if state != "running"
+            else ("registered" if node.name in registered else "running")
+        )
+        table.add_row(node.name, node.address, ",".join(roles), str(node.pid() or "-"), status)
+    Console().print(table)
+
+
+def _logs(args: argparse.Namespace) -> int:
+    from cluster import lifecycle
+
+    cluster = lifecycle.attach(args.name)
+    nodes = [cluster.node(args.node)] if args.node else list(cluster.nodes.values())
+    if args.out is not None:
+        for node in nodes:
+            saved = node.collect_logs(args.out)
+            _say(f"{node.name}: saved {len(saved)} file(s) under {args.out / node.name}")
+        return 0
+    for node in nodes:
+        print(f"==> {node.name} <==")
+        print(node.tail_log(args.lines), end="")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    from cluster import lifecycle
+
+    removed = lifecycle.down(None if args.all else args.name)
+    what = "every insync cluster" if args.all else f"cluster {args.name!r}"
+    _say(f"removed {what}: {removed}")
+    return 0

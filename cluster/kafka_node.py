@@ -1,0 +1,146 @@
+"""One node of a cluster: its broker (and ZooKeeper) processes, configs and logs.
+
+This is the handle later layers use: the runner to configure and start, the
+nemesis to kill, pause and restart (``Killable``, ``Pausable``), teardown to
+collect ``log_files``. All of it goes through the node's ``Remote``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster import jvm
+from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
+from cluster.containers import KAFKA_MOUNT
+from cluster.daemon import Daemon, State
+from cluster.remote import Remote, sh, write_file
+from cluster.spec import ClusterSpec
+from cluster.versions import KafkaVersion
+from cluster.zookeeper_config import ZK_CONFIG_PATH, ZK_DATA_DIR, ZK_LOG_DIR, render_zoo_cfg
+from harness.errors import ClusterError
+
+KAFKA_LOG_DIR = "/var/log/kafka"
+LOG = logging.getLogger("insync.cluster")
+
+
+@dataclass
+class KafkaNode:
+    """Node ``name`` at ``address`` running Kafka ``version`` as part of ``spec``."""
+
+    name: str
+    address: str
+    remote: Remote
+    spec: ClusterSpec
+    version: KafkaVersion
+    #: Extra environment for the broker JVM (the clock nemesis preloads libfaketime).
+    broker_env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def roles(self) -> list[str]:
+        return self.spec.roles(self.name)
+
+    @property
+    def broker(self) -> Daemon:
+        argv = jvm.broker_argv(
+            self.version,
+            kafka_home=KAFKA_MOUNT,
+            properties=CONFIG_PATH,
+            log_dir=KAFKA_LOG_DIR,
+            heap_mb=self.spec.heap_mb,
+        )
+        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", self.broker_env)
+
+    @property
+    def zookeeper(self) -> Daemon | None:
+        if self.name not in self.spec.zookeeper_nodes:
+            return None
+        argv = jvm.zookeeper_argv(
+            self.version, kafka_home=KAFKA_MOUNT, config=ZK_CONFIG_PATH, log_dir=ZK_LOG_DIR
+        )
+        return Daemon(self.remote, "zookeeper", argv, f"{ZK_LOG_DIR}/stdout.log")
+
+    # -- setup -------------------------------------------------------------
+    def configure(self, known_keys: frozenset[str] | None) -> str:
+        """Write ``server.properties`` (and ZooKeeper's files); return the properties."""
+        text = render(properties_for(self.spec, self.name, self.address), known_keys)
+        write_file(self.remote, CONFIG_PATH, text)
+        sh(self.remote, f"mkdir -p {DATA_DIR} {KAFKA_LOG_DIR}")
+        if self.zookeeper is not None:
+            write_file(self.remote, ZK_CONFIG_PATH, render_zoo_cfg(self.spec))
+            write_file(self.remote, f"{ZK_DATA_DIR}/myid", f"{self.spec.node_id(self.name)}\n")
+            sh(self.remote, f"mkdir -p {ZK_LOG_DIR}")
+        return text
+
+    def format_storage(self, cluster_id: str) -> None:
+        """KRaft: write the meta.properties that binds the data dir to the cluster."""
+        argv = jvm.format_argv(
+            self.version, kafka_home=KAFKA_MOUNT, cluster_id=cluster_id, properties=CONFIG_PATH
+        )
+        result = self.remote.exec(argv, timeout=120, check=False)
+        if not result.ok:
+            tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
+            raise ClusterError(
+                f"on {self.name}: formatting KRaft storage failed: {' | '.join(tail)}"
+            )
+
+    # -- Killable / Pausable -------------------------------------------------
+    def start(self) -> int:
+        return self.broker.start()
+
+    def kill(self) -> int | None:
+        return self.broker.kill()
+
+    def stop(self) -> int | None:
+        """A clean shutdown (SIGTERM), as an operator's rolling restart does."""
+        return self.broker.stop()
+
+    def pause(self) -> int | None:
+        return self.broker.pause()
+
+    def resume(self) -> int | None:
+        return self.broker.resume()
+
+    def state(self) -> State:
+        return self.broker.state()
+
+    def pid(self) -> int | None:
+        return self.broker.pid()
+
+    def wipe_data(self) -> None:
+        """Delete the broker's data (it must be stopped): a node replaced by a blank one."""
+        if self.state() != "stopped":
+            raise ClusterError(f"on {self.name}: stop the broker before wiping its data")
+        sh(self.remote, f"rm -rf {DATA_DIR} && mkdir -p {DATA_DIR}")
+
+    # -- LogFiles --------------------------------------------------------------
+    def log_files(self) -> list[str]:
+        listing = sh(
+            self.remote,
+            f"ls -1d {KAFKA_LOG_DIR}/* {ZK_LOG_DIR}/* {CONFIG_PATH} {ZK_CONFIG_PATH} 2>/dev/null",
+            check=False,
+        )
+        return [line for line in listing.stdout.splitlines() if line.strip()]
+
+    def tail_log(self, lines: int = 20) -> str:
+        """The end of the broker's output and main log, for error messages."""
+        out = sh(
+            self.remote,
+            f"tail -n {lines} {KAFKA_LOG_DIR}/server.log {KAFKA_LOG_DIR}/stdout.log 2>/dev/null",
+            check=False,
+        )
+        return out.stdout
+
+    def collect_logs(self, dest: Path) -> list[Path]:
+        """Copy every log file into ``dest/<node>/``; keep going past failures."""
+        saved = []
+        for path in self.log_files():
+            target = dest / self.name / path.lstrip("/").replace("/", "_")
+            try:
+                self.remote.download(path, target)
+                saved.append(target)
+            except ClusterError as err:  # keep collecting the others; say what was missed
+                LOG.warning("could not collect %s from %s: %s", path, self.name, err)
+        return saved
