@@ -42,6 +42,10 @@ def _child(ctx: Context, salt: int) -> Context:
     return replace(ctx, rng=ctx.rng.fork(salt + 3))
 
 
+def _only(thread: Thread) -> Callable[[Thread], bool]:
+    return lambda t: t == thread
+
+
 def _thread_salt(thread: Thread) -> int:
     return thread if isinstance(thread, int) else zlib.crc32(str(thread).encode())
 
@@ -295,7 +299,7 @@ class EachThread(Gen):
             gen = per.get(thread, self.template)
             if gen is None:
                 continue
-            mine = replace(ctx.restrict(thread.__eq__), rng=ctx.rng.fork(_thread_salt(thread)))
+            mine = replace(ctx.restrict(_only(thread)), rng=ctx.rng.fork(_thread_salt(thread)))
             step = gen.op(mine)
             if step is None:
                 per[thread] = None

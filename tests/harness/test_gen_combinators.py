@@ -141,6 +141,13 @@ def test_each_thread_gives_every_thread_its_own_copy() -> None:
             "open", "a", "b"]
 
 
+def test_each_thread_includes_the_nemesis_thread_when_not_routed() -> None:
+    history = simulate(each_thread([{"f": "a"}, {"f": "b"}]), concurrency=2,
+                       latency_fn=jitter, seed=1)
+    per_process = Counter((op["process"], op["f"]) for op in invokes(history))
+    assert per_process == {(p, f): 1 for p in (0, 1, NEMESIS) for f in "ab"}
+
+
 def test_each_thread_copy_follows_the_thread_across_process_numbers() -> None:
     def crash_first(op: Op, rng: random.Random) -> Mapping[str, Any]:
         return {"type": "info" if op["f"] == "a" else "ok"}
