@@ -15,7 +15,10 @@ A client reads only what it has been assigned, so a process that has not yet
 joined the current key set (a new process after a crash, or any process after a
 key was retired) first assigns (or subscribes to) the active keys.
 
-A ``crash`` op asks the runner to close the client and complete the op ``info``;
+Ops: ``send`` and ``poll`` (one micro-op each), ``txn`` (1 to ``max_txn_len``
+sends and polls), ``assign`` (a random non-empty subset of the active keys),
+``subscribe`` (the active keys; the runner subscribes to their topics),
+``crash``. A ``crash`` op asks the runner to close the client and complete the op ``info``;
 the thread then goes on as a fresh process, which joins before it reads.
 
 The final drain (:class:`Drain`) re-assigns every key that ever appeared, from
