@@ -110,11 +110,11 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
         jars = _resolve_into(staging, version, mvn)
         _write_configs(staging / "config")
         _write_marker(staging, version, jars)
-        _publish(staging, root)
+        _publish(staging, root, version)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     published = load_distribution(version, root)
-    if published is None:  # another process published something broken meanwhile
+    if published is None:  # something changed it under us between rename and read
         raise EnvironmentProblem(
             f"the Kafka {version.version} cache at {root} is incomplete",
             hint=f"delete {root} and retry",
@@ -254,27 +254,17 @@ def _write_marker(staging: Path, version: KafkaVersion, jars: list[str]) -> None
     (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
 
 
-def _publish(staging: Path, root: Path) -> None:
+def _publish(staging: Path, root: Path, version: KafkaVersion) -> None:
     """Rename ``staging`` to ``root``; an invalid old ``root`` is moved aside first."""
     if root.exists():
-        # Either a concurrent run won the race (keep it) or a stale, unmarked,
-        # or outdated cache sits there: move it aside and replace it.
-        if (root / MARKER).is_file() and _same_marker(root, staging):
-            return
+        if load_distribution(version, root) is not None:
+            return  # a concurrent run published a complete copy first: keep it
+        # A stale, unmarked, incomplete or outdated cache: move it aside and replace it.
         trash = Path(tempfile.mkdtemp(prefix=f".{root.name}.old.", dir=root.parent))
         os.rename(root, trash / "old")
         shutil.rmtree(trash, ignore_errors=True)
     try:
         os.rename(staging, root)
     except OSError:
-        if not (root / MARKER).is_file():  # lost a race to a run that left no marker
+        if load_distribution(version, root) is None:  # lost a race to a broken copy
             raise
-
-
-def _same_marker(a: Path, b: Path) -> bool:
-    try:
-        first = json.loads((a / MARKER).read_text())
-        second = json.loads((b / MARKER).read_text())
-    except (OSError, ValueError):
-        return False
-    return bool(first.get("artifacts") == second.get("artifacts") and first.get("jars"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import re
 import uuid
-from pathlib import PurePosixPath
+from pathlib import PurePath, PurePosixPath
 
 from cluster.versions import KafkaVersion
 from harness.errors import UsageError
@@ -48,11 +48,11 @@ _ZOOKEEPER_PROPS = (
 )
 
 
-def _home(kafka_home: str | PurePosixPath) -> PurePosixPath:
-    return PurePosixPath(kafka_home)
+def _home(kafka_home: str | PurePath) -> PurePosixPath:
+    return PurePosixPath(str(kafka_home))
 
 
-def classpath(kafka_home: str | PurePosixPath = KAFKA_HOME) -> str:
+def classpath(kafka_home: str | PurePath = KAFKA_HOME) -> str:
     """All jars in ``libs/``; the JVM expands the wildcard itself, no shell needed."""
     return f"{_home(kafka_home) / 'libs'}/*"
 
@@ -66,7 +66,7 @@ def _heap(heap_mb: int, *, fixed: bool) -> list[str]:
     return [f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m"] if fixed else [f"-Xmx{heap_mb}m"]
 
 
-def _logging(version: KafkaVersion, kafka_home: str | PurePosixPath, *, tool: bool) -> str:
+def _logging(version: KafkaVersion, kafka_home: str | PurePath, *, tool: bool) -> str:
     flavour = version.logging
     name = flavour.tools_config if tool else flavour.broker_config
     return f"-D{flavour.config_property}=file:{_home(kafka_home) / 'config' / name}"
@@ -75,18 +75,23 @@ def _logging(version: KafkaVersion, kafka_home: str | PurePosixPath, *, tool: bo
 def broker_argv(
     version: KafkaVersion,
     *,
-    properties: str | PurePosixPath,
-    log_dir: str | PurePosixPath,
-    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    properties: str | PurePath,
+    log_dir: str | PurePath,
+    kafka_home: str | PurePath = KAFKA_HOME,
     heap_mb: int = DEFAULT_HEAP_MB,
     java: str = "java",
 ) -> list[str]:
-    """``java ... kafka.Kafka <properties>``: the broker (and KRaft controller)."""
+    """``java ... kafka.Kafka <properties>``: the broker (and KRaft controller).
+
+    ``log_dir`` must exist before the JVM starts (``kafka-run-class.sh`` creates
+    it too): the GC log goes there, and the JVM refuses to start when it cannot
+    open that file.
+    """
     return [
         java,
         *_heap(heap_mb, fixed=True),
         *_BROKER_GC,
-        f"-Xlog:gc*:file={PurePosixPath(log_dir) / 'kafkaServer-gc.log'}"
+        f"-Xlog:gc*:file={PurePosixPath(str(log_dir)) / 'kafkaServer-gc.log'}"
         ":time,tags:filecount=10,filesize=100M",
         f"-Dkafka.logs.dir={log_dir}",
         _logging(version, kafka_home, tool=False),
@@ -102,8 +107,8 @@ def format_argv(
     version: KafkaVersion,
     *,
     cluster_id: str,
-    properties: str | PurePosixPath,
-    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    properties: str | PurePath,
+    kafka_home: str | PurePath = KAFKA_HOME,
     java: str = "java",
 ) -> list[str]:
     """KRaft ``StorageTool format``: binds the log dirs to ``cluster_id``; idempotent."""
@@ -128,7 +133,7 @@ def quorum_argv(
     version: KafkaVersion,
     *,
     bootstrap: str,
-    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    kafka_home: str | PurePath = KAFKA_HOME,
     java: str = "java",
 ) -> list[str]:
     """``kafka-metadata-quorum describe --status``: prints the LeaderId (active controller)."""
@@ -150,9 +155,9 @@ def quorum_argv(
 def zookeeper_argv(
     version: KafkaVersion,
     *,
-    config: str | PurePosixPath,
-    log_dir: str | PurePosixPath,
-    kafka_home: str | PurePosixPath = KAFKA_HOME,
+    config: str | PurePath,
+    log_dir: str | PurePath,
+    kafka_home: str | PurePath = KAFKA_HOME,
     heap_mb: int = ZOOKEEPER_HEAP_MB,
     java: str = "java",
 ) -> list[str]:
@@ -177,7 +182,7 @@ def zookeeper_argv(
     ]
 
 
-def _tool_prefix(version: KafkaVersion, kafka_home: str | PurePosixPath, java: str) -> list[str]:
+def _tool_prefix(version: KafkaVersion, kafka_home: str | PurePath, java: str) -> list[str]:
     return [
         java,
         *_heap(TOOL_HEAP_MB, fixed=False),
