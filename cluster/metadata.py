@@ -73,8 +73,9 @@ def registered_brokers(bootstrap: str, timeout_s: float = 5.0) -> set[str]:
 
 def zk_controller(bootstrap: str, timeout_s: float = 10.0) -> str:
     """The controller broker in ZooKeeper mode."""
+    client = admin(bootstrap)  # keep a reference: a collected client cancels its futures
     try:
-        desc = admin(bootstrap).describe_cluster(request_timeout=timeout_s).result(timeout_s)
+        desc = client.describe_cluster(request_timeout=timeout_s).result(timeout_s)
     except Exception as err:
         raise ClusterError(f"cannot describe the cluster at {bootstrap}: {err}") from err
     if desc.controller is None:
