@@ -50,7 +50,7 @@ class _Sim:
     """One simulated run: clients, per-key logs, the fault schedule and the history file."""
 
     def __init__(
-        self, out: BinaryIO, ops: int, seed: int, concurrency: int, keys: int,
+        self, out: BinaryIO, *, ops: int, seed: int, concurrency: int, keys: int,
         faults: list[str], interval_s: float, inject: Iterable[str],
     ) -> None:
         self.out = out
@@ -85,7 +85,7 @@ class _Sim:
 
     # --- history ---------------------------------------------------------------
 
-    def emit(self, time: int, process: int | str, type_: str, f: str, value: Any = None,
+    def emit(self, time: int, process: int | str, type_: str, f: str, value: Any = None, *,
              error: Any = None, with_value: bool = True) -> None:
         op: dict[str, Any] = {"index": self.index, "time": time, "process": process,
                               "type": type_, "f": f}
@@ -199,10 +199,10 @@ class _Sim:
         if f == "assign":
             if outcome != "fail":
                 self._assign(client)
-            self.emit(t, client.process, outcome, f, value, error)
+            self.emit(t, client.process, outcome, f, value, error=error)
         else:
             result = self._apply(t, client, f, value, outcome)
-            self.emit(t, client.process, outcome, f, result, error,
+            self.emit(t, client.process, outcome, f, result, error=error,
                       with_value=result is not None)
         if outcome == "info":
             self.next_process += 1
@@ -341,7 +341,8 @@ def write_run(
     fault_list = list(faults)
     inject_list = list(inject)
     with (run_dir / "history.jsonl").open("wb") as out:
-        _Sim(out, ops, seed, concurrency, keys, fault_list, interval_s, inject_list).run()
+        _Sim(out, ops=ops, seed=seed, concurrency=concurrency, keys=keys, faults=fault_list,
+             interval_s=interval_s, inject=inject_list).run()
     argv = ["insync", "run", "--workload", "queue", "--concurrency", str(concurrency),
             "--nemesis", ",".join(fault_list), "--nemesis-interval", str(interval_s),
             "--seed", str(seed)]
