@@ -164,6 +164,7 @@ class _Sim:
         return "fail" if r < p_fail else "info" if r < p_fail + p_info else "ok"
 
     def _invoke(self, t: int, client: _Client) -> int:
+        value: list[Any]
         if client.needs_assign:
             f, value = "assign", list(client.keys)
         else:
