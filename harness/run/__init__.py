@@ -1,0 +1,13 @@
+"""``insync run``: the runner, split by job.
+
+Modules: ``options`` (every setting: flags, run.toml, replay), ``plan`` (the
+phases' generators, drain completion), ``workers`` (threads that perform and
+record ops), ``interpreter`` (the loop between generator and workers),
+``stats`` and ``display`` (progress), ``runner`` (the lifecycle that always
+unwinds). The run directory itself is ``results.store``.
+"""
+
+from harness.run.options import RunOptions, options_from, parse
+from harness.run.runner import RunResult, run
+
+__all__ = ["RunOptions", "RunResult", "options_from", "parse", "run"]

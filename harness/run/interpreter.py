@@ -1,0 +1,178 @@
+"""The interpreter: asks a generator what to do next, hands ops to workers, feeds back.
+
+As in Jepsen, the interpreter owns the clock and the process numbers. One
+thread (the caller's) runs :meth:`Interpreter.run`; worker threads run the ops
+and write them to the history, and report each completion on one queue. The
+interpreter then tells the generator (``gen.update``), frees the thread and,
+after an ``info`` or a client reset, retires the thread's process number
+(``ProcessTable.retire``) so the next op of that thread runs as a fresh process.
+
+It waits on that queue rather than sleeping: until an op's scheduled time,
+until a pending generator's wake time, or until a completion arrives, whichever
+is first. A completion arriving before an op's time makes it ask the generator
+again (the op it had may no longer be what the generator would choose).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from harness.gen.core import NEMESIS, Context, Gen, GenLike, Op, Pending, Rng, Thread, lift
+from harness.history import HistoryWriter, ProcessTable
+from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
+
+if TYPE_CHECKING:
+    from cluster.lifecycle import Cluster
+    from nemesis.protocol import Nemesis
+
+LOG = logging.getLogger("insync.run")
+
+#: Longest wait on the completion queue, so a stop request is noticed quickly.
+MAX_WAIT_S = 0.1
+
+Observer = Callable[[Op], None]
+
+
+class Interpreter:
+    """Client workers, a nemesis worker, and the loop that drives them."""
+
+    def __init__(
+        self,
+        *,
+        history: HistoryWriter,
+        concurrency: int,
+        client_factory: ClientFactory,
+        seed: int,
+        nemesis: Nemesis | None = None,
+        cluster: Cluster | None = None,
+        start_ns: int,
+        clock: Callable[[], int] = time.monotonic_ns,
+        observers: Iterable[Observer] = (),
+    ) -> None:
+        self.history = history
+        self.table = ProcessTable(concurrency)
+        self.events: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self.clients = [
+            ClientWorker(t, client_factory, history, self.events) for t in range(concurrency)
+        ]
+        self.nemesis = NemesisWorker(nemesis, cluster, history, self.events)
+        self.threads: tuple[Thread, ...] = (*range(concurrency), NEMESIS)
+        self.free: set[Thread] = set(self.threads)
+        self.root = Rng(seed)
+        self.step = 0
+        self.clock = clock
+        self.start_ns = start_ns
+        self.observers = list(observers)
+        self.stopping = False  # set from outside (a signal): stop asking, finish what runs
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        for worker in (*self.clients, self.nemesis):
+            worker.start()
+
+    def stop(self, timeout_s: float = 30.0) -> bool:
+        """Stop every worker after its current op; True if all stopped within the timeout."""
+        workers = (*self.clients, self.nemesis)
+        for worker in workers:
+            worker.stop()
+        deadline = time.monotonic() + timeout_s
+        return all(w.join(max(0.0, deadline - time.monotonic())) for w in workers)
+
+    @property
+    def busy(self) -> int:
+        return len(self.threads) - len(self.free)
+
+    def now(self) -> int:
+        return self.clock() - self.start_ns
+
+    def context(self) -> Context:
+        workers: dict[Thread, Any] = {NEMESIS: NEMESIS}
+        workers.update(self.table.snapshot().items())
+        return Context(
+            self.now(), self.threads, frozenset(self.free), workers, self.root.fork(self.step)
+        )
+
+    # -- the loop -----------------------------------------------------------------
+
+    def run(self, gen: GenLike, *, stop: Callable[[], bool] | None = None) -> None:
+        """Run ``gen`` until it is exhausted (or ``stop()`` holds) and nothing is in flight."""
+        g: Gen | None = lift(gen)
+        while True:
+            g = self._take_events(g)
+            if g is not None and (self.stopping or (stop is not None and stop())):
+                g = None
+            if g is None:
+                if not self.busy:
+                    return
+                g = self._wait(g, MAX_WAIT_S)
+                continue
+            ctx = self.context()
+            self.step += 1
+            answer = g.op(ctx)
+            if answer is None:
+                g = None
+                continue
+            x, nxt = answer
+            if isinstance(x, Pending):
+                g = nxt
+                wake = MAX_WAIT_S if x.wake is None else (x.wake - self.now()) / 1e9
+                g = self._wait(g, min(MAX_WAIT_S, wake))
+                continue
+            due = (x["time"] - self.now()) / 1e9
+            if due > 0:
+                event = self._get(min(MAX_WAIT_S, due))
+                if event is not None or due > MAX_WAIT_S:
+                    if event is not None:
+                        g = self._complete(g, event)
+                    continue  # ask again: the answer may differ now
+            g = self._dispatch(x, nxt)
+
+    def _dispatch(self, op: Op, nxt: Gen | None) -> Gen | None:
+        process = op["process"]
+        thread: Thread = NEMESIS if process == NEMESIS else self.table.thread_of(process)
+        if thread not in self.free or (
+            thread != NEMESIS and self.table.process(int(thread)) != process
+        ):
+            raise RuntimeError(
+                f"the generator chose process {process!r}, which is busy or retired: {op}"
+            )
+        self.free.discard(thread)
+        g = None if nxt is None else nxt.update(self.context(), op)
+        if thread == NEMESIS:
+            self.nemesis.submit(op)
+        else:
+            self.clients[int(thread)].submit(op)
+        return g
+
+    def _get(self, timeout_s: float) -> Event | None:
+        try:
+            return self.events.get(timeout=max(0.0, timeout_s))
+        except queue.Empty:
+            return None
+
+    def _wait(self, g: Gen | None, timeout_s: float) -> Gen | None:
+        event = self._get(timeout_s)
+        return g if event is None else self._complete(g, event)
+
+    def _take_events(self, g: Gen | None) -> Gen | None:
+        while True:
+            try:
+                event = self.events.get_nowait()
+            except queue.Empty:
+                return g
+            g = self._complete(g, event)
+
+    def _complete(self, g: Gen | None, event: Event) -> Gen | None:
+        if g is not None:
+            g = g.update(self.context(), event.op)
+        for observe in self.observers:
+            observe(event.op)
+        self.free.add(event.thread)
+        if event.thread != NEMESIS and event.reset:
+            self.table.retire(int(event.thread))
+        return g

@@ -1,0 +1,434 @@
+"""One ``insync run``, from cluster to verdict, nested so that every layer unwinds.
+
+Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
+
+1. the run directory, ``test.json`` and ``insync.log`` (results/LAYOUT.md);
+2. the cluster: reuse a running one with the same spec, else build it;
+3. the workload topics (``--replication-factor``, ``min.insync.replicas``,
+   ``unclean.leader.election.enable`` set per topic, so changing them never
+   forces a cluster rebuild);
+4. the nemesis package (``nemesis.build_package``, imported only when faults
+   are asked for) and its ``setup``;
+5. the phases main → heal → quiet → drain, each op written to
+   ``history.jsonl`` as it happens;
+6. ``finally``, whatever happened (Ctrl-C, SIGTERM, a dead cluster, a bug):
+   stop the workers, ``nemesis.teardown``, delete the run's topics (when the
+   cluster stays), collect every node's logs into ``nodes/``, remove the
+   cluster if ``--teardown``; each step logged and passed if it fails;
+7. check the history, write ``results.json``, point ``results/latest`` here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import HistoryError, InsyncError, UsageError
+from harness.history import HistoryWriter
+from harness.run.interpreter import Interpreter
+from harness.run.options import RunOptions
+from harness.run.plan import PARTITIONS_PER_TOPIC, DrainFeed, drive
+from harness.run.stats import Stats
+from results.store import RunDir, iso
+
+if TYPE_CHECKING:
+    from cluster.lifecycle import Cluster
+    from cluster.spec import ClusterSpec
+    from nemesis.protocol import NemesisPackage
+    from workloads.topics import Topics
+
+LOG = logging.getLogger("insync.run")
+Say = Callable[[str], None]
+
+
+@dataclass
+class RunResult:
+    """What the command prints at the end."""
+
+    run_dir: RunDir
+    verdict: dict[str, Any]
+    exit_code: int
+    interrupted: bool = False
+    error: str | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def cluster_spec(opts: RunOptions) -> ClusterSpec:
+    from cluster.broker_config import parse_overrides
+    from cluster.spec import ClusterSpec
+
+    overrides = parse_overrides(
+        [f"{k}={v}" for k, v in opts.broker_config.items()],
+        "kraft" if opts.mode == "kraft" else "zookeeper",
+    )
+    return ClusterSpec(
+        name=opts.cluster_name,
+        nodes=opts.nodes,
+        kafka_version=opts.kafka_version,
+        mode="kraft" if opts.mode == "kraft" else "zookeeper",
+        controllers=min(3, opts.nodes),
+        heap_mb=opts.heap_mb,
+        broker_config=overrides,
+    )
+
+
+def nemesis_builder(opts: RunOptions) -> Callable[..., NemesisPackage] | None:
+    """The nemesis engineer's ``nemesis.build_package``, if faults are asked for."""
+    if not opts.faults:
+        return None
+    try:
+        import nemesis
+
+        builder: Callable[..., NemesisPackage] = nemesis.build_package  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):
+        raise UsageError(
+            f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync yet",
+            hint="use --nemesis none",
+        ) from None
+    return builder
+
+
+def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
+    from harness.cli import _version
+
+    spec = cluster_spec(opts)
+    return {
+        "name": opts.name,
+        "argv": opts.argv(),
+        "seed": opts.seed,
+        "started": iso(started),
+        "insync_version": _version(),
+        "cluster": {
+            "name": spec.name,
+            "nodes": spec.nodes,
+            "kafka_version": spec.kafka_version,
+            "kafka_version_exact": cluster.version.version if cluster else None,
+            "mode": spec.mode,
+            "controllers": spec.controllers,
+            "heap_mb": spec.heap_mb,
+            "broker_config": dict(spec.broker_config),
+            "base_image": spec.base_image,
+        },
+        "workload": {
+            "name": opts.workload,
+            "acks": opts.acks,
+            "idempotence": opts.idempotence,
+            "retries": opts.retries,
+            "max_in_flight": opts.max_in_flight,
+            "txn": opts.txn,
+            "txn_abort_p": opts.txn_abort_p,
+            "sub_via": opts.sub_via,
+            "replication_factor": opts.replication_factor,
+            "min_insync": opts.min_insync,
+            "unclean_leader_election": opts.unclean_leader_election,
+            "rate": opts.rate,
+            "concurrency": opts.concurrency,
+            "time_limit": opts.time_limit,
+            "final_time_limit": opts.final_time_limit,
+            "quiet_time": opts.quiet_time,
+            "max_writes_per_key": opts.max_writes_per_key,
+            "partitions_per_topic": PARTITIONS_PER_TOPIC,
+            "poll_ms": opts.poll_ms,
+        },
+        "nemesis": {
+            "faults": opts.faults,
+            "interval": opts.nemesis_interval,
+            "targets": opts.nemesis_targets,
+            "schedule": opts.nemesis_schedule,
+            "partition_clients": opts.partition_clients,
+        },
+        "teardown": opts.teardown,
+    }
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM behaves like Ctrl-C while the run goes on."""
+
+    def raise_interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def _signals_ignored(say: Say) -> Iterator[None]:
+    """While cleaning up, Ctrl-C and SIGTERM must not cut teardown short."""
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        say("cleaning up (nemesis teardown, logs, cluster); please wait")
+
+    old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _run_log(path: Any) -> Iterator[None]:
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setLevel(logging.INFO)
+    logger = logging.getLogger("insync")
+    old_level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        handler.close()
+
+
+class Run:
+    """The state of one run while its layers nest and unwind."""
+
+    def __init__(self, opts: RunOptions, *, say: Say, live: bool | None = None) -> None:
+        self.opts = opts
+        self.say = say
+        self.live = live
+        self.started = datetime.now(UTC)
+        self.t0 = time.monotonic()
+        self.run_dir = RunDir.create(opts.results_dir, opts.name or "run", self.started)
+        self.token = "i" + self.run_dir.path.name.lower().replace(".", "").replace("-", "")
+        self.cluster: Cluster | None = None
+        self.topics: Topics | None = None
+        self.package: NemesisPackage | None = None
+        self.nemesis_ready = False
+        self.interp: Interpreter | None = None
+        self.history: HistoryWriter | None = None
+        self.stats = Stats()
+        self.feed = DrainFeed()
+        self.interrupted = False
+        self.error: BaseException | None = None
+
+    def execute(self) -> RunResult:
+        builder = nemesis_builder(self.opts)  # before anything starts: a UsageError is cheap
+        with _run_log(self.run_dir.log):
+            LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
+            self.run_dir.write_test(test_json(self.opts, self.started, None))
+            try:
+                with _signals_interrupt():
+                    self._run(builder)
+            except KeyboardInterrupt:
+                self.interrupted = True
+                self.say("interrupted: stopping clients, keeping the history so far")
+                LOG.warning("interrupted")
+            except Exception as err:
+                self.error = err
+                LOG.error("run stopped by %s", err, exc_info=not isinstance(err, InsyncError))
+                self.say(f"run stopped: {err}")
+            finally:
+                with _signals_ignored(self.say):
+                    self._cleanup()
+            return self._judge()
+
+    # -- the layers -------------------------------------------------------------------
+
+    def _run(self, builder: Callable[..., NemesisPackage] | None) -> None:
+        from cluster import lifecycle
+
+        self.stats.enter("cluster")
+        self.cluster = lifecycle.up(cluster_spec(self.opts), say=self.say)
+        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
+        self.stats.enter("topics")
+        self.topics = self._topics(self.cluster)
+        self.topics.ensure(0)
+        if builder is not None:
+            self.package = builder(
+                faults=self.opts.faults,
+                interval=self.opts.nemesis_interval,
+                targets=self.opts.nemesis_targets,
+                schedule=self.opts.nemesis_schedule,
+                partition_clients=self.opts.partition_clients,
+                seed=self.opts.seed,
+            )
+            self.stats.fault_spans = dict(self.package.fault_spans)
+            if self.package.nemesis is not None:
+                self.stats.enter("nemesis-setup")
+                self.nemesis_ready = True
+                self.package.nemesis.setup(self.cluster)
+        self.history = HistoryWriter(self.run_dir.history)
+        self.interp = self._interpreter(self.cluster, self.topics, self.history)
+        self.interp.start()
+        self._phases(self.interp)
+
+    def _topics(self, cluster: Cluster) -> Topics:
+        from cluster.kafka_clients import admin
+        from workloads.topics import Topics
+
+        config = {
+            "min.insync.replicas": str(self.opts.min_insync),
+            "unclean.leader.election.enable": str(self.opts.unclean_leader_election).lower(),
+        }
+        return Topics(
+            lambda: admin(cluster.bootstrap),
+            prefix=f"{self.token}-",
+            partitions=PARTITIONS_PER_TOPIC,
+            replication_factor=self.opts.replication_factor,
+            config=config,
+        )
+
+    def _interpreter(self, cluster: Cluster, topics: Topics, history: HistoryWriter) -> Interpreter:
+        from workloads.client import ClientOptions
+        from workloads.queue_client import QueueClient
+
+        o = self.opts
+        copts = ClientOptions(
+            bootstrap=cluster.bootstrap,
+            acks="all" if o.acks == "all" else ("1" if o.acks == "1" else "0"),
+            idempotence=bool(o.idempotence),
+            retries=o.retries,
+            max_in_flight=o.max_in_flight,
+            txn=o.txn,
+            sub_via="subscribe" if o.sub_via == "subscribe" else "assign",
+            group_id=f"{self.token}-group",
+            txn_id_prefix=f"{self.token}-txn",
+            abort_p=o.txn_abort_p if o.txn else 0.0,
+            poll_ms=o.poll_ms,
+            seed=o.seed or 0,
+        )
+        assert o.concurrency is not None
+        return Interpreter(
+            history=history,
+            concurrency=o.concurrency,
+            seed=o.seed or 0,
+            client_factory=lambda thread, process: QueueClient(copts, topics, thread, process),
+            nemesis=self.package.nemesis if self.package else None,
+            cluster=cluster,
+            start_ns=time.monotonic_ns(),
+            observers=(self.stats.observe, self.feed.observe),
+        )
+
+    def _phases(self, interp: Interpreter) -> None:
+        from harness.run.display import Display
+
+        with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
+            drive(interp, self.opts, stats=self.stats, feed=self.feed, package=self.package)
+        if not self.feed.complete:
+            self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread")
+
+    def _cleanup(self) -> None:
+        self.stats.enter("cleanup")
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("stop clients", self._stop_clients),
+            ("nemesis teardown", self._nemesis_teardown),
+            ("delete topics", self._delete_topics),
+            ("collect logs", self._collect_logs),
+            ("remove cluster", self._remove_cluster),
+        ]
+        for name, step in steps:
+            try:
+                step()
+            except BaseException as err:  # keep going: every later step still matters
+                LOG.warning("cleanup step %r failed: %s", name, err)
+                self.say(f"cleanup: {name} failed: {err}")
+
+    def _stop_clients(self) -> None:
+        if self.interp is not None and not self.interp.stop(timeout_s=30):
+            LOG.warning("some clients were still busy after 30s; their ops stay open (info)")
+        if self.history is not None:
+            self.history.close()
+
+    def _nemesis_teardown(self) -> None:
+        if self.nemesis_ready and self.package and self.package.nemesis and self.cluster:
+            self.package.nemesis.teardown(self.cluster)
+
+    def _delete_topics(self) -> None:
+        if self.topics is not None and not self.opts.teardown:
+            self.topics.delete_all()
+
+    def _collect_logs(self) -> None:
+        from cluster import lifecycle
+
+        cluster = self.cluster
+        if cluster is None:
+            try:
+                cluster = lifecycle.attach(self.opts.cluster_name)
+            except InsyncError:
+                return
+        for node in cluster.nodes.values():
+            try:
+                node.collect_logs(self.run_dir.nodes)
+            except Exception as err:
+                LOG.warning("could not collect logs of %s: %s", node.name, err)
+
+    def _remove_cluster(self) -> None:
+        from cluster import lifecycle
+
+        if self.opts.teardown:
+            removed = lifecycle.down(self.opts.cluster_name)
+            self.say(f"removed cluster {self.opts.cluster_name!r} ({removed})")
+
+    # -- the verdict ---------------------------------------------------------------------
+
+    def _judge(self) -> RunResult:
+        from checkers import check_file
+        from harness.commands.check import exit_code
+
+        error = None if self.error is None else str(self.error)
+        if self.history is None or not self.run_dir.history.exists():
+            if isinstance(self.error, InsyncError):
+                raise self.error
+            verdict: dict[str, Any] = {
+                "valid": "unknown",
+                "anomaly-types": [],
+                "bad-anomaly-types": [],
+                "anomalies": {},
+                "error": error or "interrupted before any op",
+            }
+            code = 2
+        else:
+            try:
+                verdict = check_file(self.run_dir.history)
+                code = exit_code(verdict)
+            except HistoryError as err:
+                verdict = {
+                    "valid": "unknown",
+                    "anomaly-types": [],
+                    "bad-anomaly-types": [],
+                    "anomalies": {},
+                    "error": f"malformed history: {err.one_line()}",
+                }
+                code = 3
+        summary = self.stats.summary()
+        summary.update(
+            {
+                "exit_code": code,
+                "duration_s": round(time.monotonic() - self.t0, 3),
+                "interrupted": self.interrupted,
+                "drain_complete": self.feed.complete,
+                "unread_after_drain": self.feed.unread(),
+            }
+        )
+        if error:
+            summary["error"] = error
+        self.run_dir.write_results({**verdict, "run": summary})
+        self.run_dir.point_latest()
+        return RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
+
+
+def run(opts: RunOptions, *, say: Say | None = None, live: bool | None = None) -> RunResult:
+    """Run the test ``opts`` describes (validated and resolved here) and judge it."""
+
+    def to_stderr(text: str) -> None:
+        print(f"insync: {text}", file=sys.stderr, flush=True)
+
+    resolved = opts.validate().resolved()
+    return Run(resolved, say=say or to_stderr, live=live).execute()

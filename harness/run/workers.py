@@ -1,0 +1,174 @@
+"""Worker threads: each performs one op at a time and records it the moment it happens.
+
+A client worker owns one client thread's connection. Given an op, it first lets
+the client prepare (create the topics the op names; nothing is recorded yet, so
+that wait is not part of the op), writes the ``invoke``, performs the op,
+writes the completion, and only then reports to the interpreter. Any exception
+inside an op becomes ``info`` (it may have happened); an ``info`` or a client
+asking to be reset closes the client, and the interpreter gives the thread a
+fresh process number, whose first op builds a fresh client.
+
+The nemesis worker does the same for faults: an ``invoke`` with process
+``"nemesis"``, ``Nemesis.invoke``, then an ``info`` line saying what was really
+done (or the error). It never raises either.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness.history import NEMESIS, HistoryWriter, Op
+from workloads.client import Client, Completed
+from workloads.outcomes import describe
+
+if TYPE_CHECKING:
+    from cluster.lifecycle import Cluster
+    from nemesis.protocol import Nemesis
+
+LOG = logging.getLogger("insync.run")
+
+ClientFactory = Callable[[int, int], Client]
+"""``(thread, process) -> Client``: a fresh client for a process of a thread."""
+
+_STAMPED = frozenset({"index", "time", "process", "type", "f", "value"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A completion as the interpreter learns it: which thread is free again, and why."""
+
+    thread: int | str
+    op: Op
+    reset: bool = False
+
+
+class _Worker:
+    """A thread fed one op at a time through its inbox; ``None`` stops it."""
+
+    def __init__(self, name: str, events: queue.SimpleQueue[Event]) -> None:
+        self.events = events
+        self.inbox: queue.SimpleQueue[Op | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def submit(self, op: Op) -> None:
+        self.inbox.put(op)
+
+    def stop(self) -> None:
+        self.inbox.put(None)
+
+    def join(self, timeout: float | None) -> bool:
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+    def _loop(self) -> None:
+        try:
+            while (op := self.inbox.get()) is not None:
+                self.handle(op)
+        finally:
+            self.finish()
+
+    def handle(self, op: Op) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Release what the worker holds, when it stops."""
+
+
+class ClientWorker(_Worker):
+    """Runs one client thread's ops against its current client."""
+
+    def __init__(
+        self,
+        thread: int,
+        factory: ClientFactory,
+        history: HistoryWriter,
+        events: queue.SimpleQueue[Event],
+    ) -> None:
+        super().__init__(f"client-{thread}", events)
+        self.index = thread
+        self.factory = factory
+        self.history = history
+        self.client: Client | None = None
+        self.client_process: int | None = None
+
+    def handle(self, op: Op) -> None:
+        process = op["process"]
+        invoke = {"process": process, "type": "invoke", "f": op["f"], "value": op.get("value")}
+        invoke.update((k, v) for k, v in op.items() if k not in _STAMPED)
+        try:
+            if self.client is None or self.client_process != process:
+                self._close()
+                self.client = self.factory(self.index, process)
+                self.client_process = process
+            self.client.prepare(op)
+        except Exception as err:  # nothing reached Kafka: the op certainly did not happen
+            LOG.info("process %s could not prepare %s: %s", process, op["f"], err)
+            written = self.history.append(invoke)
+            done = Completed("fail", op.get("value"), f"not started: {describe(err)}")
+            self._report(written, done)
+            return
+        written = self.history.append(invoke)
+        try:
+            done = self.client.invoke(op)
+        except Exception as err:  # unknown: it may have happened
+            LOG.debug("process %s: %s raised", process, op["f"], exc_info=True)
+            done = Completed("info", op.get("value"), describe(err))
+        self._report(written, done)
+
+    def _report(self, invoke: Op, done: Completed) -> None:
+        completion = self.history.complete(invoke, done.type, done.value, done.error)
+        reset = done.reset or done.type == "info"
+        if reset:
+            self._close()
+        self.events.put(Event(self.index, completion, reset))
+
+    def _close(self) -> None:
+        client, self.client, self.client_process = self.client, None, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception as err:  # a broken client: nothing more to lose
+                LOG.debug("closing a client of thread %s: %s", self.index, err)
+
+    def finish(self) -> None:
+        self._close()
+
+
+class NemesisWorker(_Worker):
+    """Applies nemesis ops, recording each as an ``invoke`` and an ``info``."""
+
+    def __init__(
+        self,
+        nemesis: Nemesis | None,
+        cluster: Cluster | None,
+        history: HistoryWriter,
+        events: queue.SimpleQueue[Event],
+    ) -> None:
+        super().__init__("nemesis", events)
+        self.nemesis = nemesis
+        self.cluster = cluster
+        self.history = history
+
+    def handle(self, op: Op) -> None:
+        f, value = op["f"], op.get("value")
+        self.history.nemesis_invoke(f, value)
+        done_value: Any = None
+        error: Any = None
+        try:
+            if self.nemesis is None or self.cluster is None:
+                raise RuntimeError(f"no nemesis to apply {f!r}")
+            result = self.nemesis.invoke(self.cluster, op)
+            done_value, error = result.get("value"), result.get("error")
+        except Exception as err:  # a fault that failed to apply is recorded, not fatal
+            LOG.warning("nemesis %s failed: %s", f, err)
+            error = describe(err)
+        completion = self.history.nemesis(f, done_value, error)
+        self.events.put(Event(NEMESIS, completion))

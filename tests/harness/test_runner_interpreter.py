@@ -1,0 +1,232 @@
+"""The interpreter and its workers, driven by fake clients built from a handler function.
+
+No Docker: ``MemKafka`` is an in-memory log per key, and each fake client keeps
+its own consumer positions, as a real consumer does. A test states what its
+Kafka does to one op (the handler); the real plan, interpreter, workers,
+history writer and checker do the rest, in real (short) time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from checkers import check_file
+from harness.history import HistoryWriter
+from harness.run.interpreter import Interpreter
+from harness.run.options import RunOptions
+from harness.run.plan import DrainFeed, drive
+from harness.run.stats import Stats
+from workloads.client import Completed
+
+
+@dataclass
+class MemKafka:
+    """One append-only list of values per key, shared by every fake client."""
+
+    logs: dict[str, list[int]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: int = 0
+    lose: set[int] = field(default_factory=set)  # values acknowledged but never stored
+
+
+@dataclass
+class MemClient:
+    """A fake client: ``handler(client, op)`` decides; the default behaves like Kafka."""
+
+    kafka: MemKafka
+    process: int
+    handler: Callable[[MemClient, dict[str, Any]], Completed | None]
+    assigned: list[str] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)
+
+    def prepare(self, op: Any) -> None:
+        pass
+
+    def invoke(self, op: Any) -> Completed:
+        done = self.handler(self, op)
+        return done if done is not None else self.kafka_like(op)
+
+    def close(self) -> None:
+        with self.kafka.lock:
+            self.kafka.closed += 1
+
+    def kafka_like(self, op: dict[str, Any]) -> Completed:
+        f, value = op["f"], op["value"]
+        k = self.kafka
+        with k.lock:
+            if f == "send":
+                out = []
+                for _, key, v in value:
+                    log = k.logs.setdefault(key, [])
+                    if v not in k.lose:
+                        log.append(v)
+                    out.append(["send", key, [len(log) - 1 if v not in k.lose else len(log), v]])
+                return Completed("ok", out)
+            if f == "poll":
+                got: dict[str, list[list[int]]] = {}
+                for key in self.assigned:
+                    log = k.logs.get(key, [])
+                    start = self.positions.get(key, 0)
+                    recs = [[o, log[o]] for o in range(start, min(len(log), start + 5))]
+                    if recs:
+                        got[key] = recs
+                        self.positions[key] = recs[-1][0] + 1
+                return Completed("ok", [["poll", got]])
+            if f in ("assign", "subscribe"):
+                beginning = op.get("seek") == "beginning"
+                self.positions = {
+                    key: 0 if beginning else self.positions.get(key, 0) for key in value
+                }
+                self.assigned = list(value)
+                return Completed("ok", value)
+            if f == "crash":
+                return Completed("info", None, "crash")
+        raise AssertionError(f"unexpected op {op}")
+
+
+def kafka_like(client: MemClient, op: dict[str, Any]) -> Completed | None:
+    return None
+
+
+def run_fake(
+    tmp_path: Path,
+    handler: Callable[[MemClient, dict[str, Any]], Completed | None] = kafka_like,
+    kafka: MemKafka | None = None,
+    **overrides: Any,
+) -> tuple[list[dict[str, Any]], DrainFeed, Stats, MemKafka]:
+    settings: dict[str, Any] = {
+        "time_limit": 1.0,
+        "rate": 500,
+        "quiet_time": 0,
+        "final_time_limit": 5.0,
+        "concurrency": 3,
+        "seed": 7,
+        "max_writes_per_key": 16,
+    }
+    settings.update(overrides)
+    opts = RunOptions(**settings).validate().resolved()
+    mem = kafka or MemKafka()
+    path = tmp_path / "history.jsonl"
+    history = HistoryWriter(path)
+    feed, stats = DrainFeed(), Stats()
+    interp = Interpreter(
+        history=history,
+        concurrency=opts.concurrency or 3,
+        seed=opts.seed or 0,
+        client_factory=lambda thread, process: MemClient(mem, process, handler),
+        start_ns=0,
+        clock=lambda: __import__("time").monotonic_ns() - START[0],
+        observers=(stats.observe, feed.observe),
+    )
+    START[0] = __import__("time").monotonic_ns()
+    interp.start()
+    try:
+        drive(interp, opts, stats=stats, feed=feed)
+    finally:
+        assert interp.stop(5)
+        history.close()
+    ops = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    return ops, feed, stats, mem
+
+
+START = [0]
+
+
+def test_a_correct_kafka_gives_a_valid_well_formed_history(tmp_path: Path) -> None:
+    ops, feed, stats, _ = run_fake(tmp_path)
+    assert [op["index"] for op in ops] == list(range(len(ops)))
+    times = [op["time"] for op in ops]
+    assert times == sorted(times)
+    verdict = check_file(tmp_path / "history.jsonl")
+    assert verdict["valid"] is True, verdict
+    assert stats.ops > 100
+    assert feed.complete  # the drain re-read every acknowledged value
+    sends = [op for op in ops if op["f"] == "send" and op["type"] == "ok"]
+    assert sends and all(isinstance(op["value"][0][2], list) for op in sends)
+
+
+def test_the_drain_stops_once_everything_is_reread(tmp_path: Path) -> None:
+    ops, feed, stats, _ = run_fake(tmp_path, final_time_limit=30.0)
+    drain = stats.phase_times["drain"]
+    assert drain[1] - drain[0] < 10, "the drain ran to its time limit though all was read"
+    assert feed.complete
+    assert any(op.get("seek") == "beginning" for op in ops if op["type"] == "invoke")
+
+
+def test_a_lost_write_keeps_the_drain_going_and_makes_the_run_invalid(tmp_path: Path) -> None:
+    mem = MemKafka(lose={5})
+    _, feed, stats, _ = run_fake(tmp_path, kafka=mem, final_time_limit=1.5)
+    assert not feed.complete and feed.unread() == 1
+    drain = stats.phase_times["drain"]
+    assert drain[1] - drain[0] >= 1.4
+    verdict = check_file(tmp_path / "history.jsonl")
+    assert verdict["valid"] is False
+    assert set(verdict["bad-anomaly-types"]) & {"lost-write", "unseen"}
+
+
+def test_an_exception_is_info_and_the_thread_goes_on_as_a_fresh_process(tmp_path: Path) -> None:
+    calls = {"n": 0}
+
+    def flaky(client: MemClient, op: dict[str, Any]) -> Completed | None:
+        calls["n"] += 1
+        if op["f"] == "send" and calls["n"] % 7 == 0:
+            raise RuntimeError("broker on fire")
+        return None
+
+    ops, _, _, mem = run_fake(tmp_path, handler=flaky)
+    infos = [op for op in ops if op["type"] == "info" and op["f"] == "send"]
+    assert infos and all("RuntimeError: broker on fire" in op["error"] for op in infos)
+    for op in infos:  # the process never invokes again; its thread does, as process + 3
+        later = [o for o in ops if o["index"] > op["index"] and o["type"] == "invoke"]
+        assert all(o["process"] != op["process"] for o in later)
+        assert any(o["process"] == op["process"] + 3 for o in later)
+    assert mem.closed >= len(infos)  # the old client was closed
+    assert check_file(tmp_path / "history.jsonl")["valid"] is True
+
+
+@pytest.mark.parametrize("outcome", ["fail", "info"], ids=["fail-keeps-process", "info-retires"])
+def test_failed_polls_and_info_retire_only_on_info(tmp_path: Path, outcome: str) -> None:
+    def bad_polls(client: MemClient, op: dict[str, Any]) -> Completed | None:
+        if op["f"] == "poll" and client.process % 2 == 0 and op.get("seek") is None:
+            return Completed(outcome, op["value"], "poll refused")  # type: ignore[arg-type]
+        return None
+
+    ops, _, _, _ = run_fake(tmp_path, handler=bad_polls, final_time_limit=2.0)
+    bad = [op for op in ops if op["type"] == outcome and op["f"] == "poll"]
+    assert bad
+    again = [
+        any(
+            o["process"] == op["process"] and o["index"] > op["index"] and o["type"] == "invoke"
+            for o in ops
+        )
+        for op in bad
+    ]
+    if outcome == "fail":  # the process goes on (its very last op may be the run's last)
+        assert sum(again) >= len(bad) - 3
+    else:
+        assert not any(again)
+
+
+def test_a_reset_retires_the_process_even_after_fail(tmp_path: Path) -> None:
+    def resets(client: MemClient, op: dict[str, Any]) -> Completed | None:
+        if op["f"] == "poll" and client.process == 1:
+            return Completed("fail", op["value"], "could not seek back", reset=True)
+        return None
+
+    ops, _, _, _ = run_fake(tmp_path, handler=resets)
+    first = next(op for op in ops if op["process"] == 1 and op["type"] == "fail")
+    assert not any(o["process"] == 1 and o["index"] > first["index"] for o in ops)
+
+
+def test_crash_ops_close_the_client_and_complete_info(tmp_path: Path) -> None:
+    ops, _, _, mem = run_fake(tmp_path)
+    crashes = [op for op in ops if op["f"] == "crash" and op["type"] != "invoke"]
+    assert crashes and all(op["type"] == "info" for op in crashes)
+    assert mem.closed >= len(crashes)
