@@ -146,4 +146,5 @@ def _store(path: Path, version: str, keys: frozenset[str]) -> None:
     with os.fdopen(fd, "w") as out:
         json.dump({"version": version, "keys": sorted(keys)}, out, indent=1)
         out.write("\n")
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)

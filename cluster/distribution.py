@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -38,6 +39,7 @@ MARKER_FORMAT = 1
 # Pinned so resolution does not depend on whichever plugin version Maven picks.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 MVN_TIMEOUT_S = 900.0
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # mvn output that means "the network, not the coordinates": say so in the error.
 _NETWORK_SIGNS = (
@@ -97,6 +99,7 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
     root = distribution_dir(version, cache_root)
     cached = load_distribution(version, root)
     if cached is not None:
+        _write_configs(cached.config_dir)  # insync's own files: refresh, no network
         return cached
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -106,6 +109,7 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
         )
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{version.version}.", dir=root.parent))
+    staging.chmod(0o755)  # mkdtemp's 0700 would hide it from a container's non-root user
     try:
         jars = _resolve_into(staging, version, mvn)
         _write_configs(staging / "config")
@@ -137,8 +141,6 @@ def load_distribution(version: KafkaVersion, root: Path) -> Distribution | None:
         return None  # the table entry changed since this cache was built
     dist = Distribution(version, root, tuple(str(j) for j in jars))
     if not all(p.is_file() for p in dist.jar_paths):
-        return None
-    if not (dist.config_dir / version.logging.broker_config).is_file():
         return None
     return dist
 
@@ -185,6 +187,7 @@ def mvn_argv(mvn: str) -> list[str]:
         mvn,
         "-q",
         "-B",
+        "-Dstyle.color=never",
         "-f",
         "pom.xml",
         f"{DEPENDENCY_PLUGIN}:copy-dependencies",
@@ -222,6 +225,7 @@ def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> list[str]:
 
 
 def _mvn_failure(version: KafkaVersion, output: str) -> EnvironmentProblem:
+    output = _ANSI.sub("", output)
     errors = [line for line in output.splitlines() if "[ERROR]" in line]
     lines = errors or output.strip().splitlines()[-1:] or ["no output"]
     said = " ".join(lines[0].replace("[ERROR]", "").split())[:300]
@@ -237,10 +241,25 @@ def _mvn_failure(version: KafkaVersion, output: str) -> EnvironmentProblem:
 
 
 def _write_configs(config_dir: Path) -> None:
+    """Copy insync's config files into ``config_dir``, replacing any that differ.
+
+    They are insync's, not Maven's, so a cache hit refreshes them too: an
+    upgraded insync never runs with an older copy. Each file is replaced
+    atomically, because a running container may be reading the directory.
+    """
     config_dir.mkdir(parents=True, exist_ok=True)
     for item in resources.files("cluster.dist_files").iterdir():
-        if item.name.endswith(".properties"):
-            (config_dir / item.name).write_text(item.read_text())
+        if not item.name.endswith(".properties"):
+            continue
+        text = item.read_text()
+        target = config_dir / item.name
+        if target.is_file() and target.read_text() == text:
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=f".{item.name}.", dir=config_dir)
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
 
 
 def _write_marker(staging: Path, version: KafkaVersion, jars: list[str]) -> None:

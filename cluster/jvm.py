@@ -27,6 +27,7 @@ DEFAULT_HEAP_MB = 384  # five brokers must fit next to each other on a 2-core bo
 TOOL_HEAP_MB = 256  # kafka-run-class.sh's default for command-line tools
 ZOOKEEPER_HEAP_MB = 256
 MIN_HEAP_MB = 64
+ADMIN_CONFIG = "tools-admin.properties"  # under config/, see dist_files/
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 # kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, minus what Java 17 ignores.
@@ -136,7 +137,11 @@ def quorum_argv(
     kafka_home: str | PurePath = KAFKA_HOME,
     java: str = "java",
 ) -> list[str]:
-    """``kafka-metadata-quorum describe --status``: prints the LeaderId (active controller)."""
+    """``kafka-metadata-quorum describe --status``: prints the LeaderId (active controller).
+
+    The admin client gets ``config/tools-admin.properties``: it gives up after
+    about 8 s when ``bootstrap`` is unreachable, instead of the 60 s default.
+    """
     if version.quorum_tool_main is None:
         raise UsageError(
             f"Kafka {version.version} has no metadata quorum tool",
@@ -147,6 +152,8 @@ def quorum_argv(
         version.quorum_tool_main,
         "--bootstrap-server",
         bootstrap,
+        "--command-config",
+        str(_home(kafka_home) / "config" / ADMIN_CONFIG),
         "describe",
         "--status",
     ]

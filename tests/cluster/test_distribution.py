@@ -41,10 +41,13 @@ echo run >> "{calls}"
 {body}
 """
 GOOD_BODY = "mkdir -p libs && : > libs/kafka_2.13-4.1.2.jar && : > libs/kafka-clients-4.1.2.jar"
-OFFLINE_BODY = """echo "[ERROR] Failed to execute goal on project kafka-4.1.2: Could not resolve \
-dependencies: Could not transfer artifact org.apache.kafka:kafka_2.13:pom:4.1.2 from/to central \
-(https://repo.maven.apache.org/maven2): repo.maven.apache.org: Temporary failure in name resolution"
-exit 1"""
+OFFLINE_BODY = (
+    r"printf '\033[1;31m[ERROR]\033[m Failed to execute goal on project kafka-4.1.2: "
+    "Could not resolve dependencies: Could not transfer artifact "
+    "org.apache.kafka:kafka_2.13:pom:4.1.2 from/to central (https://repo.maven.apache.org/maven2): "
+    r"repo.maven.apache.org: Temporary failure in name resolution\n'"
+    "\nexit 1"
+)
 
 
 def _fake_mvn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
@@ -127,6 +130,25 @@ def test_resolution_lays_out_install_and_second_call_is_a_cache_hit(
     assert [p.name for p in dist.root.parent.iterdir()] == ["4.1.2"]  # no staging left
 
 
+def test_cache_is_readable_by_other_users_and_a_hit_restores_config_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Containers may read the bind mount as a non-root user; config is insync's own."""
+    calls = _fake_mvn(tmp_path, monkeypatch, GOOD_BODY)
+    dist = ensure_distribution(V41, tmp_path / "cache")
+    assert dist.root.stat().st_mode & 0o005 == 0o005
+    admin = dist.config_dir / "tools-admin.properties"
+    assert admin.stat().st_mode & 0o004
+    original = admin.read_text()
+    assert "default.api.timeout.ms=" in original
+    admin.write_text("edited\n")
+    (dist.config_dir / "log4j2.properties").unlink()
+    assert ensure_distribution(V41, tmp_path / "cache") == dist
+    assert admin.read_text() == original
+    assert (dist.config_dir / "log4j2.properties").is_file()
+    assert _runs(calls) == 1
+
+
 def test_log4j1_versions_get_log4j_properties(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -182,7 +204,7 @@ def test_unreachable_maven_central(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     line = err.value.one_line()
     assert line.startswith("cannot reach Maven Central to resolve Kafka 4.1.2")
     assert "Temporary failure in name resolution" in line
-    assert "\n" not in line and "[ERROR]" not in line
+    assert "\n" not in line and "[ERROR]" not in line and "\x1b" not in line
     kafka_dir = tmp_path / "cache" / "kafka"
     assert list(kafka_dir.iterdir()) == []  # the staging directory was removed
 

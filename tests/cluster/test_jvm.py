@@ -83,7 +83,14 @@ def test_quorum_argv() -> None:
     argv = jvm.quorum_argv(V41, bootstrap="localhost:9092")
     _, main, args = _main_and_args(argv)
     assert main == "org.apache.kafka.tools.MetadataQuorumCommand"
-    assert args == ["--bootstrap-server", "localhost:9092", "describe", "--status"]
+    assert args == [
+        "--bootstrap-server",
+        "localhost:9092",
+        "--command-config",
+        "/opt/kafka/config/tools-admin.properties",
+        "describe",
+        "--status",
+    ]
 
 
 def test_zookeeper_argv_runs_quorum_peer_main_from_kafka_classpath() -> None:
