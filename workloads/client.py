@@ -89,6 +89,9 @@ class ClientOptions:
             # One id per worker thread: a fresh process's producer fences the old one.
             conf["transactional.id"] = f"{self.txn_id_prefix}-{thread}"
             conf["transaction.timeout.ms"] = max(self.delivery_timeout_ms, 10_000)
+            # AddPartitionsToTxn is refused (CONCURRENT_TRANSACTIONS) until the previous
+            # commit's markers are written; retry soon instead of after 100 ms.
+            conf["retry.backoff.ms"] = 10
         return conf
 
     def consumer_config(self) -> dict[str, Any]:

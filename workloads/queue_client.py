@@ -208,9 +208,11 @@ class QueueClient:
         first = consumer.poll(self.opts.poll_ms / 1000)
         if first is None:
             return
-        batch = [first]
+        self._take([first], records)  # before consume(): if that raises, first is known
         if self.opts.max_poll_records > 1:
-            batch.extend(consumer.consume(self.opts.max_poll_records - 1, 0))
+            self._take(consumer.consume(self.opts.max_poll_records - 1, 0), records)
+
+    def _take(self, batch: list[Any], records: Records) -> None:
         for msg in batch:
             err = msg.error()
             if err is not None:
@@ -311,7 +313,8 @@ class QueueClient:
                 raise KafkaException(failed[0])
             if self.opts.abort_p and self._rng.random() < self.opts.abort_p:
                 raise _Aborted("aborted on purpose")
-            self._send_offsets(producer)
+            if read or any(m[0] == "poll" for m in mops):
+                self._send_offsets(producer)  # only reads move positions worth committing
         except Exception as err:
             return self._abort(producer, err, self._merge(out, reports), read)
         return self._commit(producer, self._merge(out, reports), read)

@@ -1,0 +1,168 @@
+"""``insync run`` options: flags, run.toml, replay, validation, the canonical argv."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import build_parser
+from harness.errors import UsageError
+from harness.run.options import OPTIONS, RunOptions, parse
+
+
+def test_defaults_resolve_to_a_complete_test() -> None:
+    opts = parse([]).resolved()
+    assert opts.nodes == 3 and opts.concurrency == 6 and opts.acks == "all"
+    assert opts.idempotence is True and isinstance(opts.seed, int)
+    assert opts.name == "queue-acks-all" and opts.teardown is False
+
+
+def test_the_readme_command_parses() -> None:
+    readme = (
+        "--nodes 5 --kafka-version 4.1.x --workload queue --nemesis none "
+        "--time-limit 60 --rate 1000 --acks all --min-insync 2 "
+        "--replication-factor 3 --seed 42"
+    )
+    opts = parse(readme.split()).resolved()
+    assert (opts.nodes, opts.concurrency, opts.seed, opts.faults) == (5, 10, 42, [])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ("--min-insync 3 --replication-factor 2", "--min-insync 3 > --replication-factor 2"),
+        ("--txn --acks 1", "--txn needs --acks all"),
+        ("--txn --acks 0 --idempotence false", "--txn needs --acks all"),
+        ("--replication-factor 4 --nodes 3", "needs at least as many nodes"),
+        ("--acks 1 --idempotence", "--idempotence needs --acks all"),
+        ("--concurrency 0", "--concurrency must be at least 1"),
+        ("--time-limit 0", "--time-limit must be positive"),
+        ("--txn-abort-p 1", "--txn-abort-p must be in [0, 1)"),
+        ("--rate -1", "--rate must not be negative"),
+        ("--nemesis-schedule /nonexistent/schedule.edn", "no such file"),
+        ("--acks 2", "must be one of 0, 1, all"),
+        ("--txn maybe", "not true or false"),
+    ],
+    ids=[
+        "min-insync>rf",
+        "txn-acks1",
+        "txn-acks0",
+        "rf>nodes",
+        "idem-acks1",
+        "concurrency0",
+        "time0",
+        "abort-p1",
+        "negative-rate",
+        "no-schedule",
+        "bad-acks",
+        "bad-bool",
+    ],
+)
+def test_bad_options_are_one_usage_error(argv: str, message: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse(argv.split())
+    assert message in err.value.one_line()
+    assert "\n" not in err.value.one_line()
+
+
+def test_acks_1_turns_idempotence_off_by_default() -> None:
+    opts = parse(["--acks", "1"]).resolved()
+    assert opts.idempotence is False
+
+
+def test_config_file_then_flags_override(tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text(
+        "nodes = 5\nreplication-factor = 3\ntime_limit = 30\ntxn = true\n"
+        'broker-config = ["log.flush.interval.messages=1"]\nnemesis = "none"\n'
+    )
+    opts = parse(["--config", str(config), "--time-limit", "20"])
+    assert (opts.nodes, opts.time_limit, opts.txn) == (5, 20.0, True)
+    assert opts.broker_config == {"log.flush.interval.messages": "1"}
+
+
+def test_config_under_a_run_table(tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text('[run]\nacks = "1"\nidempotence = false\n')
+    assert parse(["--config", str(config)]).acks == "1"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("nodes = [", "not TOML"),
+        ("colour = 'red'", "unknown option 'colour'"),
+        ("nodes = 'many'", "--nodes"),
+    ],
+    ids=["not-toml", "unknown-key", "bad-type"],
+)
+def test_bad_config_files(tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text(text)
+    with pytest.raises(UsageError) as err:
+        parse(["--config", str(config)])
+    assert message in err.value.one_line()
+
+
+def test_argv_round_trips_through_replay(tmp_path: Path) -> None:
+    argv = (
+        "--nodes 5 --txn --sub-via subscribe --broker-config a.b=1 "
+        "--broker-config c=2 --retries 3 --rate 0 --nemesis kill,partition "
+        "--nemesis-targets one,majority --seed 9"
+    )
+    opts = parse(argv.split()).resolved()
+    (tmp_path / "test.json").write_text(json.dumps({"argv": opts.argv()}))
+    again = parse(["--replay", str(tmp_path / "test.json")])
+    assert again == opts
+    assert parse(["--replay", str(tmp_path)]) == opts  # a run directory works too
+
+
+def test_replay_flags_override(tmp_path: Path) -> None:
+    opts = parse(["--seed", "5", "--time-limit", "30"]).resolved()
+    (tmp_path / "test.json").write_text(json.dumps({"argv": opts.argv()}))
+    again = parse(["--replay", str(tmp_path / "test.json"), "--time-limit", "10"])
+    assert (again.seed, again.time_limit) == (5, 10.0)
+
+
+def test_replay_of_something_else_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "test.json").write_text(json.dumps({"argv": ["rm", "-rf"]}))
+    with pytest.raises(UsageError):
+        parse(["--replay", str(tmp_path / "test.json")])
+    with pytest.raises(UsageError):
+        parse(["--replay", str(tmp_path / "missing.json")])
+
+
+def test_every_option_is_a_cli_flag_and_a_field() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["run", *[x for s in OPTIONS for x in (s.flag, _sample(s.name))]])
+    fields = set(RunOptions.__dataclass_fields__)
+    assert {s.name for s in OPTIONS} == fields
+    assert all(hasattr(args, s.name) for s in OPTIONS)
+
+
+def _sample(name: str) -> str:
+    samples = {
+        "mode": "kraft",
+        "acks": "all",
+        "sub_via": "assign",
+        "workload": "queue",
+        "broker_config": "a=b",
+        "nemesis": "none",
+    }
+    if name in samples:
+        return samples[name]
+    field = RunOptions.__dataclass_fields__[name]
+    kind = str(field.type)
+    if "bool" in kind:
+        return "true"
+    if "int" in kind or "float" in kind:
+        return "1"
+    return "x"
+
+
+def test_keep_cluster_and_no_idempotence_spellings() -> None:
+    assert parse(["--teardown", "--keep-cluster"]).teardown is False
+    assert parse(["--teardown"]).teardown is True
+    assert parse(["--no-idempotence"]).idempotence is False
