@@ -1,0 +1,202 @@
+"""A history read once into columns: one row per client op, nemesis ops, chosen keys' records.
+
+The report needs every op's times and outcome (for the plots) but only a few
+ops' values (for hovering and the anomaly panels), so values are not kept:
+each line's byte offset is, and ``read_lines`` fetches the few that are shown.
+Records (offset, value, op) are gathered only for the keys an anomaly names,
+for the offset grids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from results.plot_data import OUTCOMES, Array
+
+TYPE_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+
+#: One record of a key: offset (None: unknown), value, completion index, "w" or "r", outcome.
+Record = tuple[int | None, int, int, str, int]
+
+
+@dataclass
+class OpTable:
+    """Columns, one row per client op (invoke + completion), in completion order."""
+
+    index: Array
+    invoke_index: Array
+    start: Array
+    end: Array
+    process: Array
+    f: Array
+    type: Array
+    error: Array
+    f_names: list[str]
+    errors: list[str]
+    nemesis: list[dict[str, Any]]
+    line_offsets: Array
+    start_time: int
+    end_time: int
+    lines: int
+    records: dict[str, list[Record]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.index.size)
+
+
+class _Codes:
+    """Interns strings as small integers (op names, error texts)."""
+
+    def __init__(self, limit: int) -> None:
+        self.names: list[str] = []
+        self.codes: dict[str, int] = {}
+        self.limit = limit
+
+    def code(self, name: str) -> int:
+        c = self.codes.get(name)
+        if c is None:
+            if len(self.names) >= self.limit:
+                return self.code_other()
+            c = self.codes[name] = len(self.names)
+            self.names.append(name)
+        return c
+
+    def code_other(self) -> int:
+        c = self.codes.get("(other)")
+        if c is None:
+            c = self.codes["(other)"] = len(self.names)
+            self.names.append("(other)")
+        return c
+
+
+def _error_text(error: Any) -> str:
+    return error if isinstance(error, str) else orjson.dumps(error).decode()
+
+
+def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
+    """Read ``path`` (history.jsonl) into an ``OpTable``; records of ``keys`` are gathered.
+
+    Assumes a well-formed history (the checker has judged it); a malformed line
+    is skipped rather than fatal, so a report can still be drawn.
+    """
+    want = set(keys)
+    fs, errs = _Codes(255), _Codes(65_000)
+    cols: dict[str, list[int]] = {n: [] for n in
+                                  ("index", "invoke", "start", "end", "process", "f", "type",
+                                   "error")}
+    pending: dict[Any, tuple[int, int, str, Any]] = {}
+    nemesis: list[dict[str, Any]] = []
+    offsets: list[int] = []
+    records: dict[str, list[Record]] = {k: [] for k in want}
+    pos = 0
+    first_time: int | None = None
+    last_time = 0
+    line_no = -1
+    with path.open("rb") as fh:
+        for line_no, line in enumerate(fh):
+            offsets.append(pos)
+            pos += len(line)
+            try:
+                op = orjson.loads(line)
+                t = int(op["time"])
+                process, type_ = op["process"], op["type"]
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+            if first_time is None:
+                first_time = t
+            last_time = max(last_time, t)
+            index = int(op.get("index", line_no))
+            if process == "nemesis":
+                nemesis.append({"index": index, "time": t, "type": type_, "f": op.get("f"),
+                                "value": op.get("value"), "error": op.get("error")})
+                continue
+            if type_ == "invoke":
+                pending[process] = (index, t, str(op.get("f")), op.get("value"))
+                continue
+            started = pending.pop(process, None)
+            if started is None:
+                continue
+            _append(cols, index, started[0], started[1], t, process, fs.code(started[2]),
+                    TYPE_CODE.get(type_, 2),
+                    errs.code(_error_text(op["error"])) if op.get("error") is not None else -1)
+            if want:
+                _gather(records, want, index, TYPE_CODE.get(type_, 2), started[3],
+                        op.get("value"))
+    for process, (inv, t, f, value) in pending.items():  # never completed: info
+        _append(cols, inv, inv, t, last_time, process if type(process) is int else -1,
+                fs.code(f), 2, errs.code("never completed"))
+        if want:
+            _gather(records, want, inv, 2, value, None)
+    order = np.argsort(np.asarray(cols["index"], dtype=np.int64), kind="stable")
+
+    def col(name: str, dtype: Any) -> Array:
+        return np.asarray(cols[name], dtype=dtype)[order]
+
+    return OpTable(
+        index=col("index", np.int64), invoke_index=col("invoke", np.int64),
+        start=col("start", np.int64), end=col("end", np.int64),
+        process=col("process", np.int64), f=col("f", np.uint8), type=col("type", np.uint8),
+        error=col("error", np.int32), f_names=fs.names, errors=errs.names, nemesis=nemesis,
+        line_offsets=np.asarray(offsets, dtype=np.int64), start_time=first_time or 0,
+        end_time=last_time, lines=line_no + 1, records=records,
+    )
+
+
+def _append(cols: dict[str, list[int]], index: int, invoke: int, start: int, end: int,
+            process: int, f: int, type_: int, error: int) -> None:
+    cols["index"].append(index)
+    cols["invoke"].append(invoke)
+    cols["start"].append(start)
+    cols["end"].append(end)
+    cols["process"].append(process)
+    cols["f"].append(f)
+    cols["type"].append(type_)
+    cols["error"].append(error)
+
+
+def _gather(records: dict[str, list[Record]], want: set[str], index: int, type_: int,
+            invoked: Any, completed: Any) -> None:
+    """Add the writes and reads of one op on the wanted keys."""
+    mops = completed if isinstance(completed, list) else invoked
+    if not isinstance(mops, list):
+        return
+    for mop in mops:
+        if not isinstance(mop, list) or not mop:
+            continue
+        if mop[0] == "send" and len(mop) == 3 and mop[1] in want:
+            if isinstance(mop[2], list) and len(mop[2]) == 2:
+                records[mop[1]].append((mop[2][0], mop[2][1], index, "w", type_))
+            elif type(mop[2]) is int:
+                records[mop[1]].append((None, mop[2], index, "w", type_))
+        elif mop[0] == "poll" and len(mop) == 2 and isinstance(mop[1], dict):
+            for k, recs in mop[1].items():
+                if k in want:
+                    records[k].extend((o, v, index, "r", type_) for o, v in recs)
+
+
+def read_lines(path: Path, table: OpTable, rows: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Full completion and invoke ops of the given table rows: completion index -> detail."""
+    out: dict[int, dict[str, Any]] = {}
+    want = sorted({int(r) for r in rows})
+    lines = table.line_offsets
+    with path.open("rb") as fh:
+        for r in want:
+            index, invoke = int(table.index[r]), int(table.invoke_index[r])
+            detail: dict[str, Any] = {}
+            for which, i in (("invoke", invoke), ("completion", index)):
+                if 0 <= i < lines.size:
+                    fh.seek(int(lines[i]))
+                    try:
+                        detail[which] = orjson.loads(fh.readline())
+                    except orjson.JSONDecodeError:
+                        continue
+            if invoke == index:
+                detail.pop("completion", None)
+            out[index] = detail
+    return out
