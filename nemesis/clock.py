@@ -1,0 +1,180 @@
+"""Clock faults: per-node wall-clock skew through libfaketime in the broker JVM only.
+
+The host clock is never touched. Brokers started with ``ClusterSpec.faketime``
+preload libfaketime and read their offset from ``FAKETIME_CONTROL`` (at most a
+second late); this nemesis rewrites that file atomically. The monotonic clock
+stays real (``cluster.kafka_node.faketime_env`` says why), so timeouts keep
+working while timestamps, log retention and LogAppendTime see the skew.
+
+Ops and values:
+
+* ``bump-clock`` ``{"target": t, "delta-ms": d}`` → ``{"offsets-ms": {"n1": 60000}}``
+  (the offset accumulates: two bumps of +30 s give +60 s);
+* ``strobe-clock`` ``{"target", "delta-ms", "period-ms", "duration-s"}``: flip
+  between the current offset and offset+delta every period, for the duration
+  (the op completes when strobing ends) → ``{"strobed": [...], "flips": {...}}``;
+* ``freeze-clock`` ``{"target": t}`` → ``{"frozen": {"n1": "2026-11-21 02:10:00"}}``;
+* ``reset-clock`` ``{"target": t}`` (default ``all``) → ``{"offsets-ms": {"n1": 0}}``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from cluster.kafka_node import FAKETIME_CONTROL, faketime_env
+from cluster.remote import Remote, sh
+from nemesis.errors import TeardownIncomplete
+from nemesis.nodes import Resolver, completion, on_nodes
+
+if TYPE_CHECKING:
+    from cluster.kafka_node import KafkaNode
+    from cluster.lifecycle import Cluster
+
+STROBE_PIDFILE = "/var/run/insync/strobe.pid"
+FS = frozenset({"bump-clock", "strobe-clock", "freeze-clock", "reset-clock"})
+
+
+def offset_text(offset_ms: float) -> str:
+    """libfaketime's relative form: ``+1.500`` seconds."""
+    return f"{offset_ms / 1000:+.3f}"
+
+
+def write_control(remote: Remote, text: str) -> None:
+    """Replace the control file atomically, so libfaketime never reads half a line."""
+    tmp = f"{FAKETIME_CONTROL}.tmp"
+    sh(remote, f"mkdir -p $(dirname {FAKETIME_CONTROL}) && printf '%s\\n' {shlex.quote(text)} "
+               f"> {tmp} && mv {tmp} {FAKETIME_CONTROL}")
+
+
+def faked_now(remote: Remote) -> float:
+    """The time (epoch seconds) a process under the broker's faketime settings sees now."""
+    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env().items())
+                   if k != "FAKETIME_CACHE_DURATION")
+    return float(sh(remote, f"env {env} date +%s.%N").stdout.strip())
+
+
+def strobe_script(high: str, low: str, period_s: float, duration_s: float) -> str:
+    """A loop on the node flipping the control file between ``high`` and ``low``.
+
+    It records its pid so teardown can stop it even if the harness died mid-strobe,
+    and always leaves ``low`` in force when it ends.
+    """
+    ctl, tmp = FAKETIME_CONTROL, f"{FAKETIME_CONTROL}.strobe"
+    put = "printf '%s\\n' \"$1\" > " + tmp + " && mv " + tmp + " " + ctl
+    return f"""
+echo $$ > {STROBE_PIDFILE}
+put() {{ {put}; }}
+trap 'put {shlex.quote(low)}; rm -f {STROBE_PIDFILE}; exit 0' TERM INT
+end=$(( $(date +%s) + {max(1, round(duration_s))} ))
+n=0
+while [ "$(date +%s)" -lt "$end" ]; do
+  put {shlex.quote(high)}; sleep {period_s:.3f}
+  put {shlex.quote(low)}; sleep {period_s:.3f}
+  n=$((n + 2))
+done
+put {shlex.quote(low)}
+rm -f {STROBE_PIDFILE}
+echo $n
+"""
+
+
+def stop_strobe() -> str:
+    return (f"p=$(cat {STROBE_PIDFILE} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
+            f"sleep 0.2; rm -f {STROBE_PIDFILE}; true")
+
+
+class ClockNemesis:
+    """Skews, strobes, freezes and resets the brokers' wall clocks."""
+
+    def __init__(self, resolver: Resolver | None = None) -> None:
+        self.resolver = resolver or Resolver()
+        self.offsets_ms: dict[str, float] = {}
+
+    def fs(self) -> frozenset[str]:
+        return FS
+
+    def setup(self, cluster: Cluster) -> None:
+        if cluster.spec.faketime:
+            self._reset(cluster, list(cluster.nodes))
+
+    def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
+        value = op.get("value")
+        args: Mapping[str, Any] = value if isinstance(value, Mapping) else {"target": value}
+        default = "all" if op["f"] == "reset-clock" else "one"
+        target = args.get("target") or default
+        if not cluster.spec.faketime:
+            return completion({"target": target}, "brokers were not started under libfaketime "
+                                                  "(ClusterSpec.faketime is off)")
+        try:
+            names = self.resolver.nodes(cluster, target)
+        except Exception as err:
+            return completion({"target": target}, f"{type(err).__name__}: {err}")
+        f = op["f"]
+        if f == "bump-clock":
+            return self._bump(cluster, names, float(args.get("delta-ms", 0)), target)
+        if f == "freeze-clock":
+            return self._freeze(cluster, names, target)
+        if f == "strobe-clock":
+            return self._strobe(cluster, names, args, target)
+        value_out, errors = self._reset(cluster, names)
+        return completion({"target": target, "offsets-ms": value_out}, errors)
+
+    def _bump(self, cluster: Cluster, names: list[str], delta: float, target: Any
+              ) -> dict[str, Any]:
+        def bump(node: KafkaNode) -> float:
+            new = self.offsets_ms.get(node.name, 0.0) + delta
+            write_control(node.remote, offset_text(new))
+            self.offsets_ms[node.name] = new
+            return new
+
+        done, errors = on_nodes(bump, cluster, names)
+        return completion({"target": target, "delta-ms": delta, "offsets-ms": done}, errors)
+
+    def _freeze(self, cluster: Cluster, names: list[str], target: Any) -> dict[str, Any]:
+        def freeze(node: KafkaNode) -> str:
+            real = float(sh(node.remote, "date +%s.%N").stdout.strip())
+            at = real + self.offsets_ms.get(node.name, 0.0) / 1000
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at))
+            write_control(node.remote, stamp)
+            self.offsets_ms[node.name] = 0.0  # a reset after a freeze returns to real time
+            return stamp
+
+        done, errors = on_nodes(freeze, cluster, names)
+        return completion({"target": target, "frozen": done}, errors)
+
+    def _strobe(self, cluster: Cluster, names: list[str], args: Mapping[str, Any], target: Any
+                ) -> dict[str, Any]:
+        delta = float(args.get("delta-ms", 1000))
+        period_s = float(args.get("period-ms", 1000)) / 1000
+        duration_s = float(args.get("duration-s", 10))
+
+        def strobe(node: KafkaNode) -> int:
+            base = self.offsets_ms.get(node.name, 0.0)
+            script = strobe_script(offset_text(base + delta), offset_text(base),
+                                   period_s, duration_s)
+            out = node.remote.exec(["sh", "-c", script], timeout=duration_s + 60)
+            return int(out.stdout.strip().splitlines()[-1])
+
+        flips, errors = on_nodes(strobe, cluster, names)
+        value = {"target": target, "strobed": sorted(flips), "flips": flips, "delta-ms": delta,
+                 "period-ms": period_s * 1000, "duration-s": duration_s}
+        return completion(value, errors)
+
+    def _reset(self, cluster: Cluster, names: list[str]) -> tuple[dict[str, float], dict[str, str]]:
+        def reset(node: KafkaNode) -> float:
+            sh(node.remote, stop_strobe())
+            write_control(node.remote, "+0")
+            self.offsets_ms[node.name] = 0.0
+            return 0.0
+
+        return on_nodes(reset, cluster, names)
+
+    def teardown(self, cluster: Cluster) -> None:
+        if not cluster.spec.faketime:
+            return
+        _, errors = self._reset(cluster, list(cluster.nodes))
+        if errors:
+            raise TeardownIncomplete({f"reset-clock {n}": e for n, e in errors.items()})

@@ -1,0 +1,92 @@
+"""Doing one thing on many nodes at once, and saying which nodes it failed on.
+
+A fault hits several nodes at (nearly) the same moment, so per-node work runs
+in parallel; one node's failure must not hide what was done on the others, so
+results and errors come back per node instead of the first exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cluster.metadata import PartitionState, active_controller, partitions
+from nemesis.targets import Facts, Target, resolve
+
+if TYPE_CHECKING:
+    from cluster.kafka_node import KafkaNode
+    from cluster.lifecycle import Cluster
+
+LOG = logging.getLogger("insync.nemesis")
+T = TypeVar("T")
+
+
+def on_nodes(
+    fn: Callable[[KafkaNode], T], cluster: Cluster, names: Iterable[str]
+) -> tuple[dict[str, T], dict[str, str]]:
+    """Run ``fn`` on the named nodes in parallel: (results, errors) keyed by node."""
+    names = list(names)
+    results: dict[str, T] = {}
+    errors: dict[str, str] = {}
+    if not names:
+        return results, errors
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {n: pool.submit(fn, cluster.nodes[n]) for n in names}
+    for name, fut in futures.items():
+        try:
+            results[name] = fut.result()
+        except Exception as err:  # recorded per node, never dropped
+            LOG.warning("on %s: %s", name, err)
+            errors[name] = f"{type(err).__name__}: {err}"
+    return results, errors
+
+
+def completion(value: Any, errors: Mapping[str, str] | str | None = None) -> dict[str, Any]:
+    """A nemesis completion: the value, plus ``error`` when anything failed."""
+    out: dict[str, Any] = {"value": value}
+    if errors:
+        out["error"] = errors if isinstance(errors, str) else dict(sorted(errors.items()))
+    return out
+
+
+def workload_partitions(
+    cluster: Cluster, topics: Iterable[str] | None
+) -> dict[str, PartitionState]:
+    """The partitions of ``topics``; by default every topic but Kafka's and insync's own."""
+    parts = partitions(cluster.bootstrap, topics)
+    if topics is None:
+        parts = {
+            k: p for k, p in parts.items()
+            if not p.topic.startswith("__") and not p.topic.startswith("insync-")
+        }
+    return parts
+
+
+def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None) -> Facts:
+    """Facts that ask the live cluster (metadata request, quorum tool) when needed."""
+    wanted = None if topics is None else tuple(topics)
+    return Facts(
+        partitions=lambda: workload_partitions(cluster, wanted),
+        controller=lambda: active_controller(cluster),
+    )
+
+
+class Resolver:
+    """Resolves symbolic targets for one run: a seeded RNG plus the live-metadata facts."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        facts_for: Callable[[Cluster], Facts] | None = None,
+    ) -> None:
+        self.rng = random.Random(seed)
+        self._facts_for = facts_for or cluster_facts
+
+    def facts(self, cluster: Cluster) -> Facts:
+        return self._facts_for(cluster)
+
+    def nodes(self, cluster: Cluster, target: Target) -> list[str]:
+        return resolve(target, list(cluster.nodes), self.rng, self._facts_for(cluster))

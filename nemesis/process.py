@@ -1,0 +1,119 @@
+"""Process faults on the broker JVM: SIGKILL/start (crash-restart) and SIGSTOP/SIGCONT.
+
+Kill keeps the data directory: the broker restarts from what it had fsynced
+(or not). Pause models a long GC or a stalled VM: the process holds its
+sockets but answers nothing, so followers fall out of the ISR after
+``replica.lag.time.max.ms`` and a paused leader is fenced by the controller.
+Values record the pids hit: ``{"killed": {"n2": 412}}``, ``{"started": {"n2": 977}}``,
+``{"paused": {...}}``, ``{"resumed": {...}}``; nodes that were already in the
+requested state are listed apart, never silently counted as done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from nemesis.errors import TeardownIncomplete
+from nemesis.nodes import Resolver, completion, on_nodes
+
+if TYPE_CHECKING:
+    from cluster.kafka_node import KafkaNode
+    from cluster.lifecycle import Cluster
+
+
+def _target(op: Mapping[str, Any], default: str) -> Any:
+    value = op.get("value")
+    if isinstance(value, Mapping):
+        return value.get("target", default)
+    return default if value is None else value
+
+
+class _ProcessNemesis:
+    """Shared shape: resolve the target, act on each node in parallel, record pids."""
+
+    start_f: str
+    stop_f: str
+    start_key: str
+    stop_key: str
+
+    def __init__(self, resolver: Resolver | None = None) -> None:
+        self.resolver = resolver or Resolver()
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({self.start_f, self.stop_f})
+
+    def setup(self, cluster: Cluster) -> None:
+        return None
+
+    def _act(
+        self, cluster: Cluster, target: Any, key: str, want: str,
+        act: Callable[[KafkaNode], int | None],
+    ) -> dict[str, Any]:
+        try:
+            names = self.resolver.nodes(cluster, target)
+        except Exception as err:  # metadata unavailable, bad target: recorded
+            return completion({"target": target}, f"{type(err).__name__}: {err}")
+
+        def one(node: KafkaNode) -> tuple[str, int | None]:
+            state = node.state()
+            if state != want:
+                return state, None
+            return state, act(node)
+
+        results, errors = on_nodes(one, cluster, names)
+        value: dict[str, Any] = {
+            key: {n: pid for n, (_, pid) in results.items() if pid is not None}
+        }
+        skipped = {n: state for n, (state, pid) in results.items() if pid is None}
+        if skipped:
+            value["skipped"] = skipped  # node → the state it was in instead
+        value["target"] = target
+        return completion(value, errors)
+
+    def teardown(self, cluster: Cluster) -> None:
+        raise NotImplementedError
+
+
+class KillNemesis(_ProcessNemesis):
+    """``kill`` SIGKILLs the target brokers; ``start`` (default ``all``) restarts dead ones."""
+
+    start_f, stop_f = "kill", "start"
+
+    def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
+        if op["f"] == "kill":
+            return self._act(cluster, _target(op, "one"), "killed", "running",
+                             lambda n: n.kill())
+        return self._act(cluster, _target(op, "all"), "started", "stopped", lambda n: n.start())
+
+    def teardown(self, cluster: Cluster) -> None:
+        def restart(node: KafkaNode) -> None:
+            if node.state() == "stopped":
+                node.start()
+
+        _, errors = on_nodes(restart, cluster, cluster.nodes)
+        if errors:
+            raise TeardownIncomplete({f"start {n}": e for n, e in errors.items()})
+
+
+class PauseNemesis(_ProcessNemesis):
+    """``pause`` SIGSTOPs the target brokers; ``resume`` (default ``all``) SIGCONTs them."""
+
+    start_f, stop_f = "pause", "resume"
+
+    def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
+        if op["f"] == "pause":
+            return self._act(cluster, _target(op, "one"), "paused", "running",
+                             lambda n: n.pause())
+        return self._act(cluster, _target(op, "all"), "resumed", "paused",
+                         lambda n: n.resume())
+
+    def teardown(self, cluster: Cluster) -> None:
+        def resume(node: KafkaNode) -> None:
+            node.resume()  # SIGCONT whatever its state: harmless on a running JVM
+            if node.zookeeper is not None:
+                node.zookeeper.resume()
+
+        _, errors = on_nodes(resume, cluster, cluster.nodes)
+        if errors:
+            raise TeardownIncomplete({f"resume {n}": e for n, e in errors.items()})
