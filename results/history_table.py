@@ -87,9 +87,7 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     """
     want = set(keys)
     fs, errs = _Codes(255), _Codes(65_000)
-    cols: dict[str, list[int]] = {n: [] for n in
-                                  ("index", "invoke", "start", "end", "process", "f", "type",
-                                   "error")}
+    cols: dict[str, list[int]] = {n: [] for n in COLUMNS}
     pending: dict[Any, tuple[int, int, str, Any]] = {}
     nemesis: list[dict[str, Any]] = []
     offsets: list[int] = []
@@ -122,17 +120,18 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
             started = pending.pop(process, None)
             if started is None:
                 continue
-            _append(cols, index, started[0], started[1], t, process, fs.code(started[2]),
-                    TYPE_CODE.get(type_, 2),
-                    errs.code(_error_text(op["error"])) if op.get("error") is not None else -1)
+            outcome = TYPE_CODE.get(type_, 2)
+            error = op.get("error")
+            _append(cols, (index, started[0], started[1], t, process, fs.code(started[2]),
+                           outcome, -1 if error is None else errs.code(_error_text(error))))
             if want:
-                _gather(records, want, index, TYPE_CODE.get(type_, 2), started[3],
-                        op.get("value"))
+                _gather(records, want, index=index, outcome=outcome, invoked=started[3],
+                        completed=op.get("value"))
     for process, (inv, t, f, value) in pending.items():  # never completed: info
-        _append(cols, inv, inv, t, last_time, process if type(process) is int else -1,
-                fs.code(f), 2, errs.code("never completed"))
+        _append(cols, (inv, inv, t, last_time, process if type(process) is int else -1,
+                       fs.code(f), 2, errs.code("never completed")))
         if want:
-            _gather(records, want, inv, 2, value, None)
+            _gather(records, want, index=inv, outcome=2, invoked=value, completed=None)
     order = np.argsort(np.asarray(cols["index"], dtype=np.int64), kind="stable")
 
     def col(name: str, dtype: Any) -> Array:
@@ -148,19 +147,16 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     )
 
 
-def _append(cols: dict[str, list[int]], index: int, invoke: int, start: int, end: int,
-            process: int, f: int, type_: int, error: int) -> None:
-    cols["index"].append(index)
-    cols["invoke"].append(invoke)
-    cols["start"].append(start)
-    cols["end"].append(end)
-    cols["process"].append(process)
-    cols["f"].append(f)
-    cols["type"].append(type_)
-    cols["error"].append(error)
+COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
 
 
-def _gather(records: dict[str, list[Record]], want: set[str], index: int, type_: int,
+def _append(cols: dict[str, list[int]], row: tuple[int, ...]) -> None:
+    """Add one op: values in ``COLUMNS`` order."""
+    for name, value in zip(COLUMNS, row, strict=True):
+        cols[name].append(value)
+
+
+def _gather(records: dict[str, list[Record]], want: set[str], *, index: int, outcome: int,
             invoked: Any, completed: Any) -> None:
     """Add the writes and reads of one op on the wanted keys."""
     mops = completed if isinstance(completed, list) else invoked
@@ -171,13 +167,13 @@ def _gather(records: dict[str, list[Record]], want: set[str], index: int, type_:
             continue
         if mop[0] == "send" and len(mop) == 3 and mop[1] in want:
             if isinstance(mop[2], list) and len(mop[2]) == 2:
-                records[mop[1]].append((mop[2][0], mop[2][1], index, "w", type_))
+                records[mop[1]].append((mop[2][0], mop[2][1], index, "w", outcome))
             elif type(mop[2]) is int:
-                records[mop[1]].append((None, mop[2], index, "w", type_))
+                records[mop[1]].append((None, mop[2], index, "w", outcome))
         elif mop[0] == "poll" and len(mop) == 2 and isinstance(mop[1], dict):
             for k, recs in mop[1].items():
                 if k in want:
-                    records[k].extend((o, v, index, "r", type_) for o, v in recs)
+                    records[k].extend((o, v, index, "r", outcome) for o, v in recs)
 
 
 def read_lines(path: Path, table: OpTable, rows: Iterable[int]) -> dict[int, dict[str, Any]]:

@@ -81,7 +81,7 @@ def _fault_events(nemesis_ops: Iterable[Mapping[str, Any]]) -> list[Mapping[str,
 
 
 def _label(kind: str, value: Any) -> str:
-    if value is None or value == {} or value == []:
+    if value is None or value in ({}, []):
         return kind
     text = value if isinstance(value, str) else _compact(value)
     return f"{kind}: {text}" if len(text) <= 60 else f"{kind}: {text[:57]}..."
