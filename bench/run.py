@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import resource
 import tempfile
 import threading
@@ -85,10 +86,15 @@ def bare_loop(bootstrap: str, topic: str, partitions: int, threads: int, seconds
     counts = [0] * threads
     stop = threading.Event()
 
+    ready = threading.Barrier(threads + 1)
+
     def worker(i: int) -> None:
         prod = producer(bootstrap, **_producer_config())
+        prod.produce(topic, b"warm-up", partition=i % partitions)
+        prod.flush(60)
         acked: list[int] = []
         n = 0
+        ready.wait(120)
         while not stop.is_set():
             prod.produce(
                 topic,
@@ -101,9 +107,10 @@ def bare_loop(bootstrap: str, topic: str, partitions: int, threads: int, seconds
         counts[i] = len(acked)
 
     pool = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(threads)]
-    cpu0, t0 = _cpu(), time.monotonic()
     for t in pool:
         t.start()
+    ready.wait(120)  # every producer has its id: time the steady state only
+    cpu0, t0 = _cpu(), time.monotonic()
     time.sleep(seconds)
     stop.set()
     for t in pool:
@@ -153,6 +160,8 @@ def insync_loop(
         ),
     )
     interp.start()
+    interp.warm_up()
+    interp.start_ns = time.monotonic_ns()
     profiler: Any = None
     if profile:
         import importlib
@@ -183,6 +192,7 @@ def main(args: argparse.Namespace) -> int:
     from cluster.kafka_clients import admin
     from cluster.spec import ClusterSpec
 
+    logging.getLogger("insync").addHandler(logging.NullHandler())  # librdkafka chatter
     spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes)
     try:
         cluster = lifecycle.up(spec, say=lambda msg: print(f"bench: {msg}"))

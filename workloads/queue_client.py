@@ -100,6 +100,19 @@ class QueueClient:
             return Completed("info", None, "crashed on purpose: the client is closed")
         raise ValueError(f"the queue client has no op {f!r}")
 
+    def warm_up(self) -> None:
+        """Connect before the run's clock starts: a producer id (or ``init_transactions``)
+        and a consumer. A non-transactional producer gets its id with a first write, to
+        the run's warm-up topic, which no key names, so no history ever sees it.
+        """
+        producer = self.producer()
+        self.consumer()
+        if not self.opts.txn:
+            topic = self.topics.warm_up_topic()
+            producer.produce(topic, value=b"warm-up", partition=0)
+            if producer.flush(self.opts.op_timeout_s):
+                raise RuntimeError("the warm-up write was not acknowledged in time")
+
     def close(self) -> None:
         if self._consumer is not None:
             consumer, self._consumer = self._consumer, None

@@ -62,6 +62,7 @@ class Topics:
         self._lock = threading.Lock()
         self._futures: dict[int, Future[Any]] = {}
         self._ready: set[int] = set()
+        self._warm_up: Future[Any] | None = None
 
     def name(self, topic: str) -> str:
         """The real topic name of a workload topic (``t3`` → ``<prefix>t3``)."""
@@ -100,6 +101,33 @@ class Topics:
         with self._lock:
             self._ready.add(n)
 
+    def warm_up_topic(self) -> str:
+        """A one-partition topic for connecting clients before the run (not a key)."""
+        name = self.name("warmup")
+        with self._lock:
+            if self._warm_up is None:
+                if self._admin is None:
+                    self._admin = self._admin_factory()
+                topic = NewTopic(
+                    name,
+                    num_partitions=1,
+                    replication_factor=self.replication_factor,
+                    config=dict(self.config),
+                )
+                self._warm_up = self._admin.create_topics([topic], request_timeout=self.timeout_s)[
+                    name
+                ]
+            future = self._warm_up
+        try:
+            future.result(timeout=self.timeout_s)
+        except KafkaException as err:
+            kerr = err.args[0] if err.args else None
+            if not (
+                isinstance(kerr, KafkaError) and kerr.code() == KafkaError.TOPIC_ALREADY_EXISTS
+            ):
+                raise
+        return name
+
     def _request(self, n: int) -> None:
         with self._lock:
             if n in self._futures:
@@ -120,7 +148,8 @@ class Topics:
     def created(self) -> list[str]:
         """Real names of every topic this run asked for."""
         with self._lock:
-            return [self.name(f"t{n}") for n in sorted(self._futures)]
+            names = [self.name(f"t{n}") for n in sorted(self._futures)]
+            return names + ([self.name("warmup")] if self._warm_up is not None else [])
 
     def delete_all(self, timeout_s: float = 30.0) -> None:
         """Delete the run's topics (a reused cluster should not fill up); best effort."""

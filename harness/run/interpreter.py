@@ -75,6 +75,26 @@ class Interpreter:
         for worker in (*self.clients, self.nemesis):
             worker.start()
 
+    def warm_up(self, timeout_s: float = 60.0) -> int:
+        """Let every client worker connect (producer ids, transactions) before the clock
+        starts, so a freshly started cluster's coordinator loading is not the run's first
+        seconds. Returns how many warmed up in time; the others connect on their first op.
+        """
+        ready: queue.SimpleQueue[tuple[int, BaseException | None]] = queue.SimpleQueue()
+        for worker in self.clients:
+            worker.warm_up(
+                self.table.process(worker.index), lambda thread, err: ready.put((thread, err))
+            )
+        deadline = time.monotonic() + timeout_s
+        ok = 0
+        for _ in self.clients:
+            try:
+                _, err = ready.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            ok += err is None
+        return ok
+
     def stop(self, timeout_s: float = 30.0) -> bool:
         """Stop every worker after its current op; True if all stopped within the timeout."""
         workers = (*self.clients, self.nemesis)

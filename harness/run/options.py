@@ -125,6 +125,7 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("nemesis", _list, "faults, comma-separated, or none (default: none)", "FAULTS"),
     Spec("nemesis_interval", float, "seconds between faults (default: 10)", "SECONDS"),
     Spec("nemesis_targets", _list, "symbolic targets, e.g. one,majority", "TARGETS"),
+    Spec("nemesis_packet", _list, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
     Spec("nemesis_schedule", str, "a file of fault ops to run instead of random ones", "FILE"),
     Spec("partition_clients", _bool, "partitions also cut the harness off (nemesis)", "true|false"),
     Spec("seed", int, "seed of the generator's choices (default: random)"),
@@ -171,6 +172,7 @@ class RunOptions:
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
     nemesis_targets: list[str] = field(default_factory=list)
+    nemesis_packet: list[str] = field(default_factory=lambda: ["loss", "rate"])
     nemesis_schedule: str | None = None
     partition_clients: bool = False
     seed: int | None = None

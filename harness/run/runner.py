@@ -26,8 +26,9 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ from results.store import RunDir, iso
 if TYPE_CHECKING:
     from cluster.lifecycle import Cluster
     from cluster.spec import ClusterSpec
+    from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
     from workloads.topics import Topics
 
@@ -80,20 +82,32 @@ def cluster_spec(opts: RunOptions) -> ClusterSpec:
     )
 
 
-def nemesis_builder(opts: RunOptions) -> Callable[..., NemesisPackage] | None:
-    """The nemesis engineer's ``nemesis.build_package``, if faults are asked for."""
-    if not opts.faults:
+def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
+    """The nemesis's own options for this run (checked now, before anything starts)."""
+    if not opts.faults and not opts.nemesis_schedule:
         return None
     try:
-        import nemesis
-
-        builder: Callable[..., NemesisPackage] = nemesis.build_package  # type: ignore[attr-defined]
-    except (ImportError, AttributeError):
+        from nemesis.package import NemesisOptions
+    except ImportError:
         raise UsageError(
-            f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync yet",
+            f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
             hint="use --nemesis none",
         ) from None
-    return builder
+    return NemesisOptions(
+        faults=frozenset(opts.faults),
+        interval=opts.nemesis_interval,
+        targets=tuple(opts.nemesis_targets),
+        schedule=Path(opts.nemesis_schedule) if opts.nemesis_schedule else None,
+        partition_clients=opts.partition_clients,
+        seed=opts.seed or 0,
+        packet=tuple(opts.nemesis_packet),
+    )
+
+
+def build_package(nopts: NemesisOptions) -> NemesisPackage:
+    from nemesis.package import build_package as build
+
+    return build(nopts)
 
 
 def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
@@ -144,6 +158,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
             "targets": opts.nemesis_targets,
             "schedule": opts.nemesis_schedule,
             "partition_clients": opts.partition_clients,
+            "packet": opts.nemesis_packet,
         },
         "teardown": opts.teardown,
     }
@@ -219,13 +234,13 @@ class Run:
         self.error: BaseException | None = None
 
     def execute(self) -> RunResult:
-        builder = nemesis_builder(self.opts)  # before anything starts: a UsageError is cheap
+        nopts = nemesis_options(self.opts)  # before anything starts: a UsageError is cheap
         with _run_log(self.run_dir.log):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
             self.run_dir.write_test(test_json(self.opts, self.started, None))
             try:
                 with _signals_interrupt():
-                    self._run(builder)
+                    self._run(nopts)
             except KeyboardInterrupt:
                 self.interrupted = True
                 self.say("interrupted: stopping clients, keeping the history so far")
@@ -241,32 +256,32 @@ class Run:
 
     # -- the layers -------------------------------------------------------------------
 
-    def _run(self, builder: Callable[..., NemesisPackage] | None) -> None:
+    def _run(self, nopts: NemesisOptions | None) -> None:
         from cluster import lifecycle
 
         self.stats.enter("cluster")
-        self.cluster = lifecycle.up(cluster_spec(self.opts), say=self.say)
+        spec = cluster_spec(self.opts)
+        if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
+            spec = replace(spec, faketime=True)  # brokers start under libfaketime
+        self.cluster = lifecycle.up(spec, say=self.say)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
         self.stats.enter("topics")
         self.topics = self._topics(self.cluster)
         self.topics.ensure(0)
-        if builder is not None:
-            self.package = builder(
-                faults=self.opts.faults,
-                interval=self.opts.nemesis_interval,
-                targets=self.opts.nemesis_targets,
-                schedule=self.opts.nemesis_schedule,
-                partition_clients=self.opts.partition_clients,
-                seed=self.opts.seed,
-            )
+        if nopts is not None:
+            self.package = build_package(nopts)
             self.stats.fault_spans = dict(self.package.fault_spans)
             if self.package.nemesis is not None:
                 self.stats.enter("nemesis-setup")
                 self.nemesis_ready = True
                 self.package.nemesis.setup(self.cluster)
-        self.history = HistoryWriter(self.run_dir.history)
-        self.interp = self._interpreter(self.cluster, self.topics, self.history)
+        t0 = time.monotonic_ns()  # one time zero for the history and the generators
+        self.history = HistoryWriter(self.run_dir.history, start_ns=t0)
+        self.interp = self._interpreter(self.cluster, self.topics, self.history, t0)
         self.interp.start()
+        self.stats.enter("warm-up")
+        warm = self.interp.warm_up()
+        LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
 
     def _topics(self, cluster: Cluster) -> Topics:
@@ -285,7 +300,9 @@ class Run:
             config=config,
         )
 
-    def _interpreter(self, cluster: Cluster, topics: Topics, history: HistoryWriter) -> Interpreter:
+    def _interpreter(
+        self, cluster: Cluster, topics: Topics, history: HistoryWriter, t0: int
+    ) -> Interpreter:
         from workloads.client import ClientOptions
         from workloads.queue_client import QueueClient
 
@@ -312,7 +329,7 @@ class Run:
             client_factory=lambda thread, process: QueueClient(copts, topics, thread, process),
             nemesis=self.package.nemesis if self.package else None,
             cluster=cluster,
-            start_ns=time.monotonic_ns(),
+            start_ns=t0,
             observers=(self.stats.observe, self.feed.observe),
         )
 

@@ -36,6 +36,7 @@ ClientFactory = Callable[[int, int], Client]
 """``(thread, process) -> Client``: a fresh client for a process of a thread."""
 
 _STAMPED = frozenset({"index", "time", "process", "type", "f", "value"})
+WARM_UP = "_warm-up"  # not an op: never recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,28 @@ class ClientWorker(_Worker):
         self.client: Client | None = None
         self.client_process: int | None = None
 
+    def warm_up(self, process: int, done: Callable[[int, BaseException | None], None]) -> None:
+        """Build this thread's first client before the clock starts (see ``Client``)."""
+        self.inbox.put({"f": WARM_UP, "process": process, "done": done})
+
+    def _warm_up(self, op: Op) -> None:
+        error: BaseException | None = None
+        try:
+            self.client = self.factory(self.index, op["process"])
+            self.client_process = op["process"]
+            warm = getattr(self.client, "warm_up", None)
+            if warm is not None:
+                warm()
+        except Exception as err:  # the first op will build a fresh client and find out
+            LOG.info("thread %s could not warm up: %s", self.index, err)
+            self._close()
+            error = err
+        op["done"](self.index, error)
+
     def handle(self, op: Op) -> None:
+        if op["f"] == WARM_UP:
+            self._warm_up(op)
+            return
         process = op["process"]
         invoke = {"process": process, "type": "invoke", "f": op["f"], "value": op.get("value")}
         invoke.update((k, v) for k, v in op.items() if k not in _STAMPED)

@@ -55,13 +55,16 @@ def _run(cluster: str, tmp_path: Path, *extra: str) -> RunResult:
             "--cluster-name",
             cluster,
             "--time-limit",
-            "20",
+            "25",
             "--quiet-time",
             "2",
             "--final-time-limit",
             "30",
             "--seed",
             "11",
+            # the brokers share 2 cores with everything else: more clients, not longer runs
+            "--concurrency",
+            "12",
             "--results-dir",
             str(tmp_path / "results"),
             *extra,
@@ -120,7 +123,7 @@ def test_acks_all_with_subscribe_is_valid(cluster: str, tmp_path: Path) -> None:
 
 
 def test_transactions_are_valid(cluster: str, tmp_path: Path) -> None:
-    ops = _assert_valid_and_fully_drained(_run(cluster, tmp_path, "--txn", "--concurrency", "10"))
+    ops = _assert_valid_and_fully_drained(_run(cluster, tmp_path, "--txn", "--concurrency", "16"))
     assert any(op["f"] == "txn" and op["type"] == "ok" for op in ops)
     aborted = [op for op in ops if op["type"] == "fail" and op.get("error") == "aborted on purpose"]
     assert aborted, "no intentional abort happened"
