@@ -9,13 +9,16 @@ unseen) and finally "positions went the wrong way" (the order analyses).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from operator import sub
 
 from checkers._collect import KeyState
 from checkers._history import FAIL, INFO
 from checkers._verdict import Anomalies
 from checkers._versions import VersionOrder
+
+#: A difference of offsets this large involves ``NO_OFFSET``: an unknown offset.
+SUSPECT = 2**62
 
 
 def analyse_key(
@@ -61,7 +64,9 @@ def duplicates(key: str, vo: VersionOrder, out: Anomalies) -> None:
 def garbage_reads(key: str, ks: KeyState, out: Anomalies) -> None:
     """Values read (by an op of any outcome) that no op in the history sent."""
     writers = ks.writers.keys()
-    garbage = (ks.ok_reads.keys() | ks.other_reads.keys()) - writers
+    garbage = ks.ok_reads.keys() - writers
+    if ks.other_reads:
+        garbage |= ks.other_reads.keys() - writers
     for value in sorted(garbage):
         if out.counted("garbage-read"):
             reader = ks.ok_reads.get(value, ks.other_reads.get(value))
@@ -118,30 +123,31 @@ def lost_and_unseen(
 
 
 def _max_read(ks: KeyState, vo: VersionOrder) -> tuple[int, int | None]:
-    """The largest first position any ok read reached, and an ok op that read there."""
+    """The largest first position any ok read reached, and an ok op that read there.
+
+    Scans down from the top of the log: in a healthy history the last records
+    were read, so this stops at once instead of looking up every value read.
+    """
     ok_reads = ks.ok_reads
-    if not ok_reads:
-        return -1, None
-    if vo.first_pos:
-        firsts = [vo.first_position(v) for v in ok_reads]
-        bound = max(p for p in firsts if p is not None)
-    else:
-        bound = max(map(vo.pos.__getitem__, ok_reads))
-    offset = vo.offsets[bound]
-    for value in [vo.log[offset], *vo.extra.get(offset, ())]:
-        if value in ok_reads and vo.first_position(value) == bound:
-            return bound, ok_reads[value]
-    return bound, None  # pragma: no cover - bound comes from an ok read at that offset
+    offsets = vo.offsets
+    log = vo.log
+    extra = vo.extra
+    for p in range(len(offsets) - 1, -1, -1):
+        o = offsets[p]
+        for value in [log[o], *extra[o]] if o in extra else (log[o],):
+            if value in ok_reads and vo.first_position(value) == p:
+                return p, ok_reads[value]
+    return -1, None
 
 
 def internal_orders(key: str, ks: KeyState, vo: VersionOrder, out: Anomalies) -> None:
     """Inside one op: reads and sends of a key must follow the version order one by one."""
     cap = max(out.cap, 1)
-    for kinds, vals, groups in (
-        (("int-poll-skip", "int-nonmonotonic-poll"), ks.rvals, ks.rgroups),
-        (("int-send-skip", "int-nonmonotonic-send"), ks.svals, ks.sgroups),
+    for kinds, vals, offs, groups in (
+        (("int-poll-skip", "int-nonmonotonic-poll"), ks.rvals, ks.roffs, ks.rgroups),
+        (("int-send-skip", "int-nonmonotonic-send"), ks.svals, ks.soffs, ks.sgroups),
     ):
-        for op, p1, p2, v1, v2 in _group_deltas(vals, groups, vo):
+        for op, p1, p2, v1, v2 in _group_deltas(vals, offs, groups, vo):
             delta = p2 - p1
             if delta > 1:
                 if out.counted(kinds[0]):
@@ -180,67 +186,86 @@ def process_orders(key: str, ks: KeyState, vo: VersionOrder, out: Anomalies) -> 
                 "nonmonotonic-poll",
                 {"key": key, "values": [v1, v2], "delta": delta, "ops": [op1, op2]},
             )
-    for v1, v2, op1, op2, p1, p2 in _pair_deltas(ks.proc_send, vo):
+    for v1, v2, op1, op2, p1, p2 in _pair_deltas(ks.proc_send, vo, backwards_only=True):
         delta = p2 - p1
-        if delta < 1 and out.counted("nonmonotonic-send"):
+        if out.counted("nonmonotonic-send"):
             out.keep(
                 "nonmonotonic-send",
                 {"key": key, "values": [v1, v2], "delta": delta, "ops": [op1, op2]},
             )
 
 
-def _deltas_fine(firsts: list[int | None], seconds: list[int | None]) -> bool:
-    """True when every pair is known and exactly one position apart (the fast path)."""
-    if None in firsts or None in seconds:
-        return False
-    deltas = list(map(sub, seconds, firsts))
-    return deltas.count(1) == len(deltas)
+def _clean(vo: VersionOrder) -> bool:
+    """One value per offset and one offset per value: positions follow offsets."""
+    return not vo.extra and not vo.first_pos
 
 
 def _group_deltas(
-    vals: array[int], groups: array[int], vo: VersionOrder
+    vals: array[int], offs: array[int], groups: array[int], vo: VersionOrder
 ) -> Iterator[tuple[int, int, int, int, int]]:
-    """Consecutive pairs inside each group whose positions are known and not one apart.
+    """Consecutive pairs inside each run whose positions are known and not one apart.
 
-    Yields (op, p1, p2, v1, v2).
+    ``groups`` holds (start, end, op) per run of two or more values (single
+    values sit unused in ``vals``). On a clean key, a pair at offsets o and
+    o + 1 is one position apart, so only pairs whose offsets are not
+    consecutive need their positions looked up. Yields (op, p1, p2, v1, v2).
     """
-    n = len(vals)
-    if n < 2:
+    if not groups:
         return
-    positions = list(map(vo.pos.get, vals))
-    starts = groups[0::2]
-    ops = groups[1::2]
-    ends = [*starts[1:], n]
-    firsts: list[int | None] = []
-    seconds: list[int | None] = []
-    for s, e in zip(starts, ends, strict=True):
-        firsts.extend(positions[s : e - 1])
-        seconds.extend(positions[s + 1 : e])
-    if _deltas_fine(firsts, seconds):
-        return
-    for s, e, op in zip(starts, ends, ops, strict=True):
-        for i in range(s, e - 1):
-            p1 = positions[i]
-            p2 = positions[i + 1]
-            if p1 is not None and p2 is not None and p2 - p1 != 1:
-                yield op, p1, p2, vals[i], vals[i + 1]
+    starts = groups[0::3]
+    ends = groups[1::3]
+    ops = groups[2::3]
+    pairs: list[tuple[int, int]] = []  # (first index of the pair, op)
+    if _clean(vo):
+        for start, end, op in zip(starts, ends, ops, strict=True):
+            if offs[start:end].tolist() != list(range(offs[start], offs[start] + end - start)):
+                pairs.extend((j, op) for j in range(start, end - 1) if offs[j + 1] - offs[j] != 1)
+        if not pairs:
+            return
+    else:
+        for start, end, op in zip(starts, ends, ops, strict=True):
+            pairs.extend((j, op) for j in range(start, end - 1))
+    pos = vo.pos
+    for j, op in pairs:
+        p1 = pos.get(vals[j])
+        p2 = pos.get(vals[j + 1])
+        if p1 is not None and p2 is not None and p2 - p1 != 1:
+            yield op, p1, p2, vals[j], vals[j + 1]
 
 
 def _pair_deltas(
-    quads: array[int], vo: VersionOrder
+    six: array[int], vo: VersionOrder, *, backwards_only: bool = False
 ) -> Iterator[tuple[int, int, int, int, int, int]]:
-    """(v1, v2, op1, op2) records whose positions are known and not one apart.
+    """(v1, v2, o1, o2, op1, op2) records whose positions are known and not one apart.
 
+    With ``backwards_only``, only those whose second value does not come later.
+    Offsets clear most records on a clean key without any lookup (an unknown
+    offset, ``NO_OFFSET``, makes a difference beyond ``SUSPECT``: looked up).
     Yields (v1, v2, op1, op2, p1, p2).
     """
-    if not quads:
+    if not six:
         return
-    get = vo.pos.get
-    firsts = list(map(get, quads[0::4]))
-    seconds = list(map(get, quads[1::4]))
-    if _deltas_fine(firsts, seconds):
-        return
-    for j, (p1, p2) in enumerate(zip(firsts, seconds, strict=True)):
-        if p1 is not None and p2 is not None and p2 - p1 != 1:
-            i = 4 * j
-            yield quads[i], quads[i + 1], quads[i + 2], quads[i + 3], p1, p2
+    v1s = six[0::6]
+    v2s = six[1::6]
+    suspects: Iterable[int]
+    if _clean(vo):
+        deltas = list(map(sub, six[3::6], six[2::6]))
+        if backwards_only:
+            if min(deltas) >= 1 and max(deltas) <= SUSPECT:
+                return
+            suspects = [j for j, d in enumerate(deltas) if d < 1 or d > SUSPECT]
+        else:
+            if deltas.count(1) == len(deltas):
+                return
+            suspects = [j for j, d in enumerate(deltas) if d != 1]
+    else:
+        suspects = range(len(v1s))
+    pos = vo.pos
+    for j in suspects:
+        p1 = pos.get(v1s[j])
+        p2 = pos.get(v2s[j])
+        if p1 is None or p2 is None:
+            continue
+        if p2 - p1 < 1 or (p2 - p1 > 1 and not backwards_only):
+            i = 6 * j
+            yield v1s[j], v2s[j], six[i + 4], six[i + 5], p1, p2

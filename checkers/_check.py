@@ -15,9 +15,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from checkers._analyses import analyse_key
-from checkers._collect import NEMESIS_F, Collector
+from checkers._collect import Collector
 from checkers._cycles import find_cycles
-from checkers._history import F_NAMES, INFO, OK, TYPE_NAMES, Scanner, read_file, resolve_path
+from checkers._history import (
+    F_NAMES,
+    INFO,
+    NEMESIS_F,
+    OK,
+    TYPE_NAMES,
+    Scanner,
+    open_history,
+    parse_lines,
+    resolve_path,
+)
 from checkers._verdict import Anomalies, assemble, informational
 from checkers._versions import VersionOrder, build
 from harness.errors import HistoryError
@@ -37,12 +47,13 @@ def check_file(
 
     Raises ``HistoryError`` when the file is unreadable or malformed.
     """
-    return check_history(
-        read_file(resolve_path(path)),
-        ww_deps=ww_deps,
-        max_anomalies=max_anomalies,
-        cycle_time_budget_s=cycle_time_budget_s,
-    )
+    with open_history(resolve_path(path)) as handle:
+        return check_history(
+            parse_lines(handle),
+            ww_deps=ww_deps,
+            max_anomalies=max_anomalies,
+            cycle_time_budget_s=cycle_time_budget_s,
+        )
 
 
 def check_history(
@@ -151,16 +162,16 @@ def _verdict(
         ),
         stats=stats,
         unknown_reasons=reasons,
-        ops=_op_details(collector, out),
+        ops=_op_details(scanner, out),
     )
 
 
-def _op_details(collector: Collector, out: Anomalies) -> dict[str, dict[str, Any]]:
+def _op_details(scanner: Scanner, out: Anomalies) -> dict[str, dict[str, Any]]:
     """process/f/type of every op an anomaly points at, for explanations."""
-    meta = collector.meta
+    meta = scanner.meta
     details: dict[str, dict[str, Any]] = {}
     for index in sorted(out.referenced_ops()):
-        row = collector.relocated.get(index, index)
+        row = scanner.relocated.get(index, index)
         if not 0 <= row < len(meta):
             continue
         packed = meta[row]

@@ -10,8 +10,12 @@ op is dissolved into per-key tables as soon as it completes:
   not ``ok``); ``ok_reads``/``other_reads``: value -> an op that read it;
 * ``array('q')`` streams of the value *pairs* that the order analyses will
   compare once positions are known: consecutive reads/sends inside one op
-  (``rvals``/``svals`` split into groups) and each process's hand-over from one
-  op to the next (``proc_poll``/``proc_send``: v1, v2, op1, op2).
+  (``rvals``/``svals`` with their offsets, split into groups) and each
+  process's hand-over from one op to the next (``proc_poll``/``proc_send``:
+  v1, v2, o1, o2, op1, op2). Offsets ride along because on a key whose log is
+  clean (one value per offset, one offset per value) a pair at offsets o, o+1
+  is provably one position apart: the analyses can then clear almost every
+  pair with C-level arithmetic instead of a dict lookup per value.
 
 Micro-ops of completions are validated here, while they are walked anyway.
 """
@@ -19,24 +23,19 @@ Micro-ops of completions are validated here, while they are walked anyway.
 from __future__ import annotations
 
 from array import array
-from itertools import repeat
 from typing import Any
 
 from checkers._history import (
     ASSIGN_FS,
-    F_CODES,
     FAIL,
     INFO,
     OK,
-    OTHER_F,
-    TXN_FS,
     check_key_list,
     malformed_mop,
 )
 
-#: f code recorded for nemesis lines in ``Collector.meta``.
-NEMESIS_F = 7
-
+#: Offset recorded for a send whose offset is unknown or not in the version order.
+NO_OFFSET = -(2**63)
 
 class KeyState:
     """Everything the history said about one key (topic-partition)."""
@@ -49,8 +48,10 @@ class KeyState:
         "proc_poll",
         "proc_send",
         "rgroups",
+        "roffs",
         "rvals",
         "sgroups",
+        "soffs",
         "svals",
         "writer_kind",
         "writers",
@@ -64,8 +65,10 @@ class KeyState:
         self.ok_reads: dict[int, int] = {}
         self.other_reads: dict[int, int] = {}
         self.rvals = array("q")
+        self.roffs = array("q")
         self.rgroups = array("q")
         self.svals = array("q")
+        self.soffs = array("q")
         self.sgroups = array("q")
         self.proc_poll = array("q")
         self.proc_send = array("q")
@@ -82,18 +85,15 @@ class Collector:
 
     def __init__(self) -> None:
         self.keys: dict[str, KeyState] = {}
-        self.last_read: dict[int, dict[str, tuple[int, int]]] = {}
-        self.last_send: dict[int, dict[str, tuple[int, int]]] = {}
+        #: process -> key -> (op, last value, its offset) of its last ok read / ok-info send
+        self.last_read: dict[int, dict[str, tuple[int, int, int]]] = {}
+        self.last_send: dict[int, dict[str, tuple[int, int, int]]] = {}
         #: info ops that sent something: (index, [(key, value)], [(key, offset, value)])
         self.info_ops: list[tuple[int, list[tuple[str, int]], list[tuple[str, int, int]]]] = []
         #: ok/info ops that both read and sent: (index, [(key, value read)])
         self.cycle_readers: list[tuple[int, list[tuple[str, int]]]] = []
         #: (op index, key, value) of ops that read their own send
         self.precommitted: list[tuple[int, str, int]] = []
-        #: per line: process * 64 + f code * 4 + type code
-        self.meta = array("q")
-        #: op index -> line - 1, only where they differ
-        self.relocated: dict[int, int] = {}
         self.outcomes = [0, 0, 0, 0]
         self.judged = 0
         self.saw_subscribe = False
@@ -105,25 +105,12 @@ class Collector:
             ks = self.keys[name] = KeyState()
         return ks
 
-    def note_line(self, index: int, line: int, process: int, f: str, kind: int) -> None:
-        """Remember who issued each line, for explanations."""
-        if index != line - 1:
-            self.relocated[index] = line - 1
-        self.meta.append(process * 64 + F_CODES.get(f, OTHER_F) * 4 + kind)
-
-    def note_nemesis(self, line: int) -> None:
-        """Keep ``meta`` aligned with line numbers."""
-        self.meta.append(-64 + NEMESIS_F * 4)
-
-    def completion(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
+    def other(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
         self, index: int, process: int, f: str, kind: int, value: Any, line: int
     ) -> None:
-        """Fold one completed client op into the tables."""
+        """assign/subscribe reset positions; crash and unknown client ops only count."""
         self.outcomes[kind] += 1
-        if f in TXN_FS:
-            self.judged += 1
-            self._micro_ops(index, process, kind, value, line)
-        elif f in ASSIGN_FS:
+        if f in ASSIGN_FS:
             if f == "subscribe":
                 self.saw_subscribe = True
             if kind in (OK, INFO):
@@ -136,14 +123,22 @@ class Collector:
             if old:
                 table[process] = {k: old[k] for k in keys if k in old}
 
-    def _micro_ops(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+    def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+        """A send/poll/txn: walk its micro-ops once, streaming records into the key tables.
+
+        The records of one op and key land contiguously in ``rvals``/``roffs``
+        (``svals``/``soffs`` for sends); ``read_at``/``sent_at`` remember where
+        each key's run started, which is all the folding below needs.
+        """
+        self.outcomes[kind] += 1
+        self.judged += 1
         if type(value) is not list:
             raise malformed_mop(value, line)
         ok = kind == OK
-        reads: dict[str, list[int]] = {}
-        sends: dict[str, list[int]] = {}
+        read_at: dict[str, tuple[KeyState, int]] = {}
+        sent_at: dict[str, tuple[KeyState, int]] = {}
         info_offsets: list[tuple[str, int, int]] = []
-        key = self.key
+        keys = self.keys
         o: int | None
         for mop in value:
             if type(mop) is not list or not mop:
@@ -160,21 +155,26 @@ class Collector:
                         raise malformed_mop(mop, line)
                     if not records:
                         continue
-                    ks = key(k)
+                    ks = keys.get(k)
+                    if ks is None:
+                        ks = self.key(k)
+                    if k not in read_at:
+                        read_at[k] = (ks, len(ks.rvals))
                     log = ks.log
-                    vals = reads.get(k)
-                    if vals is None:
-                        vals = reads[k] = []
-                    append = vals.append
-                    for rec in records:
-                        if type(rec) is not list or len(rec) != 2:
-                            raise malformed_mop(mop, line)
-                        o, v = rec
-                        if type(o) is not int or type(v) is not int:
-                            raise malformed_mop(mop, line)
-                        if log.setdefault(o, v) != v:
-                            ks.diverge(o, v)
-                        append(v)
+                    seen = ks.ok_reads if ok else ks.other_reads
+                    append = ks.rvals.append
+                    append_offset = ks.roffs.append
+                    try:
+                        for o, v in records:
+                            if type(o) is not int or type(v) is not int:
+                                raise malformed_mop(mop, line)
+                            if log.setdefault(o, v) != v:
+                                ks.diverge(o, v)
+                            seen[v] = index
+                            append(v)
+                            append_offset(o)
+                    except (TypeError, ValueError):
+                        raise malformed_mop(mop, line) from None
             elif tag == "send":
                 if len(mop) != 3 or type(mop[1]) is not str:
                     raise malformed_mop(mop, line)
@@ -188,91 +188,105 @@ class Collector:
                         raise malformed_mop(mop, line)
                 else:
                     raise malformed_mop(mop, line)
-                ks = key(k)
+                ks = keys.get(k)
+                if ks is None:
+                    ks = self.key(k)
                 writers = ks.writers
                 if v not in writers:
                     writers[v] = index
                     if not ok:
                         ks.writer_kind[v] = kind
+                known = NO_OFFSET
                 if o is not None:
                     if ok:
+                        known = o
                         if ks.log.setdefault(o, v) != v:
                             ks.diverge(o, v)
                     elif kind == INFO:
                         info_offsets.append((k, o, v))
-                svals = sends.get(k)
-                if svals is None:
-                    sends[k] = [v]
-                else:
-                    svals.append(v)
+                if k not in sent_at:
+                    sent_at[k] = (ks, len(ks.svals))
+                ks.svals.append(v)
+                ks.soffs.append(known)
             else:
                 raise malformed_mop(mop, line)
-        if reads:
-            self._fold_reads(index, process, ok, reads)
-        if sends:
-            self._fold_sends(index, process, kind, sends, info_offsets)
-            if reads:
-                self._own_reads(index, kind, reads, sends)
+        if read_at and sent_at:
+            self._own_reads(index, kind, read_at, sent_at)
+        if read_at:
+            self._fold_reads(index, process, ok, read_at)
+        if sent_at:
+            self._fold_sends(index, process, kind, sent_at, info_offsets)
 
-    def _fold_reads(self, index: int, process: int, ok: bool, reads: dict[str, list[int]]) -> None:
-        keys = self.keys
+    def _fold_reads(
+        self, index: int, process: int, ok: bool, read_at: dict[str, tuple[KeyState, int]]
+    ) -> None:
+        """Close this op's runs of reads; hand over positions to the process's next op."""
         last = self.last_read.get(process)
-        for k, vals in reads.items():
-            ks = keys[k]
-            if len(vals) > 1:
-                ks.rgroups.append(len(ks.rvals))
-                ks.rgroups.append(index)
-                ks.rvals.extend(vals)
-            (ks.ok_reads if ok else ks.other_reads).update(zip(vals, repeat(index)))
+        if ok and last is None:
+            last = self.last_read[process] = {}
+        for k, (ks, start) in read_at.items():
+            vals = ks.rvals
+            offs = ks.roffs
+            end = len(vals)
+            first_v = vals[start]
+            first_o = offs[start]
+            last_v = vals[end - 1]
+            last_o = offs[end - 1]
+            if end - start > 1:  # a single record makes no pair: it stays, unused
+                ks.rgroups.extend((start, end, index))
             if last is not None:
                 prev = last.get(k)
                 if prev is not None:
-                    ks.proc_poll.extend((prev[1], vals[0], prev[0], index))
-        if ok:
-            if last is None:
-                last = self.last_read[process] = {}
-            for k, vals in reads.items():
-                last[k] = (index, vals[-1])
+                    ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
+                if ok:
+                    last[k] = (index, last_v, last_o)
 
     def _fold_sends(
         self,
         index: int,
         process: int,
         kind: int,
-        sends: dict[str, list[int]],
+        sent_at: dict[str, tuple[KeyState, int]],
         info_offsets: list[tuple[str, int, int]],
     ) -> None:
-        keys = self.keys
-        for k, vals in sends.items():
-            if len(vals) > 1:
-                ks = keys[k]
-                ks.sgroups.append(len(ks.svals))
-                ks.sgroups.append(index)
-                ks.svals.extend(vals)
-        if kind == FAIL:
-            return
+        """Close this op's runs of sends; ok/info sends set the process's send position."""
         if kind == INFO:
-            sent = [(k, v) for k, vals in sends.items() for v in vals]
+            sent = [(k, v) for k, (ks, start) in sent_at.items() for v in ks.svals[start:]]
             self.info_ops.append((index, sent, info_offsets))
-        last = self.last_send.get(process)
-        if last is None:
-            last = self.last_send[process] = {}
-        for k, vals in sends.items():
-            prev = last.get(k)
-            if prev is not None:
-                keys[k].proc_send.extend((prev[1], vals[0], prev[0], index))
-            last[k] = (index, vals[-1])
+        last = None
+        if kind != FAIL:
+            last = self.last_send.get(process)
+            if last is None:
+                last = self.last_send[process] = {}
+        for k, (ks, start) in sent_at.items():
+            vals = ks.svals
+            offs = ks.soffs
+            end = len(vals)
+            if last is not None:
+                prev = last.get(k)
+                if prev is not None:
+                    ks.proc_send.extend(
+                        (prev[1], vals[start], prev[2], offs[start], prev[0], index)
+                    )
+                last[k] = (index, vals[end - 1], offs[end - 1])
+            if end - start > 1:
+                ks.sgroups.extend((start, end, index))
 
     def _own_reads(
-        self, index: int, kind: int, reads: dict[str, list[int]], sends: dict[str, list[int]]
+        self,
+        index: int,
+        kind: int,
+        read_at: dict[str, tuple[KeyState, int]],
+        sent_at: dict[str, tuple[KeyState, int]],
     ) -> None:
         """An op that read and sent: check for precommitted reads, keep it for cycles."""
-        for k, vals in sends.items():
-            read = reads.get(k)
-            if read:
-                mine = set(vals)
-                for v in read:
+        for k, (ks, start) in sent_at.items():
+            if k in read_at:
+                mine = set(ks.svals[start:])
+                for v in ks.rvals[read_at[k][1] :]:
                     if v in mine:
                         self.precommitted.append((index, k, v))
         if kind != FAIL:
-            self.cycle_readers.append((index, [(k, v) for k, vals in reads.items() for v in vals]))
+            self.cycle_readers.append(
+                (index, [(k, v) for k, (ks, start) in read_at.items() for v in ks.rvals[start:]])
+            )

@@ -15,9 +15,10 @@ hottest loop; invoke values are validated here.
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import orjson
 
@@ -35,6 +36,11 @@ ASSIGN_FS = frozenset({"assign", "subscribe"})
 F_CODES = {"send": 0, "poll": 1, "txn": 2, "assign": 3, "subscribe": 4, "crash": 5}
 F_NAMES = {code: name for name, code in F_CODES.items()}
 OTHER_F = 6
+#: f code of nemesis lines in ``Scanner.meta``
+NEMESIS_F = 7
+NEMESIS_META = -64 + NEMESIS_F * 4
+#: The usual invoke of a poll, accepted without walking it.
+POLL_INVOKE = [["poll"]]
 NEMESIS = "nemesis"
 HISTORY_NAME = "history.jsonl"
 
@@ -42,16 +48,13 @@ HISTORY_NAME = "history.jsonl"
 class OpSink(Protocol):
     """What the scanner feeds: one call per completed client op, in file order."""
 
-    def completion(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
+    def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+        """A send/poll/txn op completed (or was left pending: then ``kind`` is INFO)."""
+
+    def other(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
         self, index: int, process: int, f: str, kind: int, value: Any, line: int
     ) -> None:
-        """A client op completed (or was left pending at the end: then ``kind`` is INFO)."""
-
-    def note_line(self, index: int, line: int, process: int, f: str, kind: int) -> None:
-        """Every client line, so reports can say which process an op index belongs to."""
-
-    def note_nemesis(self, line: int) -> None:
-        """A nemesis line (not checked beyond being a JSON object)."""
+        """Any other client op completed (assign, subscribe, crash, ...)."""
 
 
 def resolve_path(path: str | os.PathLike[str]) -> Path:
@@ -67,28 +70,31 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def read_file(path: Path) -> Iterator[Any]:
-    """Parse a JSON Lines file with orjson, one value per line, naming the bad line."""
+def open_history(path: Path) -> BinaryIO:
+    """Open a history file for reading, or say why it cannot be read."""
     try:
-        handle = path.open("rb")
+        return path.open("rb")
     except OSError as err:
         raise HistoryError(f"cannot read {path}: {err.strerror or err}") from err
-    loads = orjson.loads
-    with handle:
-        line = 0
-        try:
-            for line, raw in enumerate(handle, 1):
-                try:
-                    yield loads(raw)
-                except orjson.JSONDecodeError as err:
-                    what = "an empty line" if not raw.strip() else f"not JSON ({err.msg})"
-                    raise HistoryError(f"{what}", line=line) from None
-        except OSError as err:
-            raise HistoryError(f"cannot read {path}: {err.strerror or err}", line=line) from err
+
+
+def parse_lines(handle: BinaryIO) -> Iterator[Any]:
+    """One parsed JSON value per line: ``map`` keeps this loop in C.
+
+    A line that is not JSON raises ``orjson.JSONDecodeError`` out of the map;
+    ``Scanner.feed_all`` knows which line it was and turns it into a
+    ``HistoryError``.
+    """
+    return map(orjson.loads, handle)
 
 
 class Scanner:
-    """Validates ops one by one and pairs completions with their invokes."""
+    """Validates ops one by one and pairs completions with their invokes.
+
+    It also keeps, per line, who issued it (``meta``: process * 64 + f code * 4 +
+    type code, in one ``array('q')``) so explanations can name processes without
+    keeping the ops.
+    """
 
     def __init__(self, sink: OpSink) -> None:
         self.sink = sink
@@ -97,91 +103,113 @@ class Scanner:
         self.lines = 0
         self.nemesis_ops = 0
         self.never_completed = 0
-        self.client_fs: set[str] = set()
+        self.meta = array("q")
+        #: op index -> line - 1, only where they differ
+        self.relocated: dict[int, int] = {}
 
     def feed_all(self, ops: Iterable[Any]) -> None:
-        """Feed every op of a history, then close it."""
-        feed = self.feed
-        for op in ops:
-            feed(op)
+        """Feed every op of a history (line by line), then close it.
+
+        One flat loop with local names: this runs once per line of a history
+        that may have ten million, so every attribute lookup and call counts.
+        """
+        pending = self.pending
+        meta_append = self.meta.append
+        relocated = self.relocated
+        txn = self.sink.txn
+        other = self.sink.other
+        f_codes = F_CODES
+        type_codes = TYPE_CODES
+        txn_fs = TXN_FS
+        line = self.lines
+        try:
+            for op in ops:
+                line += 1
+                if type(op) is not dict:
+                    raise HistoryError(f"expected a JSON object, got {_json_kind(op)}", line=line)
+                try:
+                    process = op["process"]
+                    if type(process) is not int:
+                        if process == NEMESIS:
+                            self.nemesis_ops += 1
+                            meta_append(NEMESIS_META)
+                            continue
+                        raise HistoryError(
+                            f'process must be an integer or "nemesis", got {_short(process)}',
+                            line=line,
+                        )
+                    index = op["index"]
+                    op["time"]
+                    type_name = op["type"]
+                    f = op["f"]
+                except KeyError as err:
+                    raise HistoryError(f"missing field {err.args[0]!r}", line=line) from None
+                if type(index) is not int:
+                    raise HistoryError(f"index must be an integer, got {_short(index)}", line=line)
+                kind = type_codes.get(type_name) if type(type_name) is str else None
+                if kind is None:
+                    raise HistoryError(
+                        f"type must be invoke, ok, fail or info, got {_short(type_name)}",
+                        line=line,
+                    )
+                if type(f) is not str:
+                    raise HistoryError(f"f must be a string, got {_short(f)}", line=line)
+                if index != line - 1:
+                    relocated[index] = line - 1
+                meta_append(process * 64 + f_codes.get(f, OTHER_F) * 4 + kind)
+                if kind == INVOKE:
+                    if process in pending:
+                        self._second_invoke(process, line)
+                    try:
+                        value = op["value"]
+                    except KeyError:
+                        raise HistoryError("missing field 'value'", line=line) from None
+                    if value != POLL_INVOKE:
+                        _check_invoke_value(f, value, line)
+                    pending[process] = (index, f, value, line)
+                    continue
+                invoke = pending.pop(process, None)
+                if invoke is None:
+                    raise HistoryError(
+                        f"{type_name} completion by process {process} with no pending invoke",
+                        line=line,
+                    )
+                if invoke[1] != f:
+                    raise HistoryError(
+                        f"completion f {f!r} differs from its invoke's {invoke[1]!r} "
+                        f"(line {invoke[3]})",
+                        line=line,
+                    )
+                value = op.get("value")
+                if value is None:
+                    if kind == OK and "value" not in op:
+                        raise HistoryError("missing field 'value'", line=line)
+                    if kind != OK:
+                        value = invoke[2]  # info/fail without a value: the invoke's
+                if f in txn_fs:
+                    txn(index, process, kind, value, line)
+                else:
+                    other(index, process, f, kind, value, line)
+        except orjson.JSONDecodeError as err:
+            line += 1  # the line that failed to parse was never counted
+            empty = "empty" in err.msg
+            what = "an empty line" if empty else f"not JSON ({err.msg})"
+            raise HistoryError(what, line=line) from None
+        except OSError as err:
+            raise HistoryError(
+                f"cannot read the history: {err.strerror or err}", line=line
+            ) from err
+        finally:
+            self.lines = line
         self.finish()
 
-    def feed(self, op: Any) -> None:
-        """Check one op (the next line) and pass completed client ops to the sink."""
-        self.lines += 1
-        line = self.lines
-        if type(op) is not dict:
-            raise HistoryError(f"expected a JSON object, got {_json_kind(op)}", line=line)
-        try:
-            process = op["process"]
-            if process == NEMESIS:
-                self.nemesis_ops += 1
-                self.sink.note_nemesis(line)
-                return
-            index = op["index"]
-            op["time"]
-            type_name = op["type"]
-            f = op["f"]
-        except KeyError as err:
-            raise HistoryError(f"missing field {err.args[0]!r}", line=line) from None
-        if type(process) is not int:
-            raise HistoryError(
-                f"process must be an integer or \"nemesis\", got {process!r}", line=line
-            )
-        if type(index) is not int:
-            raise HistoryError(f"index must be an integer, got {index!r}", line=line)
-        kind = TYPE_CODES.get(type_name) if type(type_name) is str else None
-        if kind is None:
-            raise HistoryError(
-                f"type must be invoke, ok, fail or info, got {type_name!r}", line=line
-            )
-        if type(f) is not str:
-            raise HistoryError(f"f must be a string, got {f!r}", line=line)
-        self.sink.note_line(index, line, process, f, kind)
-        if kind == INVOKE:
-            self._invoke(op, index, process, f, line)
-        else:
-            self._complete(op, index, process, f, kind, line)
-
-    def _invoke(self, op: dict[str, Any], index: int, process: int, f: str, line: int) -> None:
-        before = self.pending.get(process)
-        if before is not None:
-            raise HistoryError(
-                f"second invoke by process {process} while its op {before[0]} "
-                f"(line {before[3]}) is still pending",
-                line=line,
-            )
-        if "value" not in op:
-            raise HistoryError("missing field 'value'", line=line)
-        value = op["value"]
-        _check_invoke_value(f, value, line)
-        self.pending[process] = (index, f, value, line)
-
-    def _complete(  # noqa: PLR0917
-        self, op: dict[str, Any], index: int, process: int, f: str, kind: int, line: int
-    ) -> None:
-        invoke = self.pending.pop(process, None)
-        if invoke is None:
-            raise HistoryError(
-                f"{TYPE_NAMES[kind]} completion by process {process} with no pending invoke",
-                line=line,
-            )
-        if invoke[1] != f:
-            raise HistoryError(
-                f"completion f {f!r} differs from its invoke's {invoke[1]!r} "
-                f"(line {invoke[3]})",
-                line=line,
-            )
-        if "value" in op:
-            value = op["value"]
-            if value is None and kind != OK:
-                value = invoke[2]
-        elif kind == OK:
-            raise HistoryError("missing field 'value'", line=line)
-        else:
-            value = invoke[2]
-        self.client_fs.add(f)
-        self.sink.completion(index, process, f, kind, value, line)
+    def _second_invoke(self, process: int, line: int) -> None:
+        before = self.pending[process]
+        raise HistoryError(
+            f"second invoke by process {process} while its op {before[0]} "
+            f"(line {before[3]}) is still pending",
+            line=line,
+        )
 
     def finish(self) -> None:
         """End of history: an empty one is malformed; pending invokes count as info."""
@@ -189,8 +217,10 @@ class Scanner:
             raise HistoryError("the history is empty", hint="a run writes one op per line")
         self.never_completed = len(self.pending)
         for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
-            self.client_fs.add(f)
-            self.sink.completion(index, process, f, INFO, value, line)
+            if f in TXN_FS:
+                self.sink.txn(index, process, INFO, value, line)
+            else:
+                self.sink.other(index, process, f, INFO, value, line)
         self.pending.clear()
 
 
