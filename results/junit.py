@@ -30,7 +30,7 @@ def junit_xml(verdict: Mapping[str, Any], name: str) -> str:
     kinds = list(ANOMALY_TYPES) + [k for k in found if k not in ANOMALY_TYPES]
     stats = verdict.get("stats") or {}
     run = verdict.get("run") or {}
-    suite = ET.Element("testsuite", name=name, timestamp="", hostname="localhost")
+    suite = ET.Element("testsuite", name=name, hostname="localhost")
     failures = errors = 0
     verdict_case = ET.SubElement(suite, "testcase", classname=f"insync.{name}", name="verdict")
     if verdict.get("valid") not in (True, False):

@@ -23,14 +23,17 @@ Array = npt.NDArray[Any]
 #: Outcome codes of the ``type`` column, in drawing order.
 OUTCOMES = ("ok", "fail", "info")
 
-#: kind -> (f that starts the fault, f that stops it): nemesis/protocol.py's
-#: ``fault_spans`` for the faults insync ships; ``start-X``/``stop-X`` is understood
-#: for any X, and a run's test.json may add more under ``nemesis.fault_spans``.
+#: kind -> (f that starts the fault, f that stops it): ``nemesis.package.SPANS`` (copied, so
+#: reading a report never imports the fault machinery); ``start-X``/``stop-X`` is
+#: understood for any X, and a run's test.json may add more under ``nemesis.fault_spans``.
 DEFAULT_FAULT_SPANS: dict[str, tuple[str, str]] = {
     "partition": ("start-partition", "stop-partition"),
     "kill": ("kill", "start"),
     "pause": ("pause", "resume"),
-    "clock": ("bump-clock", "reset-clock"),
+    "clock-bump": ("bump-clock", "reset-clock"),
+    "clock-freeze": ("freeze-clock", "reset-clock"),
+    "clock-strobe": ("strobe-clock", "reset-clock"),
+    "packet": ("start-packet", "stop-packet"),
 }
 
 
@@ -47,12 +50,15 @@ class Band:
     open: bool = False
 
 
-def _span_lookup(spans: Mapping[str, Sequence[str]]) -> tuple[dict[str, str], dict[str, str]]:
+def _span_lookup(
+    spans: Mapping[str, Sequence[str]],
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """start f -> kind, and stop f -> every kind it ends (``reset-clock`` ends three)."""
     starts: dict[str, str] = {}
-    stops: dict[str, str] = {}
+    stops: dict[str, list[str]] = {}
     for kind, (start_f, stop_f) in spans.items():
         starts[start_f] = kind
-        stops[stop_f] = kind
+        stops.setdefault(stop_f, []).append(kind)
     return starts, stops
 
 
@@ -112,14 +118,17 @@ def nemesis_bands(
         f = str(op.get("f"))
         t, index = int(op.get("time", 0)), int(op.get("index", 0))
         kind_start = starts.get(f) or (f[6:] if f.startswith("start-") else None)
-        kind_stop = stops.get(f) or (f[5:] if f.startswith("stop-") else None)
-        if kind_start is not None and kind_start not in open_:
-            open_[kind_start] = op
-        elif kind_stop is not None and kind_stop in open_:
-            first = open_.pop(kind_stop)
-            bands.append(Band(kind_stop, int(first.get("time", 0)), t, int(first.get("index", 0)),
-                              index, _label(kind_stop, first.get("value"))))
-        elif kind_start is None and kind_stop is None:
+        kinds_stop = stops.get(f) or ([f[5:]] if f.startswith("stop-") else [])
+        if kind_start is not None:
+            open_.setdefault(kind_start, op)
+        elif kinds_stop:
+            for kind in kinds_stop:
+                first = open_.pop(kind, None)
+                if first is not None:
+                    bands.append(Band(kind, int(first.get("time", 0)), t,
+                                      int(first.get("index", 0)), index,
+                                      _label(kind, first.get("value"))))
+        else:
             bands.append(Band(f, t, t, index, index, _label(f, op.get("value"))))
     for kind, first in open_.items():
         t = int(first.get("time", 0))

@@ -22,7 +22,8 @@ from matplotlib.collections import LineCollection
 from results.plot_data import OUTCOMES, Array, Band
 
 COLORS = {"ok": "#2f9e5b", "fail": "#d64545", "info": "#e0a000"}
-BAND_COLORS = {"partition": "#4c78c8", "kill": "#c0392b", "pause": "#8e5bb5", "clock": "#d98c00"}
+BAND_COLORS = {"partition": "#4c78c8", "kill": "#c0392b", "pause": "#8e5bb5", "clock": "#d98c00",
+               "packet": "#16a085"}
 MAX_PNG_OPS = 60_000
 DPI = 110
 
@@ -30,7 +31,7 @@ DPI = 110
 def _shade(ax: Axes, bands: Sequence[Band], t0: int, labels: bool = False) -> None:
     """Fault bands behind the data, in seconds since the run's first op."""
     for b in bands:
-        color = BAND_COLORS.get(b.kind, "#7f8c8d")
+        color = BAND_COLORS.get(b.kind) or BAND_COLORS.get(b.kind.split("-")[0], "#7f8c8d")
         start, stop = (b.start - t0) / 1e9, (b.stop - t0) / 1e9
         ax.axvspan(start, max(stop, start + 1e-6), color=color, alpha=0.13, lw=0, zorder=0)
         if labels:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -39,6 +40,11 @@ def register(sub: Any) -> None:
         metavar="N",
         help="examples kept per anomaly type (true counts are always reported; default 1000)",
     )
+    parser.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write the verdict as JUnit XML for CI (one test case per anomaly type)",
+    )
     parser.set_defaults(handler=_handle)
 
 
@@ -53,7 +59,39 @@ def _handle(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     else:
         print(render_verdict(verdict))
+    if args.junit:
+        from results.junit import write_junit
+
+        try:
+            write_junit(verdict, args.junit, name=_run_name(args.path))
+        except OSError as err:
+            raise UsageError(f"cannot write --junit {args.junit}: {err.strerror}",
+                             hint="pick a writable path") from err
+    if not args.json:
+        from results.summary import render_summary
+
+        print()
+        print(render_summary(verdict, _run_dir(args.path)))
     return exit_code(verdict)
+
+
+def _run_dir(path: str) -> Path | None:
+    """The run directory PATH names or sits in (for the report's path), if any."""
+    p = Path(path)
+    if p.is_dir():
+        return p
+    if p.parent.joinpath("test.json").is_file() or p.parent.joinpath("results.json").is_file():
+        return p.parent
+    return None
+
+
+def _run_name(path: str) -> str:
+    """The suite name for JUnit: the test's name and timestamp, or the file's name."""
+    run_dir = _run_dir(path)
+    if run_dir is None:
+        return Path(path).stem
+    resolved = run_dir.resolve()
+    return f"{resolved.parent.name}/{resolved.name}"
 
 
 def exit_code(verdict: dict[str, Any]) -> int:

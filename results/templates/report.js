@@ -1,13 +1,13 @@
 'use strict';
 const COLORS = ['#2f9e5b', '#d64545', '#e0a000'];
 const OUTCOME = ['ok', 'fail', 'info'];
-const BAND_COLORS = {partition: '#4c78c8', kill: '#c0392b', pause: '#8e5bb5', clock: '#d98c00'};
+const BAND_COLORS = {partition: '#4c78c8', kill: '#c0392b', pause: '#8e5bb5', clock: '#d98c00', packet: '#16a085'};
 const QCOLORS = ['#2f6fd6', '#8e5bb5', '#d64545', '#555'];
 const M = {l: 64, r: 12, t: 20, b: 24};
 let D, C, N, view, full, highlighted = -1, pinned = -1, laneRows = null, rowOfIndex = null;
 const plots = [];
 
-function bandColor(kind) { return BAND_COLORS[kind] || '#7f8c8d'; }
+function bandColor(kind) { return BAND_COLORS[kind] || BAND_COLORS[String(kind).split('-')[0]] || '#7f8c8d'; }
 function esc(s) { return String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c])); }
 function fmtMs(ms) {
   if (Math.abs(ms) >= 60000) return (ms / 60000).toFixed(2) + ' min';

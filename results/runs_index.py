@@ -1,0 +1,145 @@
+"""Every stored run in a results directory, summarised for the ``insync serve`` index page.
+
+A run is a directory (``<test-name>/<timestamp>/``, results/LAYOUT.md) holding
+``history.jsonl``, ``results.json`` or ``test.json``. Each is reduced to the
+fields a person sorts and filters by: verdict, date, Kafka version, the
+durability settings (acks, min.insync.replicas, unclean leader election), the
+faults injected, and anomaly counts. A broken file makes a field empty, never
+the index fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RUN_FILES = ("history.jsonl", "results.json", "test.json")
+MAX_DEPTH = 3
+
+
+@dataclass
+class RunInfo:
+    """One row of the index."""
+
+    path: str
+    name: str
+    verdict: str
+    date: str
+    kafka: str
+    acks: str
+    min_insync: str
+    unclean: str
+    faults: list[str]
+    anomalies: dict[str, int]
+    ops: int | None
+    has_report: bool
+    files: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """Everything searchable, lower case."""
+        parts = [self.path, self.name, self.verdict, self.date, f"kafka {self.kafka}",
+                 f"acks={self.acks}", f"min.insync={self.min_insync}",
+                 f"unclean={self.unclean}", *self.faults, *self.anomalies]
+        return " ".join(parts).lower()
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _find(root: Path) -> Iterable[Path]:
+    """Run directories under root (not following symlinks such as ``latest``)."""
+    stack = [(root, 0)]
+    while stack:
+        d, depth = stack.pop()
+        try:
+            entries = list(d.iterdir())
+        except OSError:
+            continue
+        if d != root and any(e.name in RUN_FILES and e.is_file() for e in entries):
+            yield d
+            continue
+        if depth < MAX_DEPTH:
+            stack.extend((e, depth + 1) for e in entries if e.is_dir() and not e.is_symlink()
+                         and not e.name.startswith("."))
+
+
+def _verdict(results: Mapping[str, Any]) -> str:
+    valid = results.get("valid", None) if results else None
+    if valid is True:
+        return "valid"
+    if valid is False:
+        return "invalid"
+    return "unknown" if results else "unchecked"
+
+
+def _date(run: Path, test: Mapping[str, Any]) -> str:
+    if isinstance(test.get("started"), str):
+        return str(test["started"])
+    try:
+        return datetime.strptime(run.name, "%Y%m%dT%H%M%S.%fZ").strftime("%Y-%m-%dT%H:%M:%S.%f")[
+            :-3] + "Z"
+    except ValueError:
+        pass
+    newest = max((run / f).stat().st_mtime for f in RUN_FILES if (run / f).exists())
+    return datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def describe(root: Path, run: Path) -> RunInfo:
+    """The index row of one run directory."""
+    test, results = _json(run / "test.json"), _json(run / "results.json")
+    workload = test.get("workload") or {}
+    cluster = test.get("cluster") or {}
+    nemesis = test.get("nemesis") or {}
+    counts = results.get("anomaly-counts") or {
+        k: len(v) for k, v in (results.get("anomalies") or {}).items() if isinstance(v, list)}
+    stats = results.get("stats") or {}
+    return RunInfo(
+        path=run.relative_to(root).as_posix(),
+        name=str(test.get("name") or run.parent.name),
+        verdict=_verdict(results),
+        date=_date(run, test),
+        kafka=_text(cluster.get("kafka_version_exact") or cluster.get("kafka_version")),
+        acks=_text(workload.get("acks")),
+        min_insync=_text(workload.get("min_insync")),
+        unclean=_text(workload.get("unclean_leader_election")),
+        faults=[str(f) for f in nemesis.get("faults") or []],
+        anomalies={str(k): int(v) for k, v in counts.items()},
+        ops=stats.get("ops") if isinstance(stats.get("ops"), int) else None,
+        has_report=(run / "report.html").is_file(),
+        files=sorted(p.name for p in run.iterdir() if p.is_file() and not p.name.startswith(".")),
+    )
+
+
+def scan(root: Path) -> list[RunInfo]:
+    """Every run under ``root``, newest first."""
+    runs = [describe(root, d) for d in _find(root)]
+    runs.sort(key=lambda r: (r.date, r.path), reverse=True)
+    return runs
+
+
+def matches(run: RunInfo, query: str) -> bool:
+    """Every word of ``query`` occurs in the run's searchable text (case-insensitive)."""
+    text = run.text()
+    return all(word in text for word in query.lower().split())
+
+
+def as_json(runs: Iterable[RunInfo]) -> list[dict[str, Any]]:
+    """Rows as plain dicts (for the page and ``/api/runs.json``)."""
+    return [asdict(r) for r in runs]
