@@ -25,6 +25,31 @@ from harness.errors import ClusterError
 KAFKA_LOG_DIR = "/var/log/kafka"
 LOG = logging.getLogger("insync.cluster")
 
+#: libfaketime's multithreaded build, as Debian ships it in the node image.
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+#: The clock nemesis writes the broker's offset here ("+0", "+90.5", "-3", or an
+#: absolute "YYYY-MM-DD hh:mm:ss" that freezes the clock).
+FAKETIME_CONTROL = "/var/run/insync/faketime"
+
+
+def faketime_env() -> dict[str, str]:
+    """The broker environment under which its wall clock follows ``FAKETIME_CONTROL``.
+
+    Measured on the node image (OpenJDK 17, libfaketime 0.9.10): the JVM hangs
+    in timed waits when the monotonic clock is faked, and also with
+    ``FAKETIME_DONT_FAKE_MONOTONIC=1`` alone (the auto-enabled glibc "monotonic
+    fix" then mixes clocks), and with ``FAKETIME_NO_CACHE=1``; it runs with the
+    monotonic clock left real, the fix off and the control file re-read at most
+    once a second.
+    """
+    return {
+        "LD_PRELOAD": FAKETIME_LIB,
+        "FAKETIME_TIMESTAMP_FILE": FAKETIME_CONTROL,
+        "FAKETIME_CACHE_DURATION": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        "FAKETIME_FORCE_MONOTONIC_FIX": "0",
+    }
+
 
 @dataclass
 class KafkaNode:
@@ -51,7 +76,8 @@ class KafkaNode:
             log_dir=KAFKA_LOG_DIR,
             heap_mb=self.spec.heap_mb,
         )
-        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", self.broker_env)
+        env = {**faketime_env(), **self.broker_env} if self.spec.faketime else self.broker_env
+        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", env)
 
     @property
     def zookeeper(self) -> Daemon | None:
@@ -88,6 +114,9 @@ class KafkaNode:
 
     # -- Killable / Pausable -------------------------------------------------
     def start(self) -> int:
+        if self.spec.faketime:  # a restarted broker keeps the node's current skew
+            ctl = FAKETIME_CONTROL
+            sh(self.remote, f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
         return self.broker.start()
 
     def kill(self) -> int | None:

@@ -41,6 +41,9 @@ class ClusterSpec:
     heap_mb: int = 384
     broker_config: Mapping[str, str] = field(default_factory=dict)
     base_image: str | None = None
+    #: Start brokers under libfaketime (``cluster.kafka_node.faketime_env``) so the
+    #: clock nemesis can skew them; off unless a run asks for clock faults.
+    faketime: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:

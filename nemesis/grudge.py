@@ -50,7 +50,9 @@ def majorities_ring(nodes: Sequence[str], rng: random.Random) -> Grudge:
     """Every node sees a majority (itself included), but no two see the same one.
 
     Nodes sit on a shuffled ring; each sees the window of ``majority(n)`` nodes
-    around it. For odd ``n`` the grudge is symmetric; for even ``n`` it may not be.
+    around it. When that majority is odd (4, 5, 8, 9 nodes) the window is centred
+    and the grudge symmetric; otherwise it leans one way (3 nodes: n1 hears n2,
+    n2 hears n3, n3 hears n1), as in Jepsen.
     """
     ring = list(nodes)
     rng.shuffle(ring)
@@ -74,12 +76,10 @@ def plain_shape(shape: str, nodes: Sequence[str], rng: random.Random) -> Compone
     shuffled = list(nodes)
     rng.shuffle(shuffled)
     n = len(shuffled)
-    if shape == "one":
-        return bisect(shuffled, 1)
-    if shape == "majority":
-        return bisect(shuffled, n // 2)
-    if shape == "minority-third":
-        return bisect(shuffled, max(1, n // 3))
+    cut = {"one": 1, "majority": n // 2, "minority-third": max(1, n // 3)}.get(shape)
+    if cut is not None:
+        order = {x: i for i, x in enumerate(nodes)}
+        return [sorted(c, key=order.__getitem__) for c in bisect(shuffled, cut)]
     if shape == "majorities-ring":
         return majorities_ring(nodes, rng)
     if shape == "one-way":

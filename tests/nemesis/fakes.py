@@ -1,0 +1,84 @@
+"""A fake cluster for nemesis unit tests: nodes are ``FakeRemote``s over a tiny node model.
+
+Each ``FakeNode`` answers the commands the nemesis issues (iptables scripts,
+the broker's pidfile probe and signals, the faketime control file, tc), and
+records every shell script, so tests assert on what really would have run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from cluster.kafka_node import FAKETIME_CONTROL, KafkaNode
+from cluster.lifecycle import Cluster
+from cluster.remote import FakeRemote
+from cluster.spec import ClusterSpec
+from cluster.versions import resolve_version
+
+GATEWAY = "172.30.0.1"
+
+
+@dataclass
+class FakeNode:
+    """One node: a broker process, a control file, and the scripts it was asked to run."""
+
+    name: str
+    netem: bool = False
+    pid: int | None = 100
+    stat: str = "Sl"
+    next_pid: int = 500
+    clock: str = "+0"
+    scripts: list[str] = field(default_factory=list)
+    signals: list[tuple[str, int]] = field(default_factory=list)
+    fail_on: str | None = None  # a substring: scripts containing it exit 1
+
+    def handle(self, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:
+        if argv[0] == "kill":
+            sig, pid = argv[1].lstrip("-"), int(argv[2])
+            self.signals.append((sig, pid))
+            if pid == self.pid:
+                self.stat = {"KILL": "Z", "STOP": "T", "CONT": "Sl"}.get(sig, self.stat)
+            return 0, "", ""
+        script = argv[2] if argv[:2] == ("sh", "-c") else shlex.join(argv)
+        self.scripts.append(script)
+        if self.fail_on is not None and self.fail_on in script:
+            return 1, "", "injected failure"
+        if "ip -4 route show default" in script:
+            return 0, f"default via {GATEWAY} dev eth0\n", ""
+        if "ps -o stat=" in script:
+            if self.pid is None or self.stat == "Z":
+                return 0, "", ""
+            return 0, f"{self.pid} {self.stat}\n", ""
+        if "setsid" in script:
+            if self.pid is None or self.stat == "Z":
+                self.next_pid += 1
+                self.pid, self.stat = self.next_pid, "Sl"
+            return 0, f"{self.pid}\n", ""
+        if "netem delay 0ms" in script:
+            return (0, "", "") if self.netem else (2, "", "Specified qdisc kind is unknown.")
+        written = re.search(r"printf '%s\\n' (.+?) > " + re.escape(FAKETIME_CONTROL), script)
+        if written:
+            self.clock = shlex.split(written.group(1))[0]
+        if script.startswith("date +%s.%N"):
+            return 0, "1800000000.250000000\n", ""
+        return 0, "", ""
+
+    def iptables(self) -> list[str]:
+        """Every iptables command issued, one per line, in order."""
+        cmds = [c.strip() for s in self.scripts for c in re.split(r";|&&|\|\|", s)]
+        return [c for c in cmds if c.startswith("iptables")]
+
+
+def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False
+                 ) -> tuple[Cluster, dict[str, FakeNode]]:
+    spec = ClusterSpec(name="fake", nodes=n, controllers=min(3, n), faketime=faketime)
+    version = resolve_version("4.1.x")
+    fakes = {name: FakeNode(name, netem=netem) for name in spec.node_names}
+    nodes = {
+        name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
+                        version)
+        for i, name in enumerate(spec.node_names)
+    }
+    return Cluster(spec, version, nodes), fakes
