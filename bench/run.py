@@ -8,7 +8,10 @@ delivery before the next, as an insync client does:
 * **bare**: confluent-kafka ``produce`` + ``flush`` per record, nothing else;
 * **insync**: the real path of ``insync run``: generator, interpreter, worker
   threads, ``QueueClient``, and every invoke and completion written and flushed
-  to a history file (send-only workload, no rate limit).
+  to a history file (send-only workload, no rate limit);
+* **ceiling**: the same path with an in-memory Kafka instead of brokers: how
+  fast the harness itself records when the brokers are not the limit (on a
+  shared, busy machine they usually are).
 
 It reports both rates, their ratio (the cost of recording) and the process's
 CPU share over each loop (``getrusage(RUSAGE_SELF)`` / wall time; it includes
@@ -185,6 +188,71 @@ def insync_loop(
     return Loop(stats.acked_sends, elapsed, cpu)
 
 
+class _MemoryClient:
+    """A client whose Kafka is a list per key: the harness's own ceiling, no broker."""
+
+    def __init__(self, logs: dict[str, list[int]], lock: threading.Lock) -> None:
+        self.logs = logs
+        self.lock = lock
+
+    def prepare(self, op: Any) -> None:
+        pass
+
+    def invoke(self, op: Any) -> Any:
+        from workloads.client import Completed
+
+        if op["f"] != "send":  # each process first joins (assigns) the keys
+            return Completed("ok", op["value"])
+        out = []
+        with self.lock:
+            for _, key, value in op["value"]:
+                log = self.logs.setdefault(key, [])
+                log.append(value)
+                out.append(["send", key, [len(log) - 1, value]])
+        return Completed("ok", out)
+
+    def close(self) -> None:
+        pass
+
+
+def memory_loop(threads: int, seconds: float, workdir: Path) -> Loop:
+    """The runner's path (generator, interpreter, workers, history) with no Kafka at all."""
+    from harness.gen import QueueGen, QueueOptions, clients, time_limit
+    from harness.history import HistoryWriter
+    from harness.run.interpreter import Interpreter
+    from harness.run.stats import Stats
+
+    logs: dict[str, list[int]] = {}
+    lock = threading.Lock()
+    history = HistoryWriter(workdir / "memory-history.jsonl")
+    stats = Stats()
+    interp = Interpreter(
+        history=history,
+        concurrency=threads,
+        seed=1,
+        start_ns=time.monotonic_ns(),
+        client_factory=lambda thread, process: _MemoryClient(logs, lock),
+        observers=(stats.observe,),
+    )
+    gen = time_limit(
+        seconds,
+        clients(
+            QueueGen.start(
+                QueueOptions(key_count=8, max_writes_per_key=1024, weights={"send": 1.0})
+            )
+        ),
+    )
+    interp.start()
+    cpu0, t0 = _cpu(), time.monotonic()
+    try:
+        interp.run(gen)
+        elapsed, cpu = time.monotonic() - t0, _cpu() - cpu0
+    finally:
+        interp.stop(30)
+        history.close()
+    return Loop(stats.acked_sends, elapsed, cpu)
+
+
 def main(args: argparse.Namespace) -> int:
     from confluent_kafka.cimpl import NewTopic
 
@@ -211,6 +279,7 @@ def main(args: argparse.Namespace) -> int:
             recorded = insync_loop(
                 cluster.bootstrap, args.concurrency, args.seconds, Path(tmp), args.profile
             )
+            memory = memory_loop(args.concurrency, min(args.seconds, 10.0), Path(tmp))
     finally:
         if not args.keep_cluster:
             lifecycle.down(args.cluster_name)
@@ -226,6 +295,11 @@ def main(args: argparse.Namespace) -> int:
             **asdict(recorded),
             "ops_s": round(recorded.rate, 1),
             "cpu_share": round(recorded.cpu_share, 3),
+        },
+        "memory": {
+            **asdict(memory),
+            "ops_s": round(memory.rate, 1),
+            "cpu_share": round(memory.cpu_share, 3),
         },
         "ratio": round(recorded.rate / bare.rate, 3) if bare.rate else None,
         "target_ops_s": TARGET_OPS_S,
@@ -244,6 +318,10 @@ def main(args: argparse.Namespace) -> int:
             f"{recorded.cpu_share:.0%} of one core"
         )
         print(f"  ratio insync/bare  : {result['ratio']}")
+        print(
+            f"  harness ceiling    : {memory.rate:8.0f} recorded sends/s with an in-memory "
+            f"Kafka, CPU {memory.cpu_share:.0%} of one core"
+        )
         print(
             f"  target >= {TARGET_OPS_S:.0f} recorded ops/s: "
             f"{'met' if result['meets_target'] else 'NOT met'}"

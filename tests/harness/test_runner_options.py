@@ -166,3 +166,14 @@ def test_keep_cluster_and_no_idempotence_spellings() -> None:
     assert parse(["--teardown", "--keep-cluster"]).teardown is False
     assert parse(["--teardown"]).teardown is True
     assert parse(["--no-idempotence"]).idempotence is False
+
+
+def test_nemesis_options_are_checked_before_anything_starts() -> None:
+    from harness.run.runner import nemesis_options
+
+    assert nemesis_options(parse([])) is None
+    with pytest.raises(UsageError) as err:
+        nemesis_options(parse(["--nemesis", "meteor"]))
+    assert "meteor" in err.value.one_line()
+    nopts = nemesis_options(parse(["--nemesis", "kill,partition", "--seed", "4"]))
+    assert nopts is not None and nopts.faults == {"kill", "partition"} and nopts.seed == 4
