@@ -217,9 +217,11 @@ def _group_deltas(
     ops = groups[2::3]
     pairs: list[tuple[int, int]] = []  # (first index of the pair, op)
     if _clean(vo):
+        deltas = list(map(sub, offs[1:], offs[:-1]))
         for start, end, op in zip(starts, ends, ops, strict=True):
-            if offs[start:end].tolist() != list(range(offs[start], offs[start] + end - start)):
-                pairs.extend((j, op) for j in range(start, end - 1) if offs[j + 1] - offs[j] != 1)
+            run = deltas[start : end - 1]
+            if run.count(1) != len(run):
+                pairs.extend((j, op) for j in range(start, end - 1) if deltas[j] != 1)
         if not pairs:
             return
     else:

@@ -176,10 +176,12 @@ class Collector:
                     except (TypeError, ValueError):
                         raise malformed_mop(mop, line) from None
             elif tag == "send":
-                if len(mop) != 3 or type(mop[1]) is not str:
+                try:
+                    _, k, x = mop
+                except ValueError:
+                    raise malformed_mop(mop, line) from None
+                if type(k) is not str:
                     raise malformed_mop(mop, line)
-                k = mop[1]
-                x = mop[2]
                 if type(x) is int:
                     o, v = None, x
                 elif type(x) is list and len(x) == 2:

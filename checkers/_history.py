@@ -40,7 +40,8 @@ OTHER_F = 6
 NEMESIS_F = 7
 NEMESIS_META = -64 + NEMESIS_F * 4
 #: The usual invoke of a poll, accepted without walking it.
-POLL_INVOKE = [["poll"]]
+POLL_MOP = ["poll"]
+POLL_INVOKE = [POLL_MOP]
 NEMESIS = "nemesis"
 HISTORY_NAME = "history.jsonl"
 
@@ -234,18 +235,14 @@ def _check_invoke_value(f: str, value: Any, line: int) -> None:
         if type(value) is not list:
             raise HistoryError(f"{f} value must be a list of micro-ops", line=line)
         for mop in value:
-            if type(mop) is list and mop:
-                tag = mop[0]
-                if tag == "poll" and len(mop) == 1:
-                    continue
-                if (
-                    tag == "send"
-                    and len(mop) == 3
-                    and type(mop[1]) is str
-                    and type(mop[2]) is int
-                ):
-                    continue
-            raise HistoryError(f"malformed micro-op in invoke: {_short(mop)}", line=line)
+            if mop == POLL_MOP:
+                continue
+            try:
+                tag, k, v = mop
+            except (TypeError, ValueError):
+                tag = k = v = None
+            if tag != "send" or type(k) is not str or type(v) is not int:
+                raise HistoryError(f"malformed micro-op in invoke: {_short(mop)}", line=line)
     elif f in ASSIGN_FS:
         check_key_list(f, value, line)
 
