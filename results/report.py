@@ -72,8 +72,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def write_report(run_dir: Path) -> Path:
-    """Write ``report.html`` and the PNGs into ``run_dir``; returns the report's path.
+def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
+    """Write ``report.html`` and (unless ``pngs`` is False) the PNGs; returns the report's path.
 
     Raises ``UsageError`` when ``run_dir`` has no history.jsonl, and
     ``HistoryError`` when the history cannot be judged for lack of a verdict.
@@ -91,7 +91,8 @@ def write_report(run_dir: Path) -> Path:
     page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY))
     out = run_dir / REPORT_NAME
     _atomic_write(out, page)
-    write_pngs(run_dir, table, test, title)
+    if pngs:
+        write_pngs(run_dir, table, test, title)
     return out
 
 

@@ -91,7 +91,11 @@ def _run_name(path: str) -> str:
     if run_dir is None:
         return Path(path).stem
     resolved = run_dir.resolve()
-    return f"{resolved.parent.name}/{resolved.name}"
+    try:
+        name = orjson.loads((resolved / "test.json").read_bytes())["name"]
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+        name = resolved.parent.name
+    return f"{name}/{resolved.name}"
 
 
 def exit_code(verdict: dict[str, Any]) -> int:

@@ -1,0 +1,37 @@
+"""Synthetic run directories (``bench.synth_run``) shared by the report tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.synth_run import INJECTABLE, write_run
+
+#: Every injectable anomaly, planted while a fault is in force.
+INVALID_RUN = {"ops": 6000, "seed": 3, "interval_s": 0.5, "inject": INJECTABLE}
+
+
+@pytest.fixture(scope="session")
+def invalid_run_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run directory with history.jsonl and test.json (no results.json, no report)."""
+    return write_run(tmp_path_factory.mktemp("runs") / "queue" / "20261121T031501.123Z",
+                     name="queue", **INVALID_RUN)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def valid_run_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_run(tmp_path_factory.mktemp("runs") / "queue" / "20261121T041501.123Z",
+                     name="queue", ops=3000, seed=5, interval_s=0.5)
+
+
+@pytest.fixture
+def invalid_run(invalid_run_template: Path, tmp_path: Path) -> Path:
+    """A private copy the test may write into."""
+    return Path(shutil.copytree(invalid_run_template, tmp_path / "run"))
+
+
+@pytest.fixture
+def valid_run(valid_run_template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(valid_run_template, tmp_path / "valid"))
