@@ -1,0 +1,78 @@
+"""What a person sees: the run's counters, the plain progress line, the final summary."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.run.display import Display, line
+from harness.run.runner import RunResult
+from harness.run.stats import Stats
+from harness.run.summary import render
+from results.store import RunDir
+
+
+def test_stats_count_completions_sends_and_faults_in_force() -> None:
+    stats = Stats(fault_spans={"partition": ("start-partition", "stop-partition")})
+    stats.enter("main", 60)
+    stats.observe({"process": 0, "type": "ok", "f": "send", "value": [["send", "t0-0", [0, 1]]]})
+    stats.observe(
+        {
+            "process": 1,
+            "type": "ok",
+            "f": "txn",
+            "value": [["send", "t0-0", [1, 2]], ["poll", {}], ["send", "t0-1", [0, 3]]],
+        }
+    )
+    stats.observe({"process": 2, "type": "fail", "f": "poll", "value": [["poll"]]})
+    stats.observe({"process": 3, "type": "info", "f": "crash", "value": None})
+    stats.observe({"process": "nemesis", "type": "info", "f": "start-partition", "value": {}})
+    snap = stats.snapshot()
+    assert (snap["ok"], snap["fail"], snap["info"], snap["acked_sends"]) == (2, 1, 1, 3)
+    assert snap["in_force"] == ["partition"] and snap["faults"] == 1
+    stats.observe({"process": "nemesis", "type": "info", "f": "stop-partition", "value": {}})
+    assert stats.snapshot()["in_force"] == []
+    stats.enter("drain", 10)
+    times = stats.summary()["phase_times"]
+    assert list(times) == ["main", "drain"] and times["main"][1] >= times["main"][0]
+
+
+def test_plain_progress_lines_when_not_a_terminal() -> None:
+    stats = Stats()
+    stats.enter("main", 30)
+    out = io.StringIO()
+    with Display(stats, "t", out=out, interval_s=0.05):
+        import time
+
+        time.sleep(0.2)
+    text = out.getvalue()
+    assert "main" in text and "ops/s" in text and "faults in force: none" in text
+    assert "\x1b[" not in text  # no terminal control codes in a log
+    assert "left" in line(stats)
+
+
+def test_summary_names_verdict_anomalies_and_how_to_reproduce(tmp_path: Path) -> None:
+    run_dir = RunDir.create(tmp_path, "queue", datetime(2026, 11, 21, tzinfo=UTC))
+    verdict = {
+        "valid": False,
+        "anomaly-types": ["G0", "lost-write"],
+        "bad-anomaly-types": ["lost-write"],
+        "anomalies": {"lost-write": [{"key": "t0-0"}, {"key": "t0-1"}], "G0": [{}]},
+    }
+    summary = {
+        "ops": 10,
+        "ok": 8,
+        "fail": 1,
+        "info": 1,
+        "acked_sends": 4,
+        "faults": 0,
+        "duration_s": 3.5,
+        "drain_complete": False,
+        "unread_after_drain": 2,
+    }
+    text = render(RunResult(run_dir, verdict, 1, summary=summary))
+    assert text.splitlines()[0] == "verdict: INVALID"
+    assert "lost-write: 2" in text and "G0: 1 (informational)" in text
+    assert "2 acknowledged value(s) not read again" in text
+    assert f"insync run --replay {run_dir.path / 'test.json'}" in text
