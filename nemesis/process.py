@@ -47,7 +47,7 @@ class _ProcessNemesis:
         return None
 
     def _act(
-        self, cluster: Cluster, target: Any, key: str, want: str,
+        self, cluster: Cluster, target: Any, key: str, want: tuple[str, ...],
         act: Callable[[KafkaNode], int | None],
     ) -> dict[str, Any]:
         try:
@@ -57,7 +57,7 @@ class _ProcessNemesis:
 
         def one(node: KafkaNode) -> tuple[str, int | None]:
             state = node.state()
-            if state != want:
+            if state not in want:
                 return state, None
             return state, act(node)
 
@@ -82,9 +82,11 @@ class KillNemesis(_ProcessNemesis):
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "kill":
-            return self._act(cluster, _target(op, "one"), "killed", "running",
+            # a paused JVM dies of SIGKILL too
+            return self._act(cluster, _target(op, "one"), "killed", ("running", "paused"),
                              lambda n: n.kill())
-        return self._act(cluster, _target(op, "all"), "started", "stopped", lambda n: n.start())
+        return self._act(cluster, _target(op, "all"), "started", ("stopped",),
+                         lambda n: n.start())
 
     def teardown(self, cluster: Cluster) -> None:
         def restart(node: KafkaNode) -> None:
@@ -103,9 +105,9 @@ class PauseNemesis(_ProcessNemesis):
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "pause":
-            return self._act(cluster, _target(op, "one"), "paused", "running",
+            return self._act(cluster, _target(op, "one"), "paused", ("running",),
                              lambda n: n.pause())
-        return self._act(cluster, _target(op, "all"), "resumed", "paused",
+        return self._act(cluster, _target(op, "all"), "resumed", ("paused",),
                          lambda n: n.resume())
 
     def teardown(self, cluster: Cluster) -> None:

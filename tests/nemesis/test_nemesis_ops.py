@@ -208,3 +208,11 @@ def test_composed_nemesis_records_unknown_ops_and_crashes_as_errors() -> None:
     assert out == {"value": "one", "error": "OSError: docker went away"}
     with pytest.raises(ValueError, match="two nemeses"):
         ComposedNemesis([KillNemesis(), KillNemesis()])
+
+
+def test_a_paused_broker_can_still_be_killed() -> None:
+    cluster, fakes = fake_cluster(3)
+    fakes["n1"].stat = "T"
+    out = KillNemesis(resolver()).invoke(cluster, {"f": "kill", "value": "n1"})
+    assert out["value"]["killed"] == {"n1": 100}
+    assert fakes["n1"].signals == [("KILL", 100)]
