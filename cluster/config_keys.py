@@ -28,6 +28,13 @@ from pathlib import Path
 from cluster.distribution import Distribution
 from harness.errors import EnvironmentProblem, UsageError
 
+__all__ = [
+    "KEYS_FILE",
+    "extract_keys",
+    "known_broker_keys",
+    "validate_keys",
+]
+
 KEYS_FILE = "broker-config-keys.json"
 EXTRACT_TIMEOUT_S = 120.0
 # Keys under these prefixes are per-listener overrides of a known key

@@ -34,6 +34,16 @@ from xml.sax.saxutils import escape
 from cluster.versions import Artifact, KafkaVersion
 from harness.errors import EnvironmentProblem
 
+__all__ = [
+    "MARKER",
+    "Distribution",
+    "default_cache_root",
+    "distribution_dir",
+    "ensure_distribution",
+    "load_distribution",
+    "render_pom",
+]
+
 MARKER = "insync-dist.json"
 MARKER_FORMAT = 1
 # Pinned so resolution does not depend on whichever plugin version Maven picks.

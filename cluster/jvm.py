@@ -22,6 +22,18 @@ from pathlib import PurePath, PurePosixPath
 from cluster.versions import KafkaVersion
 from harness.errors import UsageError
 
+__all__ = [
+    "DEFAULT_HEAP_MB",
+    "KAFKA_HOME",
+    "broker_argv",
+    "classpath",
+    "format_argv",
+    "is_cluster_id",
+    "new_cluster_id",
+    "quorum_argv",
+    "zookeeper_argv",
+]
+
 KAFKA_HOME = PurePosixPath("/opt/kafka")
 DEFAULT_HEAP_MB = 384  # five brokers must fit next to each other on a 2-core box
 TOOL_HEAP_MB = 256  # kafka-run-class.sh's default for command-line tools

@@ -18,6 +18,18 @@ from typing import Literal
 
 from harness.errors import UsageError
 
+__all__ = [
+    "KRAFT",
+    "VERSIONS",
+    "ZOOKEEPER",
+    "Artifact",
+    "KafkaVersion",
+    "Logging",
+    "Mode",
+    "known_versions",
+    "resolve_version",
+]
+
 Mode = Literal["kraft", "zookeeper"]
 KRAFT: Mode = "kraft"
 ZOOKEEPER: Mode = "zookeeper"

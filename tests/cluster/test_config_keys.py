@@ -102,3 +102,12 @@ def test_real_extraction_old_versions(spec: str) -> None:
     assert len(keys) > 100
     with pytest.raises(UsageError, match=re.escape("did you mean 'zookeeper.session.timeout.ms'")):
         validate_keys(["zookeeper.session.tmeout.ms"], keys)
+
+
+def test_public_names_are_pinned() -> None:
+    """Other layers import these; renaming one is an API change, not a refactor."""
+    import importlib
+
+    module = importlib.import_module("cluster.config_keys")
+    assert module.__all__ == ["KEYS_FILE", "extract_keys", "known_broker_keys", "validate_keys"]
+    assert all(hasattr(module, name) for name in module.__all__)

@@ -402,3 +402,20 @@ def test_zookeeper_mode_broker_starts_and_round_trips(spec: str, tmp_path: Path)
     _check_logging(tmp_path)
     zk_console = (tmp_path / "zk.out").read_text(errors="replace")
     assert "SLF4J:" not in zk_console and "log4j:WARN" not in zk_console
+
+
+def test_public_names_are_pinned() -> None:
+    """Other layers import these; renaming one is an API change, not a refactor."""
+    import importlib
+
+    module = importlib.import_module("cluster.distribution")
+    assert module.__all__ == [
+        "MARKER",
+        "Distribution",
+        "default_cache_root",
+        "distribution_dir",
+        "ensure_distribution",
+        "load_distribution",
+        "render_pom",
+    ]
+    assert all(hasattr(module, name) for name in module.__all__)

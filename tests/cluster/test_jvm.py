@@ -145,3 +145,22 @@ def test_new_cluster_id_is_kafka_uuid_form() -> None:
 )
 def test_is_cluster_id(text: str, ok: bool) -> None:
     assert jvm.is_cluster_id(text) is ok
+
+
+def test_public_names_are_pinned() -> None:
+    """Other layers import these; renaming one is an API change, not a refactor."""
+    import importlib
+
+    module = importlib.import_module("cluster.jvm")
+    assert module.__all__ == [
+        "DEFAULT_HEAP_MB",
+        "KAFKA_HOME",
+        "broker_argv",
+        "classpath",
+        "format_argv",
+        "is_cluster_id",
+        "new_cluster_id",
+        "quorum_argv",
+        "zookeeper_argv",
+    ]
+    assert all(hasattr(module, name) for name in module.__all__)

@@ -108,3 +108,22 @@ def test_logging_flavour_files_and_property() -> None:
 def test_line_of_old_four_part_versions() -> None:
     assert resolve_version("0.10.2.2").line == "0.10.2"
     assert resolve_version("4.1.2").line == "4.1"
+
+
+def test_public_names_are_pinned() -> None:
+    """Other layers import these; renaming one is an API change, not a refactor."""
+    import importlib
+
+    module = importlib.import_module("cluster.versions")
+    assert module.__all__ == [
+        "KRAFT",
+        "VERSIONS",
+        "ZOOKEEPER",
+        "Artifact",
+        "KafkaVersion",
+        "Logging",
+        "Mode",
+        "known_versions",
+        "resolve_version",
+    ]
+    assert all(hasattr(module, name) for name in module.__all__)
