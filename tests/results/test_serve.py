@@ -1,0 +1,138 @@
+"""``insync serve``: the index lists and filters runs, serves reports, refuses to leave its root."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from checkers import check_file
+from results.report import write_report
+from results.serve import ResultsServer, make_server
+
+BAD_TS, GOOD_TS = "20261121T031501.123Z", "20261121T041501.123Z"
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path, invalid_run_template: Path, valid_run_template: Path) -> Path:
+    """Two stored runs (one checked and reported, one bare), a ``latest`` link, a secret."""
+    root = tmp_path / "results"
+    bad = Path(shutil.copytree(invalid_run_template, root / "queue-acks-1" / BAD_TS))
+    good = Path(shutil.copytree(valid_run_template, root / "queue-acks-all" / GOOD_TS))
+    (bad / "results.json").write_text(json.dumps(check_file(bad)))
+    test = json.loads((bad / "test.json").read_text())
+    test["workload"]["acks"] = 1
+    test["cluster"]["kafka_version_exact"] = "3.9.1"
+    (bad / "test.json").write_text(json.dumps(test))
+    write_report(bad, pngs=False)
+    (good / "nodes" / "n1").mkdir(parents=True)
+    (good / "nodes" / "n1" / "server.log").write_text("started\n")
+    (root / "latest").symlink_to(good.relative_to(root))
+    (tmp_path / "secret.txt").write_text("do not serve")
+    (good / "escape").symlink_to(tmp_path / "secret.txt")
+    return root
+
+
+@pytest.fixture
+def server(results_dir: Path) -> Iterator[ResultsServer]:
+    srv = make_server(results_dir, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    thread.join(5)
+
+
+def get(server: ResultsServer, path: str) -> tuple[int, bytes, str]:
+    """A raw GET: the path goes on the wire exactly as given (no client-side normalising)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read(), resp.getheader("Content-Type", "")
+    finally:
+        conn.close()
+
+
+def static_rows(page: bytes) -> list[str]:
+    """run paths of the table rows the server rendered (before any script runs)."""
+    body = page.decode().split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return sorted(p.split('"')[0] for p in body.split('<tr data-path="')[1:])
+
+
+def test_listens_on_loopback_only(server: ResultsServer) -> None:
+    assert server.server_address[0] == "127.0.0.1"
+
+
+def test_index_lists_every_run_with_its_settings(server: ResultsServer) -> None:
+    status, body, ctype = get(server, "/")
+    assert status == 200 and ctype.startswith("text/html")
+    assert len(static_rows(body)) == 2  # `latest` is a link to a run, not a run
+    status, body, _ = get(server, "/api/runs.json")
+    runs = {r["path"]: r for r in json.loads(body)}
+    bad = runs["queue-acks-1/20261121T031501.123Z"]
+    assert (bad["verdict"], bad["acks"], bad["kafka"], bad["has_report"]) == (
+        "invalid", "1", "3.9.1", True)
+    assert bad["anomalies"]["lost-write"] == 1
+    assert bad["faults"] == ["partition", "kill", "pause", "clock"]
+    good = runs["queue-acks-all/20261121T041501.123Z"]
+    assert (good["verdict"], good["acks"], good["min_insync"], good["unclean"]) == (
+        "unchecked", "all", "2", "off")
+    assert bad["date"] == good["date"] == "2026-11-21T03:15:01.123Z"  # test.json's "started"
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("invalid", ["queue-acks-1/20261121T031501.123Z"]),
+    ("acks=all", ["queue-acks-all/20261121T041501.123Z"]),
+    ("kafka 3.9 lost-write", ["queue-acks-1/20261121T031501.123Z"]),
+    ("partition", ["queue-acks-1/20261121T031501.123Z", "queue-acks-all/20261121T041501.123Z"]),
+    ("nosuchthing", []),
+], ids=["verdict", "setting", "version-and-anomaly", "fault", "none"])
+def test_filter(server: ResultsServer, query: str, expected: list[str]) -> None:
+    _, body, _ = get(server, "/api/runs.json?q=" + query.replace(" ", "+"))
+    assert sorted(r["path"] for r in json.loads(body)) == expected
+    _, page, _ = get(server, "/?q=" + query.replace(" ", "+"))
+    assert static_rows(page) == expected
+
+
+def test_serves_reports_and_raw_files(server: ResultsServer, results_dir: Path) -> None:
+    run = "queue-acks-1/20261121T031501.123Z"
+    status, body, ctype = get(server, f"/runs/{run}/report.html")
+    assert status == 200 and ctype.startswith("text/html")
+    assert body == (results_dir / run / "report.html").read_bytes()
+    status, body, ctype = get(server, f"/runs/{run}/history.jsonl")
+    assert status == 200 and ctype.startswith("text/plain")
+    assert body == (results_dir / run / "history.jsonl").read_bytes()
+    status, body, _ = get(server, "/runs/latest/nodes/n1/server.log")
+    assert (status, body) == (200, b"started\n")
+    status, body, _ = get(server, "/runs/latest/nodes/")
+    assert status == 200 and b'href="/runs/latest/nodes/n1/"' in body
+    assert get(server, f"/runs/{run}/nope.txt")[0] == 404
+
+
+@pytest.mark.parametrize("path", [
+    "/runs/../secret.txt",
+    "/runs/%2e%2e/secret.txt",
+    "/runs/queue-acks-1/../../secret.txt",
+    "/runs/latest/escape",
+    "/runs//etc/passwd",
+    "/runs/%2Fetc%2Fpasswd",
+], ids=["dotdot", "encoded", "nested", "symlink-out", "absolute", "encoded-absolute"])
+def test_path_traversal_is_refused(server: ResultsServer, path: str) -> None:
+    status, body, _ = get(server, path)
+    assert status in (403, 404)
+    assert b"do not serve" not in body and b"root:" not in body
+
+
+def test_insync_serve_command_refuses_a_missing_dir(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    assert main(["serve", "--results-dir", str(tmp_path / "missing"), "--port", "0"]) == 64
+    assert "is not a directory" in capsys.readouterr().err
