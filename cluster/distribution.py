@@ -97,7 +97,9 @@ def default_cache_root() -> Path:
 
 
 def distribution_dir(version: KafkaVersion, cache_root: Path | None = None) -> Path:
-    return (cache_root or default_cache_root()) / "kafka" / version.version
+    """Always absolute: the directory is bind-mounted, and Docker takes a relative
+    source for the name of a volume."""
+    return ((cache_root or default_cache_root()) / "kafka" / version.version).absolute()
 
 
 def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -> Distribution:

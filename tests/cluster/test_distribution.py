@@ -99,6 +99,9 @@ def test_cache_root_honours_insync_cache(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("INSYNC_CACHE", str(tmp_path / "c"))
     assert default_cache_root() == tmp_path / "c"
     assert distribution_dir(V41) == tmp_path / "c" / "kafka" / "4.1.2"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INSYNC_CACHE", "rel")
+    assert distribution_dir(V41) == tmp_path / "rel" / "kafka" / "4.1.2"
     monkeypatch.delenv("INSYNC_CACHE")
     assert default_cache_root() == Path.home() / ".cache" / "insync"
 
