@@ -100,6 +100,12 @@ def extract_keys(dist: Distribution, java: str = "java") -> frozenset[str]:
                 f"{EXTRACT_TIMEOUT_S:.0f}s",
                 hint="check the machine's load and retry",
             ) from exc
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"cannot run {java} to read Kafka {dist.version.version}'s config keys: "
+                f"{exc.strerror or exc}",
+                hint="install a JDK 17 (Debian: apt-get install openjdk-17-jdk-headless)",
+            ) from exc
     keys = frozenset(line.strip() for line in proc.stdout.splitlines() if line.strip())
     if proc.returncode != 0 or not keys:
         said = (proc.stderr.strip().splitlines() or ["no output"])[0][:200]

@@ -119,6 +119,23 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
             f"cannot resolve Kafka {version.version}: 'mvn' is not on PATH",
             hint="install Maven 3 (Debian: apt-get install maven) and retry",
         )
+    try:
+        _resolve_and_publish(root, version, mvn)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot write the Kafka {version.version} cache at {root}: {exc.strerror or exc}",
+            hint="make that directory writable or point INSYNC_CACHE at one that is",
+        ) from exc
+    published = load_distribution(version, root)
+    if published is None:  # something changed it under us between rename and read
+        raise EnvironmentProblem(
+            f"the Kafka {version.version} cache at {root} is incomplete",
+            hint=f"delete {root} and retry",
+        )
+    return published
+
+
+def _resolve_and_publish(root: Path, version: KafkaVersion, mvn: str) -> None:
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{version.version}.", dir=root.parent))
     staging.chmod(0o755)  # mkdtemp's 0700 would hide it from a container's non-root user
@@ -129,13 +146,6 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
         _publish(staging, root, version)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    published = load_distribution(version, root)
-    if published is None:  # something changed it under us between rename and read
-        raise EnvironmentProblem(
-            f"the Kafka {version.version} cache at {root} is incomplete",
-            hint=f"delete {root} and retry",
-        )
-    return published
 
 
 def load_distribution(version: KafkaVersion, root: Path) -> Distribution | None:
@@ -224,6 +234,11 @@ def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> list[str]:
             f"resolving Kafka {version.version} from Maven Central took over {MVN_TIMEOUT_S:.0f}s",
             hint="check the connection to repo.maven.apache.org and retry",
         ) from exc
+    except OSError as exc:  # mvn vanished or is not executable: not a cache problem
+        raise EnvironmentProblem(
+            f"cannot run {mvn} to resolve Kafka {version.version}: {exc.strerror or exc}",
+            hint="reinstall Maven 3 (Debian: apt-get install maven) and retry",
+        ) from exc
     if proc.returncode != 0:
         raise _mvn_failure(version, proc.stdout + "\n" + proc.stderr)
     libs = staging / "libs"
@@ -231,7 +246,7 @@ def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> list[str]:
     if not jars:
         raise EnvironmentProblem(
             f"mvn resolved no jars for Kafka {version.version}",
-            hint=f"run the pom in {staging} by hand with 'mvn -X' to see why",
+            hint="the version table entry is probably wrong: check its artifacts",
         )
     return jars
 

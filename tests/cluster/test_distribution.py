@@ -212,6 +212,16 @@ def test_unreachable_maven_central(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert list(kafka_dir.iterdir()) == []  # the staging directory was removed
 
 
+def test_unwritable_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_mvn(tmp_path, monkeypatch, GOOD_BODY)
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # a file where the cache directory should be
+    with pytest.raises(EnvironmentProblem) as err:
+        ensure_distribution(V41, blocker)
+    assert err.value.message.startswith(f"cannot write the Kafka 4.1.2 cache at {blocker}")
+    assert err.value.hint is not None and "INSYNC_CACHE" in err.value.hint
+
+
 def test_mvn_that_resolves_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _fake_mvn(tmp_path, monkeypatch, "exit 0")
     with pytest.raises(EnvironmentProblem, match="resolved no jars"):
