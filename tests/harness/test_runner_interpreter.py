@@ -230,3 +230,68 @@ def test_crash_ops_close_the_client_and_complete_info(tmp_path: Path) -> None:
     crashes = [op for op in ops if op["f"] == "crash" and op["type"] != "invoke"]
     assert crashes and all(op["type"] == "info" for op in crashes)
     assert mem.closed >= len(crashes)
+
+
+@dataclass
+class FakeNemesis:
+    """Records what it was asked; ``start-kill`` fails the way a broken fault would."""
+
+    asked: list[str] = field(default_factory=list)
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({"start-pause", "stop-pause", "start-kill"})
+
+    def setup(self, cluster: Any) -> None:
+        pass
+
+    def invoke(self, cluster: Any, op: Any) -> dict[str, Any]:
+        self.asked.append(op["f"])
+        if op["f"] == "start-kill":
+            raise RuntimeError("no such process")
+        return {"value": {"paused": ["n1"]} if op["f"] == "start-pause" else {"resumed": ["n1"]}}
+
+    def teardown(self, cluster: Any) -> None:
+        pass
+
+
+def test_nemesis_ops_are_recorded_as_invoke_then_info_and_never_raise(tmp_path: Path) -> None:
+    from harness.gen import nemesis as on_nemesis
+
+    nem = FakeNemesis()
+    path = tmp_path / "history.jsonl"
+    history = HistoryWriter(path)
+    interp = Interpreter(
+        history=history,
+        concurrency=2,
+        seed=1,
+        nemesis=nem,
+        cluster=object(),
+        start_ns=__import__("time").monotonic_ns(),
+        client_factory=lambda t, p: MemClient(MemKafka(), p, kafka_like),
+    )
+    interp.start()
+    try:
+        interp.run(
+            on_nemesis(
+                [
+                    {"f": "start-pause", "value": "one"},
+                    {"f": "start-kill", "value": "one"},
+                    {"f": "stop-pause", "value": None},
+                ]
+            )
+        )
+    finally:
+        assert interp.stop(5)
+        history.close()
+    ops = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    assert nem.asked == ["start-pause", "start-kill", "stop-pause"]
+    assert [(op["process"], op["type"], op["f"]) for op in ops] == [
+        ("nemesis", "invoke", "start-pause"),
+        ("nemesis", "info", "start-pause"),
+        ("nemesis", "invoke", "start-kill"),
+        ("nemesis", "info", "start-kill"),
+        ("nemesis", "invoke", "stop-pause"),
+        ("nemesis", "info", "stop-pause"),
+    ]
+    assert ops[1]["value"] == {"paused": ["n1"]}
+    assert "RuntimeError: no such process" in ops[3]["error"]
