@@ -86,6 +86,8 @@ class Handler(BaseHTTPRequestHandler):
             runs = [r for r in runs_index.scan(root) if runs_index.matches(r, query)]
             self._send(HTTPStatus.OK, "application/json",
                        json.dumps(runs_index.as_json(runs)).encode())
+        elif path == "/favicon.ico":
+            self._send(HTTPStatus.NO_CONTENT, "image/x-icon", b"")
         elif path.startswith("/runs/"):
             self._file(path[len("/runs/"):])
         else:

@@ -276,6 +276,15 @@ function jumpTo(index) {
   return true;
 }
 
+// Where an op is drawn on the timeline, in viewport pixels (for tests and tooling).
+function opBox(index) {
+  const r = rowOfIndex.get(index), p = plots[0];
+  if (r === undefined) return null;
+  const rect = p.canvas.getBoundingClientRect();
+  const x0 = xOf(p, C.start[r]), x1 = Math.max(xOf(p, C.start[r] + C.lat[r]), x0 + 1);
+  return {x: rect.left + x0, y: rect.top + p.top + C.lane[r] * p.rowH, width: x1 - x0, height: p.rowH};
+}
+
 function attach(p) {
   let drag = null;
   p.canvas.addEventListener('mousemove', ev => {
@@ -394,7 +403,7 @@ async function main() {
   full = [-D.duration_ms * 0.01, D.duration_ms * 1.01]; view = full.slice();
   LAT = latRange();
   buildIndexes();
-  window.insync = {data: D, cols: C, jumpTo, get view() { return view; }, get highlighted() { return highlighted >= 0 ? C.index[highlighted] : null; }, jumped: null};
+  window.insync = {data: D, cols: C, jumpTo, opBox, get view() { return view; }, get highlighted() { return highlighted >= 0 ? C.index[highlighted] : null; }, jumped: null};
   header(); anomalies(); config();
   plots.push(timelinePlot(), latencyPlot());
   const q = D.quantiles;
