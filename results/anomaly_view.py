@@ -10,6 +10,7 @@ value written but never read (``lost-write``/``unseen``).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,17 +33,6 @@ def anomaly_ops(a: Mapping[str, Any]) -> list[int]:
     for name in OP_LIST_FIELDS:
         out.extend(x for x in a.get(name) or () if type(x) is int)
     return list(dict.fromkeys(out))
-
-
-def evidence_ops(a: Mapping[str, Any], records: Iterable[Record], limit: int = 12) -> list[int]:
-    """The ops an anomaly names, or when it names none (``unseen``, ``duplicate``,
-    ``inconsistent-offsets``), the ops that wrote or read its values and offsets."""
-    named = anomaly_ops(a)
-    if named:
-        return named
-    values, offsets = _focus_values(a), _focus_offsets(a)
-    found = [op for o, v, op, _, _ in records if v in values or (o is not None and o in offsets)]
-    return sorted(set(found))[:limit]
 
 
 def anomaly_keys(a: Mapping[str, Any]) -> list[str]:
@@ -77,55 +67,80 @@ def _focus_offsets(a: Mapping[str, Any]) -> set[int]:
     return offsets
 
 
-def offset_grid(
-    a: Mapping[str, Any], records: Iterable[Record], meta: Mapping[int, Mapping[str, Any]]
-) -> dict[str, Any] | None:
+class KeyRecords:
+    """One key's records indexed by offset and by value, built once for all its anomalies."""
+
+    def __init__(self, records: Iterable[Record]) -> None:
+        self.by_offset: dict[int | None, list[Record]] = {}
+        self.by_value: dict[int, list[Record]] = {}
+        self.read_ok: set[int] = set()
+        for r in records:
+            self.by_offset.setdefault(r[0], []).append(r)
+            self.by_value.setdefault(r[1], []).append(r)
+            if r[3] == "r" and r[4] == 0:
+                self.read_ok.add(r[1])
+        self.offsets = sorted(o for o in self.by_offset if o is not None)
+
+    def offsets_of(self, value: int) -> set[int]:
+        return {r[0] for r in self.by_value.get(value, ()) if r[0] is not None}
+
+    def between(self, lo: int, hi: int) -> list[int]:
+        """Offsets holding a record, lo <= offset <= hi."""
+        return self.offsets[bisect.bisect_left(self.offsets, lo):
+                            bisect.bisect_right(self.offsets, hi)]
+
+
+def evidence_ops(a: Mapping[str, Any], key: KeyRecords | None, limit: int = 12) -> list[int]:
+    """The ops an anomaly names or, when it names none (``unseen``, ``duplicate``,
+    ``inconsistent-offsets``), the ops that wrote or read its values and offsets."""
+    named = anomaly_ops(a)
+    if named or key is None:
+        return named
+    found = {r[2] for v in _focus_values(a) for r in key.by_value.get(v, ())}
+    found |= {r[2] for o in _focus_offsets(a) for r in key.by_offset.get(o, ())}
+    return sorted(found)[:limit]
+
+
+def offset_grid(a: Mapping[str, Any], key: KeyRecords) -> dict[str, Any] | None:
     """The offsets x ops grid around an anomaly on its key, or None when nothing places it.
 
-    ``records`` are the key's (offset, value, op, "w"/"r", outcome) records;
-    ``meta`` gives process/f/type of ops by index, for column headers.
+    Columns are op indices (``ops``); the caller adds process/f/type for headers.
     """
-    recs = list(records)
     values = _focus_values(a)
-    offsets = _focus_offsets(a) | {o for o, v, *_ in recs if v in values and o is not None}
+    offsets = _focus_offsets(a).union(*(key.offsets_of(v) for v in values))
     if not offsets:
         return None
-    lo, hi = min(offsets) - 3, max(offsets) + 3
-    rows = sorted({o for o, *_ in recs if o is not None and lo <= o <= hi} | offsets)
+    rows = sorted(set(key.between(min(offsets) - 3, max(offsets) + 3)) | offsets)
     if len(rows) > MAX_ROWS:  # far-apart focus offsets: keep each with two neighbours
-        near = {r for r in rows for f in offsets if abs(r - f) <= 2}
+        near = {r for f in offsets for r in key.between(f - 2, f + 2)} | offsets
         rows = sorted(near)[:MAX_ROWS]
-    row_set = set(rows)
-    in_view = [r for r in recs if (r[0] in row_set) or (r[0] is None and r[1] in values)]
-    refs = anomaly_ops(a)
-    priority = refs + [r[2] for r in in_view if r[1] in values]
+    in_view = [r for o in rows for r in key.by_offset.get(o, ())]
+    in_view += [r for v in values for r in key.by_value.get(v, ()) if r[0] is None]
+    priority = anomaly_ops(a) + [r[2] for r in in_view if r[1] in values]
     cols = list(dict.fromkeys(priority))
     cols += sorted({r[2] for r in in_view} - set(cols))
-    cols = sorted(cols[:MAX_COLS])
-    col_at = {c: i for i, c in enumerate(cols)}
+    shown = sorted(cols[:MAX_COLS])
+    col_at = {c: i for i, c in enumerate(shown)}
     has_unplaced = any(r[0] is None for r in in_view)
     row_keys: list[int | None] = [*rows, *([None] if has_unplaced else [])]
     row_at = {o: i for i, o in enumerate(row_keys)}
-    cells: list[list[list[Any]]] = [[[] for _ in cols] for _ in row_keys]
-    values_at: dict[int | None, set[int]] = {}
-    offsets_of: dict[int, set[int]] = {}
-    read_values = {v for _, v, _, kind, t in recs if kind == "r" and t == 0}
+    cells: list[list[list[Any]]] = [[[] for _ in shown] for _ in row_keys]
+    values_at: dict[int, set[int]] = {}
     for o, v, op, kind, _t in in_view:
-        values_at.setdefault(o, set()).add(v)
         if o is not None:
-            offsets_of.setdefault(v, set()).add(o)
+            values_at.setdefault(o, set()).add(v)
         if op in col_at:
             cell = cells[row_at[o]][col_at[op]]
             if [kind, v] not in cell:
                 cell.append([kind, v])
+    seen_values = {r[1] for r in in_view}
     return {
         "offsets": row_keys,
-        "ops": [{"index": c, **dict(meta.get(c, {}))} for c in cols],
+        "ops": shown,
         "cells": cells,
         "focus": sorted(values),
-        "multi_value_offsets": sorted(o for o, vs in values_at.items()
-                                      if o is not None and len(vs) > 1),
-        "multi_offset_values": sorted(v for v, os in offsets_of.items() if len(os) > 1),
-        "never_read": sorted({v for _, v, _, kind, _ in in_view if kind == "w"} - read_values),
-        "hidden_ops": max(0, len(set(priority) | {r[2] for r in in_view}) - len(cols)),
+        "multi_value_offsets": sorted(o for o, vs in values_at.items() if len(vs) > 1),
+        "multi_offset_values": sorted(v for v in seen_values if len(key.offsets_of(v)) > 1),
+        "never_read": sorted({r[1] for r in in_view if r[3] == "w"} - key.read_ok),
+        "hidden_ops": len(cols) - len(shown),
     }

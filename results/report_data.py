@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from results.anomaly_view import anomaly_keys, evidence_ops, explain, offset_grid
+from results.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
 from results.history_table import OpTable, read_lines
 from results.plot_data import (
     OUTCOMES,
@@ -140,17 +140,21 @@ def _panels(verdict: Mapping[str, Any], table: OpTable) -> list[dict[str, Any]]:
     ops_meta = verdict.get("ops") or {}
     bad = set(verdict.get("bad-anomaly-types") or ())
     counts = verdict.get("anomaly-counts") or {}
+    indexed: dict[str, KeyRecords] = {}
     panels = []
     for kind, examples in shown_anomalies(verdict).items():
         items = []
         for a in examples:
             keys = anomaly_keys(a)
-            recs = table.records.get(keys[0], []) if keys else []
-            refs = evidence_ops(a, recs)
-            grid_ops = {r[2] for r in recs} if recs else set()
-            grid = offset_grid(a, recs, _meta(table, _rows_of(table, sorted(grid_ops)))) \
-                if recs else None
-            items.append({"text": explain(kind, a, ops_meta), "ops": refs,
+            key = None
+            if keys and keys[0] in table.records:
+                key = indexed.get(keys[0]) or indexed.setdefault(
+                    keys[0], KeyRecords(table.records[keys[0]]))
+            grid = offset_grid(a, key) if key is not None else None
+            if grid is not None:
+                meta = _meta(table, _rows_of(table, grid["ops"]))
+                grid["ops"] = [{"index": c, **meta.get(c, {})} for c in grid["ops"]]
+            items.append({"text": explain(kind, a, ops_meta), "ops": evidence_ops(a, key),
                           "key": keys[0] if keys else None, "grid": grid, "raw": a})
         panels.append({"type": kind, "bad": kind in bad,
                        "count": int(counts.get(kind, len(examples))), "examples": items})
