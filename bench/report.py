@@ -37,8 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="browser executable")
 
 
-def load_times(report: Path, chromium: str, runs: int = LOADS) -> list[float]:
-    """Seconds from navigation start to the page's rendered mark, one fresh page per run."""
+def load_times(report: Path, chromium: str, phases: list[dict[str, int]],
+               runs: int = LOADS) -> list[float]:
+    """Seconds from navigation start to the page's rendered mark, one fresh page per run.
+
+    ``phases`` receives each load's marks (ms since navigation start): JSON parsed,
+    columns decoded, indexes built, static sections built, plots drawn.
+    """
     from playwright.sync_api import sync_playwright
 
     out = []
@@ -54,6 +59,10 @@ def load_times(report: Path, chromium: str, runs: int = LOADS) -> list[float]:
                 if errors:
                     raise RuntimeError(f"JavaScript errors in {report}: {errors}")
                 out.append(float(page.evaluate("window.insync.renderedAt")) / 1000)
+                phases.append(page.evaluate(
+                    "Object.fromEntries(performance.getEntriesByType('mark')"
+                    ".filter(m => m.name.startsWith('insync:'))"
+                    ".map(m => [m.name.slice(7), Math.round(m.startTime)]))"))
                 page.close()
         finally:
             browser.close()
@@ -89,8 +98,10 @@ def measure(n: int, root: Path, chromium: str | None) -> dict[str, Any]:
         "run_dir": str(run),
     }
     if chromium:
-        loads = load_times(report, chromium)
+        phases: list[dict[str, int]] = []
+        loads = load_times(report, chromium, phases)
         result["load_s"] = [round(x, 2) for x in loads]
+        result["load_phases_ms"] = phases
         result["load_median_s"] = round(statistics.median(loads), 2)
     return result
 

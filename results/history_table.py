@@ -79,6 +79,9 @@ def _error_text(error: Any) -> str:
     return error if isinstance(error, str) else orjson.dumps(error).decode()
 
 
+COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
+
+
 def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     """Read ``path`` (history.jsonl) into an ``OpTable``; records of ``keys`` are gathered.
 
@@ -87,7 +90,8 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     """
     want = set(keys)
     fs, errs = _Codes(255), _Codes(65_000)
-    cols: dict[str, list[int]] = {n: [] for n in COLUMNS}
+    rows: list[tuple[int, ...]] = []
+    add = rows.append
     pending: dict[Any, tuple[int, int, str, Any]] = {}
     nemesis: list[dict[str, Any]] = []
     offsets: list[int] = []
@@ -122,20 +126,21 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
                 continue
             outcome = TYPE_CODE.get(type_, 2)
             error = op.get("error")
-            _append(cols, (index, started[0], started[1], t, process, fs.code(started[2]),
-                           outcome, -1 if error is None else errs.code(_error_text(error))))
+            add((index, started[0], started[1], t, process, fs.code(started[2]), outcome,
+                 -1 if error is None else errs.code(_error_text(error))))
             if want:
                 _gather(records, want, index=index, outcome=outcome, invoked=started[3],
                         completed=op.get("value"))
     for process, (inv, t, f, value) in pending.items():  # never completed: info
-        _append(cols, (inv, inv, t, last_time, process if type(process) is int else -1,
-                       fs.code(f), 2, errs.code("never completed")))
+        add((inv, inv, t, last_time, process if type(process) is int else -1, fs.code(f), 2,
+             errs.code("never completed")))
         if want:
             _gather(records, want, index=inv, outcome=2, invoked=value, completed=None)
-    order = np.argsort(np.asarray(cols["index"], dtype=np.int64), kind="stable")
+    table = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
+    table = table[np.argsort(table[:, 0], kind="stable")]
 
     def col(name: str, dtype: Any) -> Array:
-        return np.asarray(cols[name], dtype=dtype)[order]
+        return np.ascontiguousarray(table[:, COLUMNS.index(name)], dtype=dtype)
 
     return OpTable(
         index=col("index", np.int64), invoke_index=col("invoke", np.int64),
@@ -145,15 +150,6 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
         line_offsets=np.asarray(offsets, dtype=np.int64), start_time=first_time or 0,
         end_time=last_time, lines=line_no + 1, records=records,
     )
-
-
-COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
-
-
-def _append(cols: dict[str, list[int]], row: tuple[int, ...]) -> None:
-    """Add one op: values in ``COLUMNS`` order."""
-    for name, value in zip(COLUMNS, row, strict=True):
-        cols[name].append(value)
 
 
 def _gather(records: dict[str, list[Record]], want: set[str], *, index: int, outcome: int,

@@ -24,7 +24,7 @@ from results.plot_data import OUTCOMES, Array, Band
 COLORS = {"ok": "#2f9e5b", "fail": "#d64545", "info": "#e0a000"}
 BAND_COLORS = {"partition": "#4c78c8", "kill": "#c0392b", "pause": "#8e5bb5", "clock": "#d98c00",
                "packet": "#16a085"}
-MAX_PNG_OPS = 60_000
+MAX_PNG_OPS = 40_000
 DPI = 110
 
 
@@ -59,7 +59,6 @@ def timeline_png(path: Path, *, start: Array, end: Array, lane: Array, outcome: 
         segs = np.stack([np.stack([x0, y], 1), np.stack([x1, y], 1)], 1)
         ax.add_collection(LineCollection(list(segs), colors=COLORS[name], linewidths=4,
                                          label=name, capstyle="butt"))
-        ax.plot(x0, y, "|", color=COLORS[name], ms=4, mew=0.6)
     ax.set_ylim(n_lanes - 0.5, -0.8)
     ax.autoscale(axis="x")
     ax.set_xlabel("time since the first op (s)")

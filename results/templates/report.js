@@ -398,13 +398,17 @@ function config() {
 
 async function main() {
   D = JSON.parse(document.getElementById('insync-data').textContent);
+  performance.mark('insync:parsed');
   C = await decode(); N = C.index.length;
+  performance.mark('insync:decoded');
   for (let i = 0; i < N; i++) if (C.lat[i] > maxLat) maxLat = C.lat[i];
   full = [-D.duration_ms * 0.01, D.duration_ms * 1.01]; view = full.slice();
   LAT = latRange();
   buildIndexes();
   window.insync = {data: D, cols: C, jumpTo, opBox, get view() { return view; }, get highlighted() { return highlighted >= 0 ? C.index[highlighted] : null; }, jumped: null};
+  performance.mark('insync:indexed');
   header(); anomalies(); config();
+  performance.mark('insync:sections');
   plots.push(timelinePlot(), latencyPlot());
   const q = D.quantiles;
   plots.push(seriesPlot('quant', 220, q.t, q.v, QCOLORS, q.q.map(x => x === 1 ? 'max' : 'p' + (x * 100)), true));
@@ -418,6 +422,7 @@ async function main() {
   document.getElementById('reset').onclick = () => { view = full.slice(); highlighted = -1; redraw(); };
   window.addEventListener('resize', redraw);
   pin(-1); redraw();
+  performance.mark('insync:drawn');
   window.insync.renderedAt = performance.now();
   document.documentElement.dataset.rendered = 'true';
 }
