@@ -25,8 +25,8 @@ def analyse_key(
     key: str, ks: KeyState, vo: VersionOrder, proven: set[int], out: Anomalies
 ) -> None:
     """Every per-key analysis, in a stable order."""
-    inconsistent_offsets(key, vo, out)
-    duplicates(key, vo, out)
+    inconsistent_offsets(key, ks, vo, out)
+    duplicates(key, ks, vo, out)
     garbage_reads(key, ks, out)
     aborted_reads(key, ks, out)
     lost_and_unseen(key, ks, vo, proven, out)
@@ -34,11 +34,27 @@ def analyse_key(
     process_orders(key, ks, vo, out)
 
 
-def inconsistent_offsets(key: str, vo: VersionOrder, out: Anomalies) -> None:
-    """One offset holding more than one value: replicas diverged."""
+def _witness(ks: KeyState, value: int) -> int | None:
+    """An op that shows ``value`` exists: its sender, else a reader."""
+    for table in (ks.writers, ks.ok_reads, ks.other_reads):
+        op = table.get(value)
+        if op is not None:
+            return op
+    return None
+
+
+def inconsistent_offsets(key: str, ks: KeyState, vo: VersionOrder, out: Anomalies) -> None:
+    """One offset holding more than one value: replicas diverged.
+
+    ``witnesses`` (optional field) maps each value to an op that recorded it
+    there; for the value recorded first, an op that sent or read it.
+    """
     for offset in sorted(vo.extra):
         if out.counted("inconsistent-offsets"):
             values = sorted([vo.log[offset], *vo.extra[offset]])
+            witnesses = {
+                str(v): ks.extra_ops.get((offset, v), _witness(ks, v)) for v in values
+            }
             out.keep(
                 "inconsistent-offsets",
                 {
@@ -46,18 +62,26 @@ def inconsistent_offsets(key: str, vo: VersionOrder, out: Anomalies) -> None:
                     "offset": offset,
                     "index": vo.position_of_offset(offset),
                     "values": values,
+                    "witnesses": witnesses,
                 },
             )
 
 
-def duplicates(key: str, vo: VersionOrder, out: Anomalies) -> None:
-    """One value found at more than one offset."""
+def duplicates(key: str, ks: KeyState, vo: VersionOrder, out: Anomalies) -> None:
+    """One value found at more than one offset (optional fields: its writer and a reader)."""
     for value in sorted(vo.dup_offsets):
         if out.counted("duplicate"):
             offsets = sorted(set(vo.dup_offsets[value]))
             out.keep(
                 "duplicate",
-                {"key": key, "value": value, "count": len(offsets), "offsets": offsets},
+                {
+                    "key": key,
+                    "value": value,
+                    "count": len(offsets),
+                    "offsets": offsets,
+                    "writer": ks.writers.get(value),
+                    "reader": ks.ok_reads.get(value, ks.other_reads.get(value)),
+                },
             )
 
 
@@ -119,7 +143,16 @@ def lost_and_unseen(
     unseen = sorted(v for v in unread if v not in kinds)
     if unseen and out.counted("unseen"):
         cap = max(out.cap, 1)
-        out.keep("unseen", {"key": key, "count": len(unseen), "values": unseen[:cap]})
+        shown = unseen[:cap]
+        out.keep(
+            "unseen",
+            {
+                "key": key,
+                "count": len(unseen),
+                "values": shown,
+                "writers": [writers[v] for v in shown],
+            },
+        )
 
 
 def _max_read(ks: KeyState, vo: VersionOrder) -> tuple[int, int | None]:

@@ -91,11 +91,11 @@ def _judge(
                 "nothing to judge: the history has no send, poll or txn operation"
             )
         proven = _proven_info_ops(collector)
-        proven_offsets: dict[str, list[tuple[int, int]]] = {}
+        proven_offsets: dict[str, list[tuple[int, int, int]]] = {}
         for index, _, offsets in collector.info_ops:
             if index in proven:
                 for k, o, v in offsets:
-                    proven_offsets.setdefault(k, []).append((o, v))
+                    proven_offsets.setdefault(k, []).append((o, v, index))
         orders: dict[str, VersionOrder] = {}
         for k in sorted(collector.keys):
             ks = collector.keys[k]

@@ -42,6 +42,7 @@ class KeyState:
 
     __slots__ = (
         "extra",
+        "extra_ops",
         "log",
         "ok_reads",
         "other_reads",
@@ -60,6 +61,8 @@ class KeyState:
     def __init__(self) -> None:
         self.log: dict[int, int] = {}
         self.extra: dict[int, list[int]] = {}
+        #: (offset, divergent value) -> the op that recorded it there
+        self.extra_ops: dict[tuple[int, int], int] = {}
         self.writers: dict[int, int] = {}
         self.writer_kind: dict[int, int] = {}
         self.ok_reads: dict[int, int] = {}
@@ -73,11 +76,12 @@ class KeyState:
         self.proc_poll = array("q")
         self.proc_send = array("q")
 
-    def diverge(self, offset: int, value: int) -> None:
-        """A second, different value recorded at ``offset``."""
+    def diverge(self, offset: int, value: int, op: int) -> None:
+        """A second, different value recorded at ``offset`` (by ``op``)."""
         seen = self.extra.setdefault(offset, [])
         if value not in seen:
             seen.append(value)
+            self.extra_ops[offset, value] = op
 
 
 class Collector:
@@ -169,7 +173,7 @@ class Collector:
                             if type(o) is not int or type(v) is not int:
                                 raise malformed_mop(mop, line)
                             if log.setdefault(o, v) != v:
-                                ks.diverge(o, v)
+                                ks.diverge(o, v, index)
                             seen[v] = index
                             append(v)
                             append_offset(o)
@@ -203,7 +207,7 @@ class Collector:
                     if ok:
                         known = o
                         if ks.log.setdefault(o, v) != v:
-                            ks.diverge(o, v)
+                            ks.diverge(o, v, index)
                     elif kind == INFO:
                         info_offsets.append((k, o, v))
                 if k not in sent_at:

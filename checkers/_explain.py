@@ -104,23 +104,40 @@ def _lost_write(a: Anomaly, op: _Ops) -> str:
 
 
 def _unseen(a: Anomaly, op: _Ops) -> str:
+    writers = a.get("writers") or []
+    sent = ", ".join(
+        f"{v} by {op(w)}" for v, w in zip(a["values"][:4], writers[:4], strict=False)
+    )
     return (
         f"{a['count']} value(s) of {a['key']} acknowledged by ok sends were never read by any "
-        f"ok poll by the end of the run: {_values(a['values'])}."
+        f"ok poll by the end of the run: {_values(a['values'])}"
+        + (f" (sent: {sent}{', ...' if len(writers) > 4 else ''})." if sent else ".")
     )
 
 
 def _duplicate(a: Anomaly, op: _Ops) -> str:
+    who = ""
+    if a.get("writer") is not None:
+        who += f"; it was sent once, by {op(a['writer'])}"
+    if a.get("reader") is not None:
+        who += f", and read by {op(a['reader'])}"
     return (
         f"value {a['value']} of {a['key']} appears at {a['count']} offsets "
-        f"({_values(a['offsets'])}); each value was sent once."
+        f"({_values(a['offsets'])}){who}."
     )
 
 
 def _inconsistent(a: Anomaly, op: _Ops) -> str:
+    witnesses = a.get("witnesses") or {}
+    seen = "; ".join(
+        f"{v} seen by {op(witnesses[str(v)])}"
+        for v in a["values"][:4]
+        if witnesses.get(str(v)) is not None
+    )
     return (
         f"offset {a['offset']} of {a['key']} (position {a['index']}) holds "
-        f"{len(a['values'])} different values ({_values(a['values'])}): replicas diverged."
+        f"{len(a['values'])} different values ({_values(a['values'])}): replicas diverged"
+        + (f" ({seen})." if seen else ".")
     )
 
 

@@ -61,8 +61,9 @@ class Anomalies:
                 for name in ("writer", "reader", "max-read", "op"):
                     if type(a.get(name)) is int:
                         refs.add(a[name])
-                for name in ("ops", "cycle"):
+                for name in ("ops", "cycle", "writers"):
                     refs.update(x for x in a.get(name, ()) if type(x) is int)
+                refs.update(x for x in a.get("witnesses", {}).values() if type(x) is int)
         return refs
 
 

@@ -60,12 +60,12 @@ class VersionOrder:
         return [self.value_at(p) for p in range(low + 1, stop)]
 
 
-def build(ks: KeyState, proven: list[tuple[int, int]]) -> VersionOrder:
-    """The version order of a key from its log plus the proven info sends (offset, value)."""
+def build(ks: KeyState, proven: list[tuple[int, int, int]]) -> VersionOrder:
+    """The version order of a key from its log plus proven info sends (offset, value, op)."""
     log = ks.log
-    for offset, value in proven:
+    for offset, value, op in proven:
         if log.setdefault(offset, value) != value:
-            ks.diverge(offset, value)
+            ks.diverge(offset, value, op)
     offsets = sorted(log)
     extra = ks.extra
     pos = dict(zip(map(log.__getitem__, offsets), range(len(offsets)), strict=True))

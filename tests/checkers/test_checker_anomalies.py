@@ -29,17 +29,19 @@ def test_lost_write_below_what_a_reader_reached() -> None:
     lost = anomalies(v, "lost-write")
     assert [(x["key"], x["value"], x["index"], x["max-read-index"], x["writer"], x["max-read"])
             for x in lost] == [("x", 2, 1, 2, a, p)]
-    assert anomalies(v, "unseen") == [{"key": "x", "count": 1, "values": [2]}]
+    assert anomalies(v, "unseen") == [{"key": "x", "count": 1, "values": [2], "writers": [a]}]
 
 
 def test_value_above_every_read_is_unseen_but_not_lost() -> None:
     h = Hist()
     h.send(0, "x", 0, 1)
-    h.send(0, "x", 1, 2)
+    writer = h.send(0, "x", 1, 2)
     h.poll(1, {"x": [[0, 1]]})
     v = check_history(h.ops)
     assert v["anomaly-types"] == ["unseen"]
-    assert anomalies(v, "unseen") == [{"key": "x", "count": 1, "values": [2]}]
+    assert anomalies(v, "unseen") == [
+        {"key": "x", "count": 1, "values": [2], "writers": [writer]}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -76,23 +78,27 @@ def test_info_values_are_never_unseen() -> None:
 
 def test_duplicate_value_at_two_offsets() -> None:
     h = Hist()
-    h.send(0, "x", 0, 1)
+    writer = h.send(0, "x", 0, 1)
     h.send(0, "x", 1, 2)
-    h.poll(1, {"x": [[0, 1], [1, 2], [2, 1]]})
+    reader = h.poll(1, {"x": [[0, 1], [1, 2], [2, 1]]})
     v = check_history(h.ops)
-    assert anomalies(v, "duplicate") == [{"key": "x", "value": 1, "count": 2, "offsets": [0, 2]}]
+    assert anomalies(v, "duplicate") == [
+        {"key": "x", "value": 1, "count": 2, "offsets": [0, 2], "writer": writer,
+         "reader": reader}
+    ]
     assert "duplicate" in v["bad-anomaly-types"]
 
 
 def test_inconsistent_offsets_when_readers_disagree() -> None:
     h = Hist()
-    h.send(0, "x", 0, 1)
-    h.send(1, "x", 0, 2)
+    first = h.send(0, "x", 0, 1)
+    second = h.send(1, "x", 0, 2)
     h.poll(2, {"x": [[0, 1]]})
     h.poll(3, {"x": [[0, 2]]})
     v = check_history(h.ops)
     assert anomalies(v, "inconsistent-offsets") == [
-        {"key": "x", "offset": 0, "index": 0, "values": [1, 2]}
+        {"key": "x", "offset": 0, "index": 0, "values": [1, 2],
+         "witnesses": {"1": first, "2": second}}
     ]
     assert v["bad-anomaly-types"] == ["inconsistent-offsets"]
 
