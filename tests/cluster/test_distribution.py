@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -382,6 +383,8 @@ def _check_logging(work: Path) -> None:
     assert "SLF4J:" not in console  # "Failed to load class StaticLoggerBinder", no providers
     assert "StatusLogger" not in console  # log4j2's "No log4j2 configuration file found"
     assert "log4j:WARN" not in console  # log4j 1's "No appenders could be found"
+    # log4j2's own status lines ("<timestamp> main ERROR ..."): Kafka's start with "[".
+    assert not re.search(r"^[^\[\s]\S* \S+ (WARN|ERROR|FATAL) ", console, re.MULTILINE)
     assert "started (kafka.server.Kafka" in console
 
 
