@@ -202,7 +202,7 @@ def _int_nonmonotonic_poll(a: Anomaly, op: _Ops) -> str:
 def _g1a(a: Anomaly, op: _Ops) -> str:
     return (
         f"{op(a['reader'])} read value {a['value']} of {a['key']}, sent by {op(a['writer'])} "
-        f"which failed: an aborted write became visible."
+        f"whose send failed: an aborted write became visible."
     )
 
 
