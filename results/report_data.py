@@ -161,6 +161,13 @@ def _panels(verdict: Mapping[str, Any], table: OpTable) -> list[dict[str, Any]]:
     return panels
 
 
+def _type_weights(table: OpTable, rows: Array) -> list[float]:
+    """Per outcome: all ops / drawn ops, so sampled views can be weighted back to the truth."""
+    total = np.bincount(table.type, minlength=len(OUTCOMES))
+    drawn = np.bincount(table.type[rows], minlength=len(OUTCOMES))
+    return [float(t / d) if d else 1.0 for t, d in zip(total, drawn, strict=True)]
+
+
 def build(history: Path, verdict: Mapping[str, Any], test: Mapping[str, Any] | None,
           table: OpTable) -> dict[str, Any]:
     """Everything the page draws, as one JSON-able dict."""
@@ -194,6 +201,7 @@ def build(history: Path, verdict: Mapping[str, Any], test: Mapping[str, Any] | N
         "duration_ms": (t_end - t0) / 1e6,
         "ops_total": n,
         "ops_drawn": int(rows.size),
+        "type_weights": _type_weights(table, rows),
         "lanes": n_lanes,
         "f_names": table.f_names,
         "errors": table.errors,

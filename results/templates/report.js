@@ -106,7 +106,8 @@ function timelinePlot() {
     clipPlot(p, ctx);
     const [a, b] = visibleRange(), scale = (p.w - M.l - M.r) / (view[1] - view[0]);
     const hgt = Math.max(1, p.rowH - (p.rowH > 4 ? 2 : 0));
-    for (let ty = 0; ty < 3; ty++) {
+    if ((b - a) / Math.max(D.lanes, 1) > (p.w - M.l - M.r) / 2) densityBars(p, ctx, a, b, scale, hgt);
+    else for (let ty = 0; ty < 3; ty++) {
       ctx.fillStyle = COLORS[ty];
       for (let i = a; i < b; i++) {
         if (C.type[i] !== ty) continue;
@@ -138,6 +139,39 @@ function timelinePlot() {
     return -1;
   };
   return p;
+}
+
+// Zoomed out, several ops share a pixel: drawing them one over another would paint
+// every pixel with a failure red. Instead each pixel column of a row shows the share
+// of ok/fail/info op-time in it (weighted back to all ops when the timeline is
+// sampled), stacked ok-fail-info; a non-zero share gets at least one pixel.
+function densityBars(p, ctx, a, b, scale, hgt) {
+  const cols = Math.ceil(p.w - M.l - M.r), lanes = Math.max(D.lanes, 1);
+  if (!(cols > 0)) return;  // not laid out (yet)
+  const acc = new Float64Array(lanes * cols * 3), w = D.type_weights;
+  for (let i = a; i < b; i++) {
+    const x0 = (C.start[i] - view[0]) * scale, x1 = x0 + C.lat[i] * scale;
+    if (x1 < 0 || x0 >= cols) continue;
+    const c0 = Math.max(0, Math.floor(x0)), c1 = Math.min(cols - 1, Math.floor(x1));
+    const base = C.lane[i] * cols, ty = C.type[i], wt = w[ty];
+    if (c0 === c1) { acc[(base + c0) * 3 + ty] += (x1 - x0) * wt; continue; }
+    acc[(base + c0) * 3 + ty] += (c0 + 1 - x0) * wt;
+    for (let c = c0 + 1; c < c1; c++) acc[(base + c) * 3 + ty] += wt;
+    acc[(base + c1) * 3 + ty] += (x1 - c1) * wt;
+  }
+  for (let l = 0; l < lanes; l++) {
+    const y = p.top + l * p.rowH;
+    for (let c = 0; c < cols; c++) {
+      const k = (l * cols + c) * 3, tot = acc[k] + acc[k + 1] + acc[k + 2];
+      if (tot <= 0) continue;
+      let yy = y + hgt;
+      for (let ty = 0; ty < 3; ty++) {
+        if (acc[k + ty] <= 0) continue;
+        const h = Math.max(1, hgt * acc[k + ty] / tot);
+        ctx.fillStyle = COLORS[ty]; ctx.fillRect(M.l + c, yy - h, 1, h); yy -= h;
+      }
+    }
+  }
 }
 
 // ---- latency scatter --------------------------------------------------------------

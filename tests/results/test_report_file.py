@@ -106,8 +106,12 @@ def test_big_runs_are_downsampled_but_keep_every_anomaly_op(
     monkeypatch.setattr(report_data, "MAX_DRAWN", 500)
     monkeypatch.setattr(report_data, "DETAIL_ALL", 100)
     data = payload(write_report(invalid_run, pngs=False))
-    drawn = set(columns(data)["index"].tolist())
+    cols = columns(data)
+    drawn = set(cols["index"].tolist())
     assert data["ops_drawn"] == len(drawn) < data["ops_total"]
+    stats = check_file(invalid_run)["stats"]
+    per_type = np.bincount(cols["type"], minlength=3) * np.array(data["type_weights"])
+    assert per_type.round().tolist() == [stats["ok"], stats["fail"], stats["info"]]
     proof = {i for p in data["anomalies"] for e in p["examples"] for i in e["ops"]}
     assert proof and proof <= drawn
     assert proof <= {int(i) for i in data["details"]}
