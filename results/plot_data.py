@@ -86,11 +86,13 @@ def _fault_events(nemesis_ops: Iterable[Mapping[str, Any]]) -> list[Mapping[str,
     return events
 
 
-def _label(kind: str, value: Any) -> str:
+def _label(kind: str, value: Any, failed: bool = False) -> str:
+    flag = " (start reported an error)" if failed else ""
     if value is None or value in ({}, []):
-        return kind
+        return kind + flag
     text = value if isinstance(value, str) else _compact(value)
-    return f"{kind}: {text}" if len(text) <= 60 else f"{kind}: {text[:57]}..."
+    text = text if len(text) <= 60 else f"{text[:57]}..."
+    return f"{kind}: {text}{flag}"
 
 
 def _compact(value: Any) -> str:
@@ -113,6 +115,7 @@ def nemesis_bands(
     """
     starts, stops = _span_lookup({**DEFAULT_FAULT_SPANS, **(spans or {})})
     open_: dict[str, Mapping[str, Any]] = {}
+    failed: set[int] = set()  # starts whose completion carries an error: maybe not applied
     bands: list[Band] = []
     for op in _fault_events(nemesis_ops):
         f = str(op.get("f"))
@@ -121,19 +124,22 @@ def nemesis_bands(
         kinds_stop = stops.get(f) or ([f[5:]] if f.startswith("stop-") else [])
         if kind_start is not None:
             open_.setdefault(kind_start, op)
+            if op.get("error") is not None and open_[kind_start] is op:
+                failed.add(id(op))
         elif kinds_stop:
             for kind in kinds_stop:
                 first = open_.pop(kind, None)
                 if first is not None:
                     bands.append(Band(kind, int(first.get("time", 0)), t,
                                       int(first.get("index", 0)), index,
-                                      _label(kind, first.get("value"))))
+                                      _label(kind, first.get("value"), id(first) in failed)))
         else:
             bands.append(Band(f, t, t, index, index, _label(f, op.get("value"))))
     for kind, first in open_.items():
         t = int(first.get("time", 0))
         bands.append(Band(kind, t, max(end_time, t), int(first.get("index", 0)), None,
-                          _label(kind, first.get("value")) + " (never stopped)", open=True))
+                          _label(kind, first.get("value"), id(first) in failed)
+                          + " (never stopped)", open=True))
     bands.sort(key=lambda b: (b.start, b.start_index))
     return bands
 

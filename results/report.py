@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from harness.errors import HistoryError, UsageError
-from results import plots, report_data, report_template
+from results import report_data, report_template
 from results.history_table import OpTable, read_table
 from results.plot_data import (
     assign_lanes,
@@ -98,6 +98,8 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
 
 def write_pngs(run_dir: Path, table: OpTable, test: dict[str, Any] | None, title: str) -> None:
     """timeline.png, latency.png and throughput.png of the run."""
+    from results import plots  # matplotlib takes seconds to import: only when drawing PNGs
+
     t0, t_end = table.start_time, max(table.end_time, table.start_time + 1)
     spans = ((test or {}).get("nemesis") or {}).get("fault_spans") or {}
     bands = nemesis_bands(table.nemesis, t_end, spans)

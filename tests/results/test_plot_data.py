@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,43 @@ def test_lanes_never_overlap_and_reuse_retired_workers(valid_run_template: Path)
         rows = np.flatnonzero(lanes == lane)
         order = rows[np.argsort(table.start[rows], kind="stable")]
         assert np.all(table.start[order][1:] >= table.end[order][:-1])
+
+
+def test_a_start_that_reported_an_error_is_labelled() -> None:
+    ops = [nem(0, 1, "kill", "invoke"), {**nem(1, 2, "kill", value={}), "error": "no such pid"},
+           nem(2, 5, "start")]
+    (band,) = nemesis_bands(ops, end_time=10)
+    assert (band.start, band.stop) == (2, 5)
+    assert band.label == "kill (start reported an error)"
+
+
+def test_history_table_of_a_cut_short_history(tmp_path: Path) -> None:
+    lines = [
+        {"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send",
+         "value": [["send", "x", 1]]},
+        {"index": 1, "time": 5, "process": 1, "type": "invoke", "f": "poll", "value": [["poll"]]},
+        {"index": 2, "time": 9, "process": 0, "type": "ok", "f": "send",
+         "value": [["send", "x", [3, 1]]]},
+        {"index": 3, "time": 10, "process": "nemesis", "type": "info", "f": "start-partition",
+         "value": None},
+        {"index": 4, "time": 12, "process": 0, "type": "invoke", "f": "send",
+         "value": [["send", "x", 2]]},
+        {"index": 5, "time": 20, "process": 0, "type": "fail", "f": "send", "error": {"code": 6}},
+        {"index": 6, "time": 30, "process": 1, "type": "ok", "f": "poll",
+         "value": [["poll", {"x": [[3, 1]], "y": [[0, 7]]}]]},
+        {"index": 7, "time": 31, "process": 2, "type": "invoke", "f": "poll",
+         "value": [["poll"]]},
+    ]
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join(json.dumps(op) for op in lines) + "\nnot json\n")
+    table = read_table(path, keys=["x"])
+    assert table.index.tolist() == [2, 5, 6, 7]
+    assert table.start.tolist() == [0, 12, 5, 31]
+    assert table.end.tolist() == [9, 20, 30, 31]
+    assert [table.f_names[f] for f in table.f] == ["send", "send", "poll", "poll"]
+    assert table.type.tolist() == [0, 1, 0, 2]  # never completed counts as info
+    assert [table.errors[e] if e >= 0 else None for e in table.error] == [
+        None, '{"code":6}', None, "never completed"]
+    assert table.records == {"x": [(3, 1, 2, "w", 0), (None, 2, 5, "w", 1), (3, 1, 6, "r", 0)]}
+    assert [op["f"] for op in table.nemesis] == ["start-partition"]
+    assert table.lines == 9
