@@ -63,6 +63,8 @@ class PacketNemesis:
         return frozenset({START, STOP})
 
     def setup(self, cluster: Cluster) -> None:
+        """Clear leftovers, then probe every node for netem."""
+        self.teardown(cluster)
         probed, _ = on_nodes(
             lambda n: sh(n.remote, net.netem_probe(), check=False).ok, cluster, cluster.nodes
         )

@@ -44,7 +44,8 @@ class _ProcessNemesis:
         return frozenset({self.start_f, self.stop_f})
 
     def setup(self, cluster: Cluster) -> None:
-        return None
+        """Heal what a crashed earlier run may have left: no fault is in force afterwards."""
+        self.teardown(cluster)
 
     def _act(
         self, cluster: Cluster, target: Any, key: str, want: tuple[str, ...],

@@ -216,3 +216,13 @@ def test_a_paused_broker_can_still_be_killed() -> None:
     out = KillNemesis(resolver()).invoke(cluster, {"f": "kill", "value": "n1"})
     assert out["value"]["killed"] == {"n1": 100}
     assert fakes["n1"].signals == [("KILL", 100)]
+
+
+def test_setup_heals_what_an_earlier_crashed_run_left() -> None:
+    cluster, fakes = fake_cluster(3, faketime=True)
+    fakes["n1"].stat, fakes["n2"].stat, fakes["n3"].clock = "T", "Z", "+5.000"
+    full(cluster).setup(cluster)
+    assert [f.stat for f in fakes.values()] == ["Sl", "Sl", "Sl"]
+    assert fakes["n2"].pid == 501
+    assert fakes["n3"].clock == "+0"
+    assert all(any("-F INSYNC" in c for c in f.iptables()) for f in fakes.values())
