@@ -8,7 +8,9 @@ delivery before the next, as an insync client does:
 * **bare**: confluent-kafka ``produce`` + ``flush`` per record, nothing else;
 * **insync**: the real path of ``insync run``: generator, interpreter, worker
   threads, ``QueueClient``, and every invoke and completion written and flushed
-  to a history file (send-only workload, no rate limit);
+  to a history file (send-only workload, no rate limit; a process's join does
+  not start a consumer here, so the brokers carry the same load as in the bare
+  loop);
 * **ceiling**: the same path with an in-memory Kafka instead of brokers: how
   fast the harness itself records when the brokers are not the limit (on a
   shared, busy machine they usually are).
@@ -39,9 +41,20 @@ TARGET_OPS_S = 2000.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nodes", type=int, default=3, help="cluster nodes (default: 3)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="per loop (default: 20)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=30.0,
+        help="per kind of loop, over all rounds (default: 30)",
+    )
     parser.add_argument(
         "--concurrency", type=int, default=32, help="client threads in both loops (default: 32)"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="alternating bare/insync rounds sharing --seconds (default: 2)",
     )
     parser.add_argument("--cluster-name", default="run-bench")
     parser.add_argument(
@@ -130,7 +143,7 @@ def insync_loop(
     from harness.history import HistoryWriter
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
-    from workloads.client import ClientOptions
+    from workloads.client import ClientOptions, Completed
     from workloads.queue_client import QueueClient
     from workloads.topics import Topics
 
@@ -144,6 +157,15 @@ def insync_loop(
     )
     topics.ensure(0)
     copts = ClientOptions(bootstrap=bootstrap, group_id=f"{token}-g", seed=1)
+
+    class SendOnlyClient(QueueClient):
+        """Joins without a consumer: idle consumers fetching every partition would load
+        the brokers, which the bare loop does not, and the ratio would measure that."""
+
+        def _assign(self, op: Any) -> Completed:
+            return Completed("ok", list(op["value"]))
+
+    workdir.mkdir(parents=True, exist_ok=True)
     history = HistoryWriter(workdir / "history.jsonl")
     stats = Stats()
     interp = Interpreter(
@@ -151,7 +173,7 @@ def insync_loop(
         concurrency=threads,
         seed=1,
         start_ns=time.monotonic_ns(),
-        client_factory=lambda thread, process: QueueClient(copts, topics, thread, process),
+        client_factory=lambda thread, process: SendOnlyClient(copts, topics, thread, process),
         observers=(stats.observe,),
     )
     gen = time_limit(
@@ -253,6 +275,12 @@ def memory_loop(threads: int, seconds: float, workdir: Path) -> Loop:
     return Loop(stats.acked_sends, elapsed, cpu)
 
 
+def _total(loops: list[Loop]) -> Loop:
+    return Loop(
+        sum(x.acked for x in loops), sum(x.seconds for x in loops), sum(x.cpu_s for x in loops)
+    )
+
+
 def main(args: argparse.Namespace) -> int:
     from confluent_kafka.cimpl import NewTopic
 
@@ -262,6 +290,7 @@ def main(args: argparse.Namespace) -> int:
 
     logging.getLogger("insync").addHandler(logging.NullHandler())  # librdkafka chatter
     spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes)
+    seconds = args.seconds / args.rounds
     try:
         cluster = lifecycle.up(spec, say=lambda msg: print(f"bench: {msg}"))
         topic = f"bench-bare-{int(time.time())}"
@@ -273,13 +302,22 @@ def main(args: argparse.Namespace) -> int:
             config={"min.insync.replicas": "2"},
         )
         client.create_topics([new])[topic].result(60)
-        bare = bare_loop(cluster.bootstrap, topic, 8, args.concurrency, args.seconds)
-        client.delete_topics([topic])
+        bares, recordeds = [], []
         with tempfile.TemporaryDirectory() as tmp:
-            recorded = insync_loop(
-                cluster.bootstrap, args.concurrency, args.seconds, Path(tmp), args.profile
-            )
+            for i in range(args.rounds):  # alternate, so a busy host's drift hits both alike
+                bares.append(bare_loop(cluster.bootstrap, topic, 8, args.concurrency, seconds))
+                recordeds.append(
+                    insync_loop(
+                        cluster.bootstrap,
+                        args.concurrency,
+                        seconds,
+                        Path(tmp) / str(i),
+                        args.profile,
+                    )
+                )
             memory = memory_loop(args.concurrency, min(args.seconds, 10.0), Path(tmp))
+        client.delete_topics([topic])
+        bare, recorded = _total(bares), _total(recordeds)
     finally:
         if not args.keep_cluster:
             lifecycle.down(args.cluster_name)
@@ -308,7 +346,10 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"nodes {args.nodes}, {args.concurrency} threads, {args.seconds:.0f}s per loop")
+        print(
+            f"nodes {args.nodes}, {args.concurrency} threads, {args.seconds:.0f}s per loop kind "
+            f"in {args.rounds} alternating rounds"
+        )
         print(
             f"  bare producer loop : {bare.rate:8.0f} acked sends/s, CPU "
             f"{bare.cpu_share:.0%} of one core"

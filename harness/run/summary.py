@@ -12,10 +12,11 @@ def render(result: RunResult) -> str:
     word = "VALID" if valid is True else "INVALID" if valid is False else "UNKNOWN"
     lines = [f"verdict: {word}" + (" (interrupted)" if result.interrupted else "")]
     anomalies = v.get("anomalies") or {}
+    counts = v.get("anomaly-counts") or {}  # true counts; ``anomalies`` keeps examples
     bad = set(v.get("bad-anomaly-types") or ())
     for kind in v.get("anomaly-types") or ():
         found = anomalies.get(kind)
-        count = len(found) if isinstance(found, list) else 1
+        count = counts.get(kind, len(found) if isinstance(found, list) else 1)
         lines.append(f"  {kind}: {count}{'' if kind in bad else ' (informational)'}")
     if v.get("error"):
         lines.append(f"  error: {v['error']}")

@@ -76,3 +76,15 @@ def test_summary_names_verdict_anomalies_and_how_to_reproduce(tmp_path: Path) ->
     assert "lost-write: 2" in text and "G0: 1 (informational)" in text
     assert "2 acknowledged value(s) not read again" in text
     assert f"insync run --replay {run_dir.path / 'test.json'}" in text
+
+
+def test_summary_prefers_the_true_anomaly_counts(tmp_path: Path) -> None:
+    run_dir = RunDir.create(tmp_path, "queue", datetime(2026, 11, 21, tzinfo=UTC))
+    verdict = {
+        "valid": False,
+        "anomaly-types": ["duplicate"],
+        "bad-anomaly-types": ["duplicate"],
+        "anomalies": {"duplicate": [{"key": "t0-0"}]},
+        "anomaly-counts": {"duplicate": 40},
+    }
+    assert "duplicate: 40" in render(RunResult(run_dir, verdict, 1))
