@@ -215,6 +215,10 @@ class Run:
     """The state of one run while its layers nest and unwind."""
 
     def __init__(self, opts: RunOptions, *, say: Say, live: bool | None = None) -> None:
+        # Everything that can be wrong with the options fails here, before a directory
+        # or a container exists: a UsageError is cheap.
+        cluster_spec(opts)
+        self.nopts = nemesis_options(opts)
         self.opts = opts
         self.say = say
         self.live = live
@@ -234,7 +238,7 @@ class Run:
         self.error: BaseException | None = None
 
     def execute(self) -> RunResult:
-        nopts = nemesis_options(self.opts)  # before anything starts: a UsageError is cheap
+        nopts = self.nopts
         with _run_log(self.run_dir.log):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
             self.run_dir.write_test(test_json(self.opts, self.started, None))

@@ -177,3 +177,16 @@ def test_nemesis_options_are_checked_before_anything_starts() -> None:
     assert "meteor" in err.value.one_line()
     nopts = nemesis_options(parse(["--nemesis", "kill,partition", "--seed", "4"]))
     assert nopts is not None and nopts.faults == {"kill", "partition"} and nopts.seed == 4
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--nemesis", "meteor"], ["--broker-config", "listeners=PLAINTEXT://x:1"]],
+    ids=["unknown-fault", "reserved-broker-key"],
+)
+def test_run_refuses_bad_options_before_creating_anything(tmp_path: Path, argv: list[str]) -> None:
+    from harness.run import run
+
+    with pytest.raises(UsageError):
+        run(parse([*argv, "--results-dir", str(tmp_path / "results")]), say=lambda _m: None)
+    assert not (tmp_path / "results").exists()

@@ -88,3 +88,14 @@ def test_summary_prefers_the_true_anomaly_counts(tmp_path: Path) -> None:
         "anomaly-counts": {"duplicate": 40},
     }
     assert "duplicate: 40" in render(RunResult(run_dir, verdict, 1))
+
+
+def test_the_live_panel_draws_without_a_terminal_too() -> None:
+    stats = Stats()
+    stats.enter("drain", 10)
+    out = io.StringIO()
+    with Display(stats, "insync run t", out=out, live=True):
+        import time
+
+        time.sleep(0.3)
+    assert "drain" in out.getvalue() and "ok / fail / info" in out.getvalue()
