@@ -5,7 +5,11 @@ from __future__ import annotations
 import http.client
 import json
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,3 +140,21 @@ def test_insync_serve_command_refuses_a_missing_dir(tmp_path: Path,
 
     assert main(["serve", "--results-dir", str(tmp_path / "missing"), "--port", "0"]) == 64
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_insync_serve_command_serves_until_interrupted(results_dir: Path) -> None:
+    """The real command: prints its URL, answers on loopback, exits 0 on Ctrl-C."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "serve", "--port", "0", "--results-dir",
+         str(results_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = line.split(" at ")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "api/runs.json?q=invalid", timeout=10) as resp:
+            assert [r["verdict"] for r in json.loads(resp.read())] == ["invalid"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
