@@ -88,6 +88,8 @@ def duplicates(key: str, ks: KeyState, vo: VersionOrder, out: Anomalies) -> None
 def garbage_reads(key: str, ks: KeyState, out: Anomalies) -> None:
     """Values read (by an op of any outcome) that no op in the history sent."""
     writers = ks.writers.keys()
+    if ks.ok_reads.keys() <= writers and ks.other_reads.keys() <= writers:
+        return  # the usual case, decided without building a set
     garbage = ks.ok_reads.keys() - writers
     if ks.other_reads:
         garbage |= ks.other_reads.keys() - writers
@@ -114,9 +116,9 @@ def lost_and_unseen(
 ) -> None:
     """Committed values below what readers reached but never read; acked values never read."""
     ok_reads = ks.ok_reads
+    if ks.writers.keys() <= ok_reads.keys():
+        return  # everything sent was read: decided without building a set
     unread = ks.writers.keys() - ok_reads.keys()
-    if not unread:
-        return
     writers = ks.writers
     kinds = ks.writer_kind
     bound, max_read = _max_read(ks, vo)
