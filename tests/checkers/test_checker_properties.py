@@ -34,7 +34,7 @@ SETTINGS = st.builds(
 SEEDS = st.integers(0, 2**32 - 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(seed=SEEDS, shape=SETTINGS, ww_deps=st.booleans())
 def test_model_histories_have_no_invalid_anomaly(
     seed: int, shape: km.Settings, ww_deps: bool
@@ -74,7 +74,7 @@ FAULTS = [
 
 
 @pytest.mark.parametrize(("inject", "kind", "fields", "extras"), FAULTS)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(seed=SEEDS, shape=SETTINGS.filter(lambda s: s.ops >= 40))
 def test_injected_fault_is_reported_where_it_was_planted(  # noqa: PLR0917 - parametrize+given
     inject: Injector,
