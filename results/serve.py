@@ -9,6 +9,7 @@ Routes::
 
     /                     the index: every run, sortable and filterable (?q=words)
     /api/runs.json?q=     the same rows as JSON
+    /api/op?run=&index=   whole ops of a run's history, for big reports' on-demand detail
     /runs/<path>          a file of the results directory (reports, histories, node logs)
 """
 
@@ -24,11 +25,12 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from results import runs_index
+from results import op_lookup, runs_index
 from results.report_template import asset
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
+MAX_OPS_PER_REQUEST = 100
 TEXT_TYPES = {".jsonl": "text/plain", ".log": "text/plain", ".out": "text/plain",
               ".properties": "text/plain", ".md": "text/plain"}
 
@@ -86,6 +88,8 @@ class Handler(BaseHTTPRequestHandler):
             runs = [r for r in runs_index.scan(root) if runs_index.matches(r, query)]
             self._send(HTTPStatus.OK, "application/json",
                        json.dumps(runs_index.as_json(runs)).encode())
+        elif path == "/api/op":
+            self._op(urllib.parse.parse_qs(url.query))
         elif path == "/favicon.ico":
             self._send(HTTPStatus.NO_CONTENT, "image/x-icon", b"")
         elif path.startswith("/runs/"):
@@ -113,6 +117,23 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             with target.open("rb") as fh:
                 shutil.copyfileobj(fh, self.wfile)
+
+    def _op(self, params: dict[str, list[str]]) -> None:
+        """Whole ops of a run's history by index: ``?run=<run path>&index=N[&index=M...]``."""
+        run = safe_path(self.server.root, params.get("run", [""])[0])
+        try:
+            indices = [int(i) for i in params.get("index", [])][:MAX_OPS_PER_REQUEST]
+        except ValueError:
+            self._error(HTTPStatus.BAD_REQUEST, "index must be an integer")
+            return
+        if run is None:
+            self._error(HTTPStatus.FORBIDDEN, "outside the results directory")
+        elif not (run / "history.jsonl").is_file():
+            self._error(HTTPStatus.NOT_FOUND, "no history.jsonl in that run")
+        else:
+            found = op_lookup.lookup(run / "history.jsonl", indices)
+            self._send(HTTPStatus.OK, "application/json",
+                       json.dumps({str(i): ops for i, ops in found.items()}).encode())
 
     def _listing(self, target: Path, rel: str) -> None:
         base = "/runs/" + urllib.parse.quote(rel.strip("/")) + "/"

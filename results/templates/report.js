@@ -278,8 +278,25 @@ function opText(r) {
   if (d) {
     s += '\ninvoked: ' + JSON.stringify(d.invoke);
     if (d.value !== null) s += '\nresult:  ' + JSON.stringify(d.value);
-  } else s += '\nvalue: not embedded in this large report; see history.jsonl lines ' + idx + ' and its invoke';
+  } else if (served()) { s += '\nvalue: loading from the server...'; fetchDetail(idx); }
+  else s += '\nvalue: not embedded in this large report (open it through insync serve, or see history.jsonl line ' + idx + ' and its invoke)';
   return s;
+}
+// Big reports embed values only for ops near anomalies and a sample of fail/info ops;
+// opened through `insync serve`, the rest are fetched on demand from /api/op.
+function served() { return location.protocol.startsWith('http') && location.pathname.startsWith('/runs/'); }
+const loading = new Set();
+function fetchDetail(idx) {
+  if (loading.has(idx)) return;
+  loading.add(idx);
+  const run = decodeURIComponent(location.pathname.slice(6).replace(/\/[^/]*$/, ''));
+  fetch('/api/op?run=' + encodeURIComponent(run) + '&index=' + idx).then(r => r.ok ? r.json() : Promise.reject(r.status)).then(got => {
+    const ops = got[idx] || {}, inv = ops.invoke || {}, done = ops.completion || {};
+    D.details[idx] = {invoke: inv.value === undefined ? null : inv.value, value: done.value === undefined ? null : done.value};
+    if (pinned >= 0 && C.index[pinned] === idx) pin(pinned);
+    const tip = document.getElementById('tip');
+    if (tip.style.display === 'block' && tip.textContent.startsWith('op ' + idx + ' ')) tip.textContent = opText(rowOfIndex.get(idx));
+  }).catch(err => { D.details[idx] = {invoke: 'could not load: ' + err, value: null}; });
 }
 function bandAt(t) { return D.bands.filter(b => b.start <= t && t <= b.stop); }
 function showTip(ev, text) {

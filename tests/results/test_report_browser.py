@@ -193,6 +193,18 @@ def test_serve_index_filters_and_opens_a_report(page: Page, reported_run: Path,
         p.click("a.report")
         p.wait_for_selector("html[data-rendered=true]")
         assert p.url.endswith(f"/runs/queue/{reported_run.name}/report.html")
+        # as in a big report: values not embedded are fetched from the server on demand
+        index = p.evaluate("window.insync.cols.index[100]")
+        p.evaluate(f"delete window.insync.data.details[{index}]")
+        p.evaluate(f"window.insync.jumpTo({index})")
+        p.wait_for_function("document.getElementById('detail').textContent.includes('invoked: ')"
+                            " && !document.getElementById('detail').textContent"
+                            ".includes('loading')")
+        invoked = json.loads(p.inner_text("#detail").split("invoked: ")[1].splitlines()[0])
+        history = (checked / "history.jsonl").read_text().splitlines()
+        done = json.loads(history[index])
+        assert invoked == next(json.loads(line)["value"] for line in reversed(history[:index])
+                               if json.loads(line)["process"] == done["process"])
         assert page.errors == []
     finally:
         srv.shutdown()

@@ -158,3 +158,22 @@ def test_insync_serve_command_serves_until_interrupted(results_dir: Path) -> Non
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
+
+
+def test_api_op_returns_whole_ops_with_their_invokes(server: ResultsServer,
+                                                     results_dir: Path) -> None:
+    run = "queue-acks-1/20261121T031501.123Z"
+    lines = (results_dir / run / "history.jsonl").read_text().splitlines()
+    ops = [json.loads(line) for line in lines]
+    done = next(op for op in ops[100:] if op["type"] == "fail" and op["process"] != "nemesis")
+    invoke = max((op for op in ops[:done["index"]] if op["process"] == done["process"]),
+                 key=lambda op: op["index"])
+    status, body, _ = get(server, f"/api/op?run={run}&index={done['index']}&index=0"
+                                  f"&index={len(lines)}")
+    assert status == 200
+    got = json.loads(body)
+    assert got == {str(done["index"]): {"completion": done, "invoke": invoke},
+                   "0": {"invoke": ops[0]}}
+    assert invoke["type"] == "invoke"
+    assert get(server, "/api/op?run=../..&index=1")[0] == 403
+    assert get(server, f"/api/op?run={run}&index=x")[0] == 400
