@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -39,6 +40,12 @@ def _shade(ax: Axes, bands: Sequence[Band], t0: int, labels: bool = False) -> No
                     color=color, va="bottom", ha="left", clip_on=False)
 
 
+def _legend(ax: Axes, **kwargs: Any) -> None:
+    """A legend, unless nothing was drawn (a run with no client ops)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 def _sample(rows: Array) -> Array:
     if rows.size <= MAX_PNG_OPS:
         return rows
@@ -64,7 +71,7 @@ def timeline_png(path: Path, *, start: Array, end: Array, lane: Array, outcome: 
     ax.set_xlabel("time since the first op (s)")
     ax.set_ylabel("worker")
     ax.set_title(title, fontsize=10, loc="left", pad=12)
-    ax.legend(loc="upper right", fontsize=8, ncols=3)
+    _legend(ax, loc="upper right", fontsize=8, ncols=3)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -86,12 +93,12 @@ def latency_png(path: Path, *, start: Array, latency_ms: Array, outcome: Array,
         if rows.size:
             raw.scatter((start[rows] - t0) / 1e9, np.maximum(latency_ms[rows], 1e-3), s=2,
                         c=COLORS[name], label=name, alpha=0.6 if name == "ok" else 0.9, lw=0)
-    raw.legend(loc="upper right", fontsize=8, markerscale=4)
+    _legend(raw, loc="upper right", fontsize=8, markerscale=4)
     raw.set_title(title, fontsize=10, loc="left", pad=12)
     for i, q in enumerate(qs):
         qax.plot((quantile_t - t0) / 1e9, quantiles[:, i], lw=1.3,
                  label="max" if q == 1 else f"p{q * 100:g}")
-    qax.legend(loc="upper right", fontsize=8, ncols=len(qs))
+    _legend(qax, loc="upper right", fontsize=8, ncols=len(qs))
     qax.set_xlabel("time since the first op (s)")
     fig.tight_layout()
     fig.savefig(path)
@@ -110,7 +117,7 @@ def throughput_png(path: Path, *, bucket_t: Array, rates: Array, bands: Sequence
     ax.set_xlabel("time since the first op (s)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.25)
-    ax.legend(loc="upper right", fontsize=8, ncols=3)
+    _legend(ax, loc="upper right", fontsize=8, ncols=3)
     ax.set_title(title, fontsize=10, loc="left", pad=12)
     fig.tight_layout()
     fig.savefig(path)

@@ -145,3 +145,15 @@ def test_insync_report_command(valid_run: Path, tmp_path: Path,
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty")]) == 64
     assert "has no history.jsonl" in capsys.readouterr().err
+
+
+def test_a_history_without_client_ops_still_gets_a_report(tmp_path: Path) -> None:
+    lines = [{"index": 0, "time": 0, "process": "nemesis", "type": "info",
+              "f": "start-partition", "value": None},
+             {"index": 1, "time": 5_000_000, "process": "nemesis", "type": "info",
+              "f": "stop-partition", "value": None}]
+    (tmp_path / "history.jsonl").write_text("".join(json.dumps(op) + "\n" for op in lines))
+    data = payload(write_report(tmp_path))
+    assert data["verdict"]["valid"] == "unknown" and data["ops_total"] == 0
+    assert [(b["kind"], b["start"], b["stop"]) for b in data["bands"]] == [("partition", 0, 5)]
+    assert all((tmp_path / name).is_file() for name in PNG_NAMES)
