@@ -7,13 +7,16 @@ results and errors come back per node instead of the first exception.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cluster.broker_config import DATA_DIR
 from cluster.metadata import PartitionState, active_controller, partitions
+from cluster.remote import sh
 from nemesis.targets import Facts, Target, resolve
 
 if TYPE_CHECKING:
@@ -65,12 +68,46 @@ def workload_partitions(
     return parts
 
 
+QUORUM_STATE = f"{DATA_DIR}/__cluster_metadata-0/quorum-state"
+
+
+def newest_quorum_leader(states: Mapping[str, str]) -> str | None:
+    """The leader of the highest epoch among the nodes' KRaft ``quorum-state`` files."""
+    best: tuple[int, int] | None = None
+    for text in states.values():
+        try:
+            data = json.loads(text)
+            epoch, leader = int(data["leaderEpoch"]), int(data["leaderId"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if leader >= 0 and (best is None or epoch > best[0]):
+            best = (epoch, leader)
+    return None if best is None else f"n{best[1]}"
+
+
+def controller_of(cluster: Cluster) -> str:
+    """The active controller: in KRaft, the newest leader any voter has persisted.
+
+    Reading every node's quorum-state file takes one ``cat`` per node, where the
+    quorum tool starts a JVM (10-50 s on a loaded host, and it may ask the very
+    node a partition just isolated). Falls back to the tool if no file names a
+    leader, and always asks the cluster in ZooKeeper mode.
+    """
+    if cluster.spec.mode == "kraft":
+        states, _ = on_nodes(lambda n: sh(n.remote, f"cat {QUORUM_STATE}").stdout,
+                             cluster, cluster.spec.controller_nodes)
+        leader = newest_quorum_leader(states)
+        if leader is not None:
+            return leader
+    return active_controller(cluster)
+
+
 def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None) -> Facts:
-    """Facts that ask the live cluster (metadata request, quorum tool) when needed."""
+    """Facts that ask the live cluster (metadata request, quorum state) when needed."""
     wanted = None if topics is None else tuple(topics)
     return Facts(
         partitions=lambda: workload_partitions(cluster, wanted),
-        controller=lambda: active_controller(cluster),
+        controller=lambda: controller_of(cluster),
     )
 
 

@@ -26,7 +26,7 @@ from cluster.docker_cli import run_docker
 from cluster.kafka_clients import admin
 from cluster.kafka_node import KAFKA_LOG_DIR
 from cluster.lifecycle import Cluster
-from cluster.metadata import PartitionState, partitions
+from cluster.metadata import PartitionState, active_controller, partitions
 from cluster.remote import sh
 from cluster.spec import BROKER_PORT, ClusterSpec
 from cluster.wait import wait_until
@@ -248,12 +248,13 @@ def quorum_leader_seen_by(cluster: Cluster, node: str) -> int | None:
 
 
 def test_controller_and_leaders_targets_name_what_the_cluster_says(cluster: Cluster) -> None:
-    """Checked against the nodes' own quorum-state files, not the quorum tool the target uses.
+    """Checked against the quorum tool and every node's quorum-state file.
 
     Isolating the node ``controller`` names makes the other voters elect a new
     leader, which is only so if it really was the active controller.
     """
     controller = Resolver(0, cluster_facts).nodes(cluster, "controller")
+    assert controller == [active_controller(cluster)]
     assert [f"n{quorum_leader_seen_by(cluster, n)}" for n in cluster.nodes] == controller * 3
     leaders = sorted({p.leader for p in partitions(cluster.bootstrap, [TOPIC]).values()
                       if p.leader is not None})

@@ -70,3 +70,16 @@ def test_random_target_sizes(n: int, seed: int) -> None:
 def test_bad_targets_raise_usage_errors(target: str | list[str]) -> None:
     with pytest.raises(UsageError):
         resolve(target, NODES, random.Random(0), facts())
+
+
+def test_the_newest_persisted_quorum_leader_is_the_controller() -> None:
+    from nemesis.nodes import newest_quorum_leader
+
+    states = {
+        "n1": '{"leaderId":1,"leaderEpoch":4,"votedId":-1,"data_version":1}',
+        "n2": '{"leaderId":2,"leaderEpoch":5,"votedId":2,"data_version":1}',
+        "n3": '{"leaderId":-1,"leaderEpoch":6,"votedId":3,"data_version":1}',  # a candidate
+        "n4": "garbage",
+    }
+    assert newest_quorum_leader(states) == "n2"
+    assert newest_quorum_leader({"n1": '{"leaderId":-1,"leaderEpoch":1}'}) is None
