@@ -9,6 +9,7 @@ for the offset grids.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from results.op_lookup import line_offsets
 from results.plot_data import OUTCOMES, Array
 
 TYPE_CODE = {name: i for i, name in enumerate(OUTCOMES)}
@@ -89,52 +91,58 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     is skipped rather than fatal, so a report can still be drawn.
     """
     want = set(keys)
+    want_bytes = [k.encode() for k in want]
     fs, errs = _Codes(255), _Codes(65_000)
+    f_codes = fs.codes
     rows: list[tuple[int, ...]] = []
     add = rows.append
-    pending: dict[Any, tuple[int, int, str, Any]] = {}
+    loads = orjson.loads
+    # process -> (invoke index, time, f, value if it names a wanted key, names one)
+    pending: dict[Any, tuple[int, int, str, Any, bool]] = {}
     nemesis: list[dict[str, Any]] = []
-    offsets: list[int] = []
     records: dict[str, list[Record]] = {k: [] for k in want}
-    pos = 0
     first_time: int | None = None
-    last_time = 0
     line_no = -1
     with path.open("rb") as fh:
         for line_no, line in enumerate(fh):
-            offsets.append(pos)
-            pos += len(line)
             try:
-                op = orjson.loads(line)
-                t = int(op["time"])
-                process, type_ = op["process"], op["type"]
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                op = loads(line)
+                t, process, type_ = op["time"], op["process"], op["type"]
+            except (orjson.JSONDecodeError, KeyError, TypeError):
                 continue
             if first_time is None:
                 first_time = t
-            last_time = max(last_time, t)
-            index = int(op.get("index", line_no))
             if process == "nemesis":
-                nemesis.append({"index": index, "time": t, "type": type_, "f": op.get("f"),
-                                "value": op.get("value"), "error": op.get("error")})
+                nemesis.append({"index": op.get("index", line_no), "time": t, "type": type_,
+                                "f": op.get("f"), "value": op.get("value"),
+                                "error": op.get("error")})
                 continue
             if type_ == "invoke":
-                pending[process] = (index, t, str(op.get("f")), op.get("value"))
+                names = any(k in line for k in want_bytes)
+                pending[process] = (op.get("index", line_no), t, op.get("f"),
+                                    op.get("value") if names else None, names)
                 continue
             started = pending.pop(process, None)
             if started is None:
                 continue
+            f_code = f_codes.get(started[2])
+            if f_code is None:
+                f_code = fs.code(str(started[2]))
             outcome = TYPE_CODE.get(type_, 2)
             error = op.get("error")
-            add((index, started[0], started[1], t, process, fs.code(started[2]), outcome,
+            index = op.get("index", line_no)
+            add((index, started[0], started[1], t, process, f_code, outcome,
                  -1 if error is None else errs.code(_error_text(error))))
-            if want:
+            if started[4] or (want_bytes and any(k in line for k in want_bytes)):
                 _gather(records, want, index=index, outcome=outcome, invoked=started[3],
                         completed=op.get("value"))
-    for process, (inv, t, f, value) in pending.items():  # never completed: info
-        add((inv, inv, t, last_time, process if type(process) is int else -1, fs.code(f), 2,
-             errs.code("never completed")))
-        if want:
+    last_time = max(itertools.chain([first_time or 0], (r[3] for r in rows),
+                                    (op["time"] for op in nemesis),
+                                    (started[1] for started in pending.values())))
+    for process, (inv, t, f, value, names) in pending.items():  # never completed: info
+        add((inv, inv, t, last_time, process if type(process) is int else -1,
+             fs.code(str(f)), 2, errs.code("never completed")))
+        if names:
             _gather(records, want, index=inv, outcome=2, invoked=value, completed=None)
     table = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
     table = table[np.argsort(table[:, 0], kind="stable")]
@@ -147,7 +155,7 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
         start=col("start", np.int64), end=col("end", np.int64),
         process=col("process", np.int64), f=col("f", np.uint8), type=col("type", np.uint8),
         error=col("error", np.int32), f_names=fs.names, errors=errs.names, nemesis=nemesis,
-        line_offsets=np.asarray(offsets, dtype=np.int64), start_time=first_time or 0,
+        line_offsets=line_offsets(path), start_time=first_time or 0,
         end_time=last_time, lines=line_no + 1, records=records,
     )
 
