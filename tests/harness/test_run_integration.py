@@ -123,7 +123,9 @@ def test_acks_all_with_subscribe_is_valid(cluster: str, tmp_path: Path) -> None:
 
 
 def test_transactions_are_valid(cluster: str, tmp_path: Path) -> None:
-    ops = _assert_valid_and_fully_drained(_run(cluster, tmp_path, "--txn", "--concurrency", "16"))
+    ops = _assert_valid_and_fully_drained(
+        _run(cluster, tmp_path, "--txn", "--concurrency", "20", "--time-limit", "30")
+    )
     assert any(op["f"] == "txn" and op["type"] == "ok" for op in ops)
     aborted = [op for op in ops if op["type"] == "fail" and op.get("error") == "aborted on purpose"]
     assert aborted, "no intentional abort happened"
