@@ -25,9 +25,10 @@ def asset(name: str) -> str:
 def render(title: str, payload_json: bytes) -> bytes:
     """The whole report page; ``payload_json`` is the JSON of ``report_data.build``.
 
-    ``</`` is escaped inside the data so no value can close the script element.
+    Every ``<`` in the data (it can only sit inside JSON strings) becomes ``\\u003c``,
+    so no value can close the script element or open an HTML comment in it.
     """
-    safe = payload_json.replace(b"</", b"<\\/")
+    safe = payload_json.replace(b"<", b"\\u003c")
     page = (asset("report.html").replace("__TITLE__", html.escape(title))
             .replace("__CSS__", asset("report.css")).replace("__JS__", asset("report.js")))
     head, tail = page.split("__DATA__")

@@ -48,7 +48,7 @@ def _static_row(run: runs_index.RunInfo) -> str:
 
 def index_page(runs: list[runs_index.RunInfo], query: str, root: Path) -> bytes:
     """The index page: rows matching ``query`` as HTML, and every run as data for the script."""
-    data = json.dumps(runs_index.as_json(runs)).replace("</", "<\\/")
+    data = json.dumps(runs_index.as_json(runs)).replace("<", "\\u003c")
     rows = "".join(_static_row(r) for r in runs if runs_index.matches(r, query))
     page = (asset("index.html").replace("__ROOT__", html.escape(str(root)))
             .replace("__QUERY__", html.escape(query, quote=True)).replace("__ROWS__", rows))

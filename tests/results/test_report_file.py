@@ -26,7 +26,7 @@ def payload(report: Path) -> dict[str, Any]:
     text = report.read_text()
     m = re.search(r'<script id="insync-data" type="application/json">(.*?)</script>', text, re.S)
     assert m, "no embedded data"
-    data: dict[str, Any] = json.loads(m.group(1).replace("<\\/", "</"))
+    data: dict[str, Any] = json.loads(m.group(1))
     return data
 
 
@@ -157,3 +157,21 @@ def test_a_history_without_client_ops_still_gets_a_report(tmp_path: Path) -> Non
     assert data["verdict"]["valid"] == "unknown" and data["ops_total"] == 0
     assert [(b["kind"], b["start"], b["stop"]) for b in data["bands"]] == [("partition", 0, 5)]
     assert all((tmp_path / name).is_file() for name in PNG_NAMES)
+
+
+def test_history_text_cannot_break_out_of_the_page(valid_run: Path) -> None:
+    """Errors and names are data: a ``</script>`` in them must not end the script element."""
+    evil = "<!--<script></script><script>alert(1)</script>"
+    lines = (valid_run / "history.jsonl").read_text().splitlines()
+    ops = [json.loads(line) for line in lines]
+    victim = next(op for op in ops if op["type"] == "fail")
+    victim["error"] = evil
+    (valid_run / "history.jsonl").write_text("".join(json.dumps(op) + "\n" for op in ops))
+    test = json.loads((valid_run / "test.json").read_text())
+    test["name"] = evil
+    (valid_run / "test.json").write_text(json.dumps(test))
+    html = write_report(valid_run, pngs=False).read_text()
+    assert html.count("<script") == 2 and html.count("</script>") == 2
+    data = payload(valid_run / "report.html")
+    assert evil in data["errors"] and data["name"] == evil
+    assert "<title>insync report: &lt;!--&lt;script&gt;" in html

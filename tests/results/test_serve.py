@@ -177,3 +177,21 @@ def test_api_op_returns_whole_ops_with_their_invokes(server: ResultsServer,
     assert invoke["type"] == "invoke"
     assert get(server, "/api/op?run=../..&index=1")[0] == 403
     assert get(server, f"/api/op?run={run}&index=x")[0] == 400
+
+
+def test_run_names_cannot_break_out_of_the_index(tmp_path: Path) -> None:
+    run = tmp_path / "evil" / "20261121T031501.123Z"
+    run.mkdir(parents=True)
+    (run / "test.json").write_text(json.dumps({"name": "<!--<script></script>x"}))
+    srv = make_server(tmp_path, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        status, body, _ = get(srv, "/")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
+    page = body.decode()
+    assert status == 200 and page.count("<script") == 2 and page.count("</script>") == 2
+    assert "&lt;!--&lt;script&gt;&lt;/script&gt;x" in page  # the server-rendered row
