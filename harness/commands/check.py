@@ -41,6 +41,19 @@ def register(sub: Any) -> None:
         help="examples kept per anomaly type (true counts are always reported; default 1000)",
     )
     parser.add_argument(
+        "--engine",
+        choices=("memory", "spark"),
+        default="memory",
+        help="memory: every anomaly type (default); spark: lost-write, unseen, duplicate and "
+        "inconsistent-offsets only, for histories larger than memory (results.spark_check)",
+    )
+    parser.add_argument(
+        "--master",
+        default="local[2]",
+        metavar="URL",
+        help="with --engine spark: the Spark master (default local[2])",
+    )
+    parser.add_argument(
         "--junit",
         metavar="FILE",
         help="also write the verdict as JUnit XML for CI (one test case per anomaly type)",
@@ -53,7 +66,14 @@ def _handle(args: argparse.Namespace) -> int:
 
     if args.max_anomalies < 0:
         raise UsageError("--max-anomalies must be 0 or more", hint=f"got {args.max_anomalies}")
-    verdict = check_file(args.path, ww_deps=args.ww_deps, max_anomalies=args.max_anomalies)
+    if getattr(args, "engine", "memory") == "spark":
+        from results.spark_check import check_with_spark
+
+        verdict = check_with_spark(args.path, master=args.master, max_anomalies=args.max_anomalies)
+        if not args.json:
+            print("engine spark: checked " + ", ".join(verdict["checked-types"]) + " only")
+    else:
+        verdict = check_file(args.path, ww_deps=args.ww_deps, max_anomalies=args.max_anomalies)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(verdict) + b"\n")
         sys.stdout.flush()

@@ -1,0 +1,334 @@
+"""Per-configuration metrics over the Parquet tables, and the comparison outputs.
+
+Why these metrics: a nightly matrix asks "which configurations lose data, how
+often, and what do faults cost?". Loss, duplicates and ordering violations are
+rated per *acknowledged write* (ok send micro-ops) so runs of different length
+compare; availability compares the share of ok client completions while a
+fault is in force with the share outside faults; recovery is the time from a
+heal op to the next ok send of that run.
+
+Fault intervals come from nemesis completions in the history: a ``start-*``,
+``kill``, ``pause`` or ``bump-clock`` opens a fault, a ``stop-*``, ``start``,
+``resume`` or ``reset-clock`` heals one; a client completion is "during a
+fault" when at least one is open at its time (a running sum over the run's
+events, so overlapping faults nest).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from results.ingest import OPS, RUNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+#: configuration columns a comparison groups by, in display order
+CONFIG_COLUMNS = (
+    "kafka_version",
+    "acks",
+    "min_insync",
+    "unclean_leader_election",
+    "faults",
+    "txn",
+)
+STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
+STOPS = ("start", "resume", "reset-clock", "heal")
+METRIC_COLUMNS = (
+    "runs",
+    "acked",
+    "lost",
+    "lost_rate",
+    "duplicates",
+    "duplicate_rate",
+    "ordering",
+    "ordering_rate",
+    "unseen",
+    "avail_fault",
+    "avail_normal",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+    "recovery_p50_ms",
+    "recovery_max_ms",
+)
+
+
+def fault_delta(f: Column) -> Column:
+    """+1 for an op that opens a fault, -1 for one that heals, 0 otherwise."""
+    from pyspark.sql import functions as F
+
+    return (
+        F.when(f.startswith("start-") | f.isin(*STARTS), F.lit(1))
+        .when(f.startswith("stop-") | f.isin(*STOPS), F.lit(-1))
+        .otherwise(F.lit(0))
+    )
+
+
+def run_metrics(spark: SparkSession, out: Path) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Per run (config, verdict counts, acked, availability), client ops, recovery per heal."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    runs = spark.read.parquet(str(out / RUNS))
+    ops = spark.read.parquet(str(out / OPS))
+    events = ops.where(F.col("nemesis") & (F.col("type") != "invoke"))
+    order = (
+        Window.partitionBy("run_id")
+        .orderBy("time_ns", "index")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    timeline = ops.select(
+        "run_id",
+        "index",
+        "time_ns",
+        "type",
+        "f",
+        "nemesis",
+        "latency_ns",
+        "sends",
+        F.when(F.col("nemesis") & (F.col("type") != "invoke"), fault_delta(F.col("f")))
+        .otherwise(F.lit(0))
+        .alias("delta"),
+    ).withColumn("depth", F.sum("delta").over(order))
+    client = timeline.where(~F.col("nemesis") & F.col("f").isin("send", "poll", "txn"))
+    ok = (F.col("type") == "ok").cast("long")
+    in_fault = F.col("depth") > 0
+    per_run = client.groupBy("run_id").agg(
+        F.sum(F.when(F.col("type") == "ok", F.col("sends")).otherwise(0)).alias("acked"),
+        F.sum(F.when(in_fault, ok)).alias("ok_fault"),
+        F.sum(F.when(in_fault, 1)).alias("n_fault"),
+        F.sum(F.when(~in_fault, ok)).alias("ok_normal"),
+        F.sum(F.when(~in_fault, 1)).alias("n_normal"),
+    )
+    # time to recover: from each heal to the next ok send completion of the same run
+    heals = events.where(fault_delta(F.col("f")) < 0).select(
+        "run_id", F.col("time_ns").alias("heal_ns")
+    )
+    sends_ok = client.where((F.col("type") == "ok") & (F.col("sends") > 0)).select(
+        "run_id", "time_ns"
+    )
+    recovery = (
+        heals.join(sends_ok, "run_id")
+        .where(F.col("time_ns") >= F.col("heal_ns"))
+        .groupBy("run_id", "heal_ns")
+        .agg(((F.min("time_ns") - F.col("heal_ns")) / 1e6).alias("recovery_ms"))
+    )
+    return runs.join(per_run, "run_id", "left"), client, recovery
+
+
+def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS) -> DataFrame:
+    """The comparison table: one row per configuration, metrics in ``METRIC_COLUMNS``."""
+    from pyspark.sql import functions as F
+
+    runs, client, recovery = run_metrics(spark, out)
+    keys = list(by)
+    base = runs.groupBy(*keys).agg(
+        F.count("*").alias("runs"),
+        F.sum("acked").alias("acked"),
+        F.sum("lost_writes").alias("lost"),
+        F.sum("duplicates").alias("duplicates"),
+        F.sum("ordering_violations").alias("ordering"),
+        F.sum("unseen").alias("unseen"),
+        (F.sum("ok_fault") / F.sum("n_fault")).alias("avail_fault"),
+        (F.sum("ok_normal") / F.sum("n_normal")).alias("avail_normal"),
+    )
+    config = runs.select("run_id", *keys)
+    latency = (
+        client.where((F.col("type") == "ok") & F.col("latency_ns").isNotNull())
+        .join(config, "run_id")
+        .groupBy(*keys)
+        .agg(
+            (F.percentile("latency_ns", 0.5) / 1e6).alias("latency_p50_ms"),
+            (F.percentile("latency_ns", 0.99) / 1e6).alias("latency_p99_ms"),
+            (F.max("latency_ns") / 1e6).alias("latency_max_ms"),
+        )
+    )
+    rec = (
+        recovery.join(config, "run_id")
+        .groupBy(*keys)
+        .agg(
+            F.percentile("recovery_ms", 0.5).alias("recovery_p50_ms"),
+            F.max("recovery_ms").alias("recovery_max_ms"),
+        )
+    )
+    table = base.join(latency, keys, "left").join(rec, keys, "left")
+    # null-safe: a config whose every fault column is null still joins (left join on nulls)
+    return table.select(
+        *keys,
+        "runs",
+        "acked",
+        "lost",
+        (F.col("lost") / F.col("acked")).alias("lost_rate"),
+        "duplicates",
+        (F.col("duplicates") / F.col("acked")).alias("duplicate_rate"),
+        "ordering",
+        (F.col("ordering") / F.col("acked")).alias("ordering_rate"),
+        "unseen",
+        "avail_fault",
+        "avail_normal",
+        "latency_p50_ms",
+        "latency_p99_ms",
+        "latency_max_ms",
+        "recovery_p50_ms",
+        "recovery_max_ms",
+    ).orderBy(*keys)
+
+
+def trend(spark: SparkSession, out: Path) -> list[dict[str, Any]]:
+    """Per Kafka version and night (date): runs, loss rate, invalid runs."""
+    from pyspark.sql import functions as F
+
+    runs, _, _ = run_metrics(spark, out)
+    rows = (
+        runs.groupBy("kafka_version", "date")
+        .agg(
+            F.count("*").alias("runs"),
+            F.sum(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("invalid"),
+            F.sum("acked").alias("acked"),
+            F.sum("lost_writes").alias("lost"),
+        )
+        .withColumn("lost_rate", F.col("lost") / F.col("acked"))
+        .orderBy("kafka_version", "date")
+        .collect()
+    )
+    return [r.asDict() for r in rows]
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where the comparison went."""
+
+    csv: Path
+    html: Path
+    trend_csv: Path | None
+
+
+def to_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    """Rows as CSV (header from the first row)."""
+    if not rows:
+        path.write_text("")
+        return
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def fmt(value: Any, column: str) -> str:
+    """A cell for people: rates as percentages, times with one decimal."""
+    if value is None:
+        return "-"
+    if column.endswith("_rate"):
+        return f"{100 * float(value):.3f}%"
+    if column.startswith("avail"):
+        return f"{100 * float(value):.1f}%"
+    if column.endswith("_ms"):
+        return f"{float(value):.1f}"
+    return str(value)
+
+
+def render_terminal(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """The comparison as a rich table rendered to text."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="insync: per-configuration comparison", show_lines=False)
+    for c in columns:
+        table.add_column(c.replace("_", " "), justify="left" if c in CONFIG_COLUMNS else "right")
+    for r in rows:
+        table.add_row(*(fmt(r.get(c), c) for c in columns))
+    buf = io.StringIO()
+    Console(file=buf, width=240, color_system=None).print(table)
+    return buf.getvalue()
+
+
+def _heat(rate: float | None, top: float) -> str:
+    """White (no loss) to deep red (the worst rate in the table)."""
+    if rate is None:
+        return "#eeeeee"
+    share = 0.0 if top <= 0 else min(1.0, float(rate) / top)
+    g = int(255 - 200 * share)
+    return f"rgb(255,{g},{g})"
+
+
+def render_html(
+    rows: list[dict[str, Any]], columns: list[str], trend_rows: list[dict[str, Any]]
+) -> str:
+    """A self-contained page: a loss-rate heatmap, the full table, the trend (no network)."""
+    col_key = "faults"
+    row_keys = [c for c in CONFIG_COLUMNS if c != col_key and c in columns]
+    faults = sorted({str(r.get(col_key)) for r in rows})
+    cells: dict[tuple[str, ...], dict[str, Any]] = {}
+    for r in rows:
+        cells.setdefault(tuple(str(r.get(k)) for k in row_keys), {})[str(r.get(col_key))] = r
+    top = max((float(r["lost_rate"] or 0) for r in rows), default=0.0)
+    esc = html.escape
+    out = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>insync analysis</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:right}"
+        "th{background:#f4f4f4}td.k{text-align:left}</style></head><body>",
+        "<h1>insync: loss rate by configuration</h1>",
+        "<p>Lost writes per acknowledged write; darker is worse. Rows: "
+        + esc(", ".join(row_keys))
+        + "; columns: nemesis faults.</p>",
+        "<table><tr>" + "".join(f"<th>{esc(k)}</th>" for k in row_keys),
+    ]
+    out.append("".join(f"<th>{esc(f)}</th>" for f in faults) + "</tr>")
+    for key in sorted(cells):
+        out.append("<tr>" + "".join(f"<td class='k'>{esc(v)}</td>" for v in key))
+        for f in faults:
+            cell = cells[key].get(f)
+            rate = None if cell is None else cell.get("lost_rate")
+            text = (
+                "" if cell is None else f"{fmt(rate, 'lost_rate')} ({cell['lost']}/{cell['acked']})"
+            )
+            out.append(f"<td style='background:{_heat(rate, top)}'>{esc(text)}</td>")
+        out.append("</tr>")
+    out.append("</table><h2>All metrics</h2><table><tr>")
+    out.append("".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{esc(fmt(r.get(c), c))}</td>" for c in columns) + "</tr>")
+    out.append("</table>")
+    if trend_rows:
+        out.append("<h2>Trend per Kafka version and night</h2><table><tr>")
+        names = list(trend_rows[0])
+        out.append("".join(f"<th>{esc(c)}</th>" for c in names) + "</tr>")
+        for r in trend_rows:
+            out.append(
+                "<tr>" + "".join(f"<td>{esc(fmt(r.get(c), c))}</td>" for c in names) + "</tr>"
+            )
+        out.append("</table>")
+    out.append("</body></html>\n")
+    return "\n".join(out)
+
+
+def write_outputs(
+    rows: list[dict[str, Any]],
+    trend_rows: list[dict[str, Any]],
+    out: Path,
+    by: tuple[str, ...] = CONFIG_COLUMNS,
+) -> Outputs:
+    """comparison.csv, report.html, and trend.csv when there are several nights."""
+    columns = [*by, *METRIC_COLUMNS]
+    csv_path = out / "comparison.csv"
+    to_csv(rows, csv_path)
+    nights = {r["date"] for r in trend_rows}
+    several = len(nights) > 1
+    trend_path = out / "trend.csv" if several else None
+    if trend_path is not None:
+        to_csv(trend_rows, trend_path)
+    html_path = out / "report.html"
+    html_path.write_text(render_html(rows, columns, trend_rows if several else []))
+    return Outputs(csv_path, html_path, trend_path)
+
+
+def has_tables(out: Path) -> bool:
+    """Whether an ingestion has written the tables the comparison reads."""
+    return all((out / t).exists() for t in (RUNS, OPS))

@@ -1,0 +1,259 @@
+"""Incremental ingestion of run directories into the Parquet tables of results/PARQUET.md.
+
+Why incremental: a nightly matrix adds a few dozen runs to thousands; re-reading
+every history each night would grow without bound. The ``runs`` table is the
+ledger: a run is ingested when its row is there, so a second ``insync analyze``
+over the same directory adds nothing, and a run still in progress (no
+``results.json`` yet) is left for the next time. ``ops`` and ``anomalies`` are
+written first, partitioned by run with dynamic partition overwrite, and the
+``runs`` rows last: a crash in between leaves partitions that the next
+ingestion overwrites, never a double count.
+
+Histories are read by Spark (``spark.read.text`` + ``from_json``), never line
+by line in Python; test.json/results.json are small and read with orjson.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from harness.errors import UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+RUNS, OPS, ANOMALIES = "runs", "ops", "anomalies"
+#: anomaly types counted as ordering violations in the comparison table
+ORDERING_TYPES = (
+    "nonmonotonic-send",
+    "int-nonmonotonic-send",
+    "poll-skip",
+    "nonmonotonic-poll",
+    "int-poll-skip",
+    "int-nonmonotonic-poll",
+)
+RUN_SCHEMA = (
+    "run_id string, test_name string, started string, date string, seed long, "
+    "synthetic boolean, kafka_version string, kafka_version_exact string, mode string, "
+    "nodes int, acks string, idempotence boolean, txn boolean, max_in_flight int, "
+    "replication_factor int, min_insync int, unclean_leader_election boolean, "
+    "faults string, nemesis_interval double, valid string, anomaly_types string, "
+    "bad_anomaly_types string, lost_writes long, duplicates long, "
+    "inconsistent_offsets long, ordering_violations long, unseen long, "
+    "history_ops long, duration_s double, path string"
+)
+OPS_SCHEMA = "index long, time long, process string, type string, f string, value string"
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one ingestion did."""
+
+    found: int
+    already: int
+    ingested: list[str]
+    skipped: list[str]
+
+
+def run_id(results_root: Path, run_dir: Path) -> str:
+    """``<test-name>/<timestamp>``: the run's path under the results root."""
+    return run_dir.resolve().relative_to(results_root.resolve()).as_posix()
+
+
+def find_runs(results_root: Path) -> list[Path]:
+    """Finished run directories (test.json, history.jsonl and results.json present)."""
+    if not results_root.is_dir():
+        raise UsageError(f"{results_root} is not a directory", hint="pass a results directory")
+    found = []
+    for test in sorted(results_root.glob("*/*/test.json")):
+        d = test.parent
+        if d.is_symlink():
+            continue  # ``latest`` and friends point at runs listed anyway
+        if (d / "history.jsonl").is_file() and (d / "results.json").is_file():
+            found.append(d)
+    return found
+
+
+def ingested_ids(spark: SparkSession, out: Path) -> set[str]:
+    """Run ids already in the ledger (the ``runs`` table)."""
+    table = out / RUNS
+    if not table.exists():
+        return set()
+    return {r["run_id"] for r in spark.read.parquet(str(table)).select("run_id").collect()}
+
+
+def ingest(spark: SparkSession, results_root: Path, out: Path) -> IngestReport:
+    """Add every run under ``results_root`` not yet in ``out`` to the three tables."""
+    runs = find_runs(results_root)
+    done = ingested_ids(spark, out)
+    rows: list[dict[str, Any]] = []
+    anomalies: list[dict[str, Any]] = []
+    histories: dict[str, str] = {}
+    skipped: list[str] = []
+    for d in runs:
+        rid = run_id(results_root, d)
+        if rid in done:
+            continue
+        try:
+            test = orjson.loads((d / "test.json").read_bytes())
+            verdict = orjson.loads((d / "results.json").read_bytes())
+        except (OSError, orjson.JSONDecodeError) as err:
+            log.warning("skipping %s: %s", d, err)
+            skipped.append(rid)
+            continue
+        rows.append(run_row(rid, d, test, verdict))
+        anomalies.extend(anomaly_rows(rid, verdict))
+        histories[rid] = str((d / "history.jsonl").resolve())
+    if rows:
+        _write_ops(spark, histories, out)
+        if anomalies:
+            spark.createDataFrame(anomalies, ANOMALY_SCHEMA).write.mode("overwrite").partitionBy(
+                "run_id"
+            ).parquet(str(out / ANOMALIES))
+        spark.createDataFrame(rows, RUN_SCHEMA).coalesce(1).write.mode("append").parquet(
+            str(out / RUNS)
+        )
+    return IngestReport(len(runs), len(done), [r["run_id"] for r in rows], skipped)
+
+
+ANOMALY_SCHEMA = "type string, bad boolean, count long, key string, example string, run_id string"
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any]:
+    """One ``runs`` row: config flattened from test.json, verdict summary from results.json."""
+    cluster = test.get("cluster") or {}
+    work = test.get("workload") or {}
+    nem = test.get("nemesis") or {}
+    counts = verdict.get("anomaly-counts") or {
+        t: len(v) for t, v in (verdict.get("anomalies") or {}).items()
+    }
+    unseen_examples = (verdict.get("anomalies") or {}).get("unseen", [])
+    started = str(test.get("started") or "")
+    faults = nem.get("faults") or []
+    stats = verdict.get("stats") or {}
+    summary = verdict.get("run") or {}
+    valid = verdict.get("valid")
+    return {
+        "run_id": rid,
+        "test_name": test.get("name"),
+        "started": started,
+        "date": started[:10] or None,
+        "seed": _int(test.get("seed")),
+        "synthetic": bool(test.get("synthetic", False)),
+        "kafka_version": cluster.get("kafka_version"),
+        "kafka_version_exact": cluster.get("kafka_version_exact"),
+        "mode": cluster.get("mode"),
+        "nodes": _int(cluster.get("nodes")),
+        "acks": None if work.get("acks") is None else str(work.get("acks")),
+        "idempotence": _flag(work.get("idempotence")),
+        "txn": _flag(work.get("txn")),
+        "max_in_flight": _int(work.get("max_in_flight")),
+        "replication_factor": _int(work.get("replication_factor")),
+        "min_insync": _int(work.get("min_insync")),
+        "unclean_leader_election": _flag(work.get("unclean_leader_election")),
+        "faults": "+".join(sorted(str(f) for f in faults)) or "none",
+        "nemesis_interval": None if nem.get("interval") is None else float(nem["interval"]),
+        "valid": str(valid).lower() if isinstance(valid, bool) else str(valid),
+        "anomaly_types": ",".join(verdict.get("anomaly-types") or []),
+        "bad_anomaly_types": ",".join(verdict.get("bad-anomaly-types") or []),
+        "lost_writes": int(counts.get("lost-write", 0)),
+        "duplicates": int(counts.get("duplicate", 0)),
+        "inconsistent_offsets": int(counts.get("inconsistent-offsets", 0)),
+        "ordering_violations": sum(int(counts.get(t, 0)) for t in ORDERING_TYPES),
+        # unseen is one anomaly per key; its examples carry the number of values
+        "unseen": sum(int(a.get("count", 0)) for a in unseen_examples),
+        "history_ops": _int(stats.get("ops")),
+        "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
+        "path": str(d.resolve()),
+    }
+
+
+def anomaly_rows(rid: str, verdict: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    """One row per anomaly example kept in results.json, with the true count per type."""
+    bad = set(verdict.get("bad-anomaly-types") or [])
+    counts = verdict.get("anomaly-counts") or {}
+    for kind, examples in (verdict.get("anomalies") or {}).items():
+        for example in examples:
+            key = example.get("key") if isinstance(example, dict) else None
+            yield {
+                "type": kind,
+                "bad": kind in bad,
+                "count": int(counts.get(kind, len(examples))),
+                "key": None if key is None else str(key),
+                "example": orjson.dumps(example).decode(),
+                "run_id": rid,
+            }
+
+
+def _write_ops(spark: SparkSession, histories: dict[str, str], out: Path) -> None:
+    """The ``ops`` table for the new runs: one row per completion (and nemesis op)."""
+    from pyspark.sql import functions as F
+
+    paths = spark.createDataFrame(list(histories.items()), "run_id string, file string")
+    raw = spark.read.text(list(histories.values())).select(
+        F.input_file_name().alias("uri"), F.col("value").alias("raw")
+    )
+    raw = raw.withColumn("file", F.expr("regexp_replace(uri, '^file:(//)?', '')"))
+    ops = ops_frame(raw.join(F.broadcast(paths), "file").drop("uri", "file"))
+    ops.repartition("run_id").write.mode("overwrite").partitionBy("run_id").parquet(str(out / OPS))
+
+
+def ops_frame(raw: DataFrame) -> DataFrame:
+    """Completions with latency and micro-op counts, from (run_id, raw line) rows."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    j = raw.select("run_id", F.from_json("raw", OPS_SCHEMA).alias("j")).select("run_id", "j.*")
+    j = j.where(F.col("type").isNotNull())
+    mops = F.from_json("value", "array<string>")
+    j = j.select(
+        "run_id",
+        "index",
+        "time",
+        "process",
+        "type",
+        "f",
+        F.when(
+            F.col("f").isin("send", "txn"),
+            F.size(F.filter(mops, lambda m: m.startswith('["send"'))),
+        )
+        .otherwise(F.lit(0))
+        .alias("sends"),
+    )
+    by_process = Window.partitionBy("run_id", "process").orderBy("index")
+    j = j.withColumn("invoke_time", F.lag("time").over(by_process)).withColumn(
+        "prev_type", F.lag("type").over(by_process)
+    )
+    nemesis = F.col("process") == "nemesis"
+    return j.where((F.col("type") != "invoke") | nemesis).select(
+        "run_id",
+        "index",
+        F.col("time").alias("time_ns"),
+        "process",
+        "type",
+        "f",
+        nemesis.alias("nemesis"),
+        F.when(
+            ~nemesis & (F.col("prev_type") == "invoke"), F.col("time") - F.col("invoke_time")
+        ).alias("latency_ns"),
+        F.col("sends").cast("int").alias("sends"),
+    )

@@ -1,0 +1,458 @@
+"""Four queue checks in Spark: lost-write, unseen, duplicate, inconsistent-offsets.
+
+Why: ``checkers`` keeps per-key tables in one process's memory; a history too
+large for that can still be judged for these four types, which are joins and
+aggregations over (key, offset, value) rows. ``insync check --engine spark``
+selects this module. It must agree *exactly* with ``checkers`` on these four
+types (same anomalies, same fields, same example order and cap, same counts),
+so every tie-break below mirrors one in ``checkers._collect``/``_versions``/
+``_analyses``; the comments name which. Other types are not checked: the
+verdict says so (``"engine": "spark"``, ``"checked-types"``) and ``valid`` is
+computed from these four only.
+
+Orders used for exactness:
+
+* ``ord``: completion order (line of the completion; pending invokes after
+  every line, by invoke index), the order the in-memory collector sees ops;
+* an observation of (key, offset, value) is ordered by (phase, ord, mi, ei,
+  ri): phase 0 for ok sends and every read, phase 1 for the sends of proven
+  info ops (``build`` adds them after the log was read); the first value
+  observed at an offset is ``log[offset]``, the others are ``extra``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from results.spark_history import FAIL, INFO, OK, PENDING_BASE, TXN_FS, read_histories
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from results.spark_history import HistoryTables
+
+#: The checked types, in the order of HISTORY.md (and ``checkers.ANOMALY_TYPES``).
+CHECKED_TYPES = ("lost-write", "unseen", "duplicate", "inconsistent-offsets")
+KNOWN_FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
+NOTHING_TO_JUDGE = "nothing to judge: the history has no send, poll or txn operation"
+
+
+def check_file_spark(
+    spark: SparkSession, path: str | os.PathLike[str], *, max_anomalies: int = 1000
+) -> dict[str, Any]:
+    """The verdict of HISTORY.md for the four checked types; raises ``HistoryError``."""
+    return check_files_spark(spark, [path], max_anomalies=max_anomalies)[0]
+
+
+def check_files_spark(
+    spark: SparkSession, paths: list[str | os.PathLike[str]], *, max_anomalies: int = 1000
+) -> list[dict[str, Any]]:
+    """Verdicts for several histories (files or run directories) in one set of Spark jobs."""
+    from checkers._history import resolve_path
+
+    files = [str(resolve_path(p).resolve()) for p in paths]
+    tables = read_histories(spark, sorted(set(files)))
+    verdicts = judge(tables, max_anomalies=max_anomalies)
+    return [verdicts[f] for f in files]
+
+
+def judge(tables: HistoryTables, *, max_anomalies: int = 1000) -> dict[str, dict[str, Any]]:
+    """Run the four analyses over the tables; one verdict per history (``hid``)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    cap = max(0, max_anomalies)
+    d = _derive(tables)
+    parts = [
+        _tagged("lost-write", _lost(d), "index", "value"),
+        _tagged("unseen", _unseen(d, max(cap, 1)), None, None),
+        _tagged("duplicate", _duplicates(d), "value", None),
+        _tagged("inconsistent-offsets", _inconsistent(d), "offset", None),
+    ]
+    found_df = reduce(lambda a, b: a.unionByName(b), parts).localCheckpoint()
+    counts: dict[str, dict[str, int]] = {}
+    for r in found_df.groupBy("hid", "type").agg(F.count("*").alias("n")).collect():
+        counts.setdefault(r["hid"], {})[r["type"]] = int(r["n"])
+    examples: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    if cap and counts:
+        rank = Window.partitionBy("hid", "type").orderBy("key", "s1", "s2")
+        kept = (
+            found_df.withColumn("rank", F.row_number().over(rank))
+            .where(F.col("rank") <= cap)
+            .select("hid", "type", "rank", "payload")
+            .collect()
+        )
+        for r in sorted(kept, key=lambda r: (r["hid"], r["type"], r["rank"])):
+            examples.setdefault(r["hid"], {}).setdefault(r["type"], []).append(
+                orjson.loads(r["payload"])
+            )
+    txn = F.col("f").isin(*TXN_FS)
+    stats_rows = {
+        r["hid"]: r
+        for r in tables.ops.groupBy("hid")
+        .agg(
+            *(F.sum((F.col("kind") == k).cast("long")).alias(f"k{k}") for k in (OK, FAIL, INFO)),
+            F.sum((F.col("ord") >= PENDING_BASE).cast("long")).alias("never"),
+            F.sum(txn.cast("long")).alias("judged"),
+        )
+        .collect()
+    }
+    keys = {
+        r["hid"]: int(r["n"])
+        for r in d["keys"].groupBy("hid").count().withColumnRenamed("count", "n").collect()
+    }
+    details = _op_details(tables, examples)
+    verdicts: dict[str, dict[str, Any]] = {}
+    for hid, lines in tables.lines.items():
+        row = stats_rows.get(hid)
+        n = {k: int(row[f"k{k}"] or 0) if row else 0 for k in (OK, FAIL, INFO)}
+        stats = {
+            "ops": lines,
+            "client-ops": sum(n.values()),
+            "ok": n[OK],
+            "fail": n[FAIL],
+            "info": n[INFO],
+            "never-completed": int(row["never"] or 0) if row else 0,
+            "nemesis-ops": tables.nemesis_ops.get(hid, 0),
+            "keys": keys.get(hid, 0),
+        }
+        mine = counts.get(hid, {})
+        found = {t: (mine[t], examples.get(hid, {}).get(t, [])) for t in mine}
+        judged = bool(row and row["judged"])
+        verdicts[hid] = assemble(found, stats, judged=judged, ops=details.get(hid, {}))
+    return verdicts
+
+
+def _tagged(kind: str, frame: DataFrame, s1: str | None, s2: str | None) -> DataFrame:
+    """(hid, type, key, s1, s2, payload JSON): the four types in one frame, sortable alike."""
+    from pyspark.sql import functions as F
+
+    fields = [c for c in frame.columns if c != "hid"]
+    payload = F.to_json(
+        F.struct(*(F.col(c).alias(c.replace("_", "-")) for c in fields)),
+        {"ignoreNullFields": "false"},
+    )
+    return frame.select(
+        "hid",
+        F.lit(kind).alias("type"),
+        "key",
+        (F.col(s1) if s1 else F.lit(0)).cast("long").alias("s1"),
+        (F.col(s2) if s2 else F.lit(0)).cast("long").alias("s2"),
+        payload.alias("payload"),
+    )
+
+
+def assemble(
+    found: dict[str, tuple[int, list[dict[str, Any]]]],
+    stats: dict[str, Any],
+    *,
+    judged: bool,
+    ops: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The verdict dict, shaped as ``checkers._verdict.assemble`` shapes it."""
+    types = [t for t in CHECKED_TYPES if t in found]
+    valid: bool | str = not types if judged or types else "unknown"
+    verdict: dict[str, Any] = {
+        "valid": valid,
+        "anomaly-types": types,
+        "bad-anomaly-types": list(types),
+        "anomalies": {t: found[t][1] for t in types},
+        "stats": stats,
+        "anomaly-counts": {t: found[t][0] for t in types},
+        "engine": "spark",
+        "checked-types": list(CHECKED_TYPES),
+    }
+    if not judged:
+        verdict["error"] = NOTHING_TO_JUDGE
+    if ops:
+        verdict["ops"] = ops
+    return verdict
+
+
+K = ["hid", "key"]
+KV = ["hid", "key", "v"]
+
+
+def _derive(t: HistoryTables) -> dict[str, DataFrame]:
+    """The per-key tables the analyses share (writers, reads, log, positions, bounds)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    sends, reads = t.sends, t.reads
+    # writers: value -> first op (in completion order) that sent it; its kind if not ok
+    writers = (
+        sends.groupBy(*KV)
+        .agg(F.min(F.struct("ord", "mi", "index", "kind")).alias("w"))
+        .select(
+            *KV,
+            F.col("w.index").alias("writer"),
+            # ``writer_kind`` holds only non-ok first senders
+            F.when(F.col("w.kind") != OK, F.col("w.kind")).alias("wkind"),
+        )
+    ).localCheckpoint()
+    # ok_reads: value -> the *last* ok op that read it (dict.update in completion order)
+    ok_reads = (
+        reads.where(F.col("kind") == OK)
+        .groupBy(*KV)
+        .agg(F.max(F.struct("ord", "index")).alias("r"))
+        .select(*KV, F.col("r.index").alias("reader"))
+    ).localCheckpoint()
+    # other_reads: value -> the last op of another outcome that read it
+    other_reads = (
+        reads.where(F.col("kind") != OK)
+        .groupBy(*KV)
+        .agg(F.max(F.struct("ord", "index")).alias("r"))
+        .select(*KV, F.col("r.index").alias("other_reader"))
+    ).localCheckpoint()
+    # proven info ops (``_proven_info_ops``): an ok read saw one of the values they sent
+    proven = (
+        sends.where(F.col("kind") == INFO)
+        .join(ok_reads.select(*KV), KV, "left_semi")
+        .select(F.col("hid").alias("phid"), F.col("index").alias("pindex"))
+        .distinct()
+    ).localCheckpoint()
+
+    def observed(frame: DataFrame, phase: int, ei: str | None, ri: str | None) -> DataFrame:
+        order = F.struct(
+            F.lit(phase).alias("phase"),
+            "ord",
+            "mi",
+            (F.col(ei) if ei else F.lit(0)).alias("ei"),
+            (F.col(ri) if ri else F.lit(0)).alias("ri"),
+            "index",
+        )
+        return frame.select(*K, "offset", "v", order.alias("o"))
+
+    ok_sends = sends.where((F.col("kind") == OK) & F.col("offset").isNotNull())
+    info_sends = sends.where((F.col("kind") == INFO) & F.col("offset").isNotNull()).join(
+        proven, (F.col("hid") == F.col("phid")) & (F.col("index") == F.col("pindex")), "left_semi"
+    )
+    # (key, offset, value) with the order of its first observation: log first, then extra
+    obs = (
+        observed(ok_sends, 0, None, None)
+        .unionByName(observed(reads, 0, "ei", "ri"))
+        .unionByName(observed(info_sends, 1, None, None))
+        .groupBy(*K, "offset", "v")
+        .agg(F.min("o").alias("o"))
+    )
+    # dense positions: offsets that hold a value, numbered per key
+    by_key = Window.partitionBy(*K).orderBy("offset")
+    positions = (
+        obs.select(*K, "offset")
+        .distinct()
+        .select(*K, "offset", (F.row_number().over(by_key) - 1).alias("p"))
+        .localCheckpoint()
+    )
+    log = obs.join(positions, [*K, "offset"]).localCheckpoint()
+    values = (
+        log.groupBy(*KV)
+        .agg(
+            F.max("p").alias("pos"),
+            F.min("p").alias("first_pos"),
+            F.count("*").alias("n_offsets"),
+            F.array_sort(F.collect_list("offset")).alias("offsets"),
+        )
+        .localCheckpoint()
+    )
+    # max-read-index: the largest first position of a value some ok op read
+    firsts = values.join(ok_reads, KV).select(*KV, "first_pos", "reader")
+    bound = firsts.groupBy(*K).agg(F.max("first_pos").alias("bound"))
+    # max-read: among ok-read values first seen at the bound, the one observed first there
+    at_bound = (
+        firsts.join(bound, K)
+        .where(F.col("first_pos") == F.col("bound"))
+        .join(log.select(*KV, "p", "o"), KV)
+        .where(F.col("p") == F.col("bound"))
+        .groupBy(*K, "bound")
+        .agg(F.min(F.struct("o", "reader")).alias("m"))
+        .join(positions.withColumnRenamed("p", "bound"), [*K, "bound"])
+        .select(
+            *K,
+            "bound",
+            F.col("m.reader").alias("max_read"),
+            F.col("offset").alias("bound_offset"),
+        )
+        .localCheckpoint()
+    )
+    keys = sends.select(*K).unionByName(reads.select(*K)).distinct()
+    return {
+        "writers": writers,
+        "ok_reads": ok_reads,
+        "proven": proven,
+        "log": log,
+        "values": values,
+        "positions": positions,
+        "bound": at_bound,
+        "keys": keys,
+        "other_reads": other_reads,
+    }
+
+
+def _unread(d: dict[str, DataFrame]) -> DataFrame:
+    """Values some op sent that no ok op read."""
+    return d["writers"].join(d["ok_reads"], KV, "left_anti")
+
+
+def _lost(d: dict[str, DataFrame]) -> DataFrame:
+    """Committed (ok, or proven info) values at or below the bound that no ok op read."""
+    from pyspark.sql import functions as F
+
+    unread = _unread(d)
+    info = unread.where(F.col("wkind") == INFO).join(
+        d["proven"],
+        (F.col("hid") == F.col("phid")) & (F.col("writer") == F.col("pindex")),
+        "left_semi",
+    )
+    committed = unread.where(F.col("wkind").isNull()).unionByName(info)
+    return (
+        committed.join(d["values"].select(*KV, "pos"), KV)
+        .join(d["bound"], K)
+        .where(F.col("pos") <= F.col("bound"))
+        .join(d["positions"].select(*K, F.col("p").alias("pos"), "offset"), [*K, "pos"])
+        .select(
+            *K,
+            F.col("v").alias("value"),
+            F.col("pos").alias("index"),
+            F.col("bound").alias("max_read_index"),
+            "writer",
+            "max_read",
+            "offset",
+            F.col("bound_offset").alias("max_read_offset"),
+        )
+    )
+
+
+def _unseen(d: dict[str, DataFrame], cap: int) -> DataFrame:
+    """Per key: values whose first sender was ok and that no ok op read."""
+    from pyspark.sql import functions as F
+
+    shown = F.slice(F.array_sort(F.collect_list(F.struct("v", "writer"))), 1, cap)
+    return (
+        _unread(d)
+        .where(F.col("wkind").isNull())
+        .groupBy(*K)
+        .agg(F.count("*").alias("count"), shown.alias("shown"))
+        .select(
+            *K,
+            "count",
+            F.col("shown.v").alias("values"),
+            F.col("shown.writer").alias("writers"),
+        )
+    )
+
+
+def _duplicates(d: dict[str, DataFrame]) -> DataFrame:
+    """A value at more than one offset."""
+    from pyspark.sql import functions as F
+
+    return (
+        d["values"]
+        .where(F.col("n_offsets") > 1)
+        .join(d["writers"], KV, "left")
+        .join(d["ok_reads"], KV, "left")
+        .join(d["other_reads"], KV, "left")
+        .select(
+            *K,
+            F.col("v").alias("value"),
+            F.col("n_offsets").alias("count"),
+            "offsets",
+            "writer",
+            F.coalesce("reader", "other_reader").alias("reader"),
+        )
+    )
+
+
+def _inconsistent(d: dict[str, DataFrame]) -> DataFrame:
+    """An offset holding more than one value: values sorted, index its dense position."""
+    from pyspark.sql import functions as F
+
+    # witnesses: the op that first recorded each later value there; for the value
+    # recorded first, its sender, else its last ok reader, else its last other reader
+    ranked = (
+        d["log"]
+        .join(d["writers"], KV, "left")
+        .join(d["ok_reads"], KV, "left")
+        .join(d["other_reads"], KV, "left")
+        .withColumn(
+            "w",
+            F.coalesce("writer", "reader", "other_reader"),
+        )
+    )
+    grouped = ranked.groupBy(*K, "offset", "p").agg(
+        F.count("*").alias("n"),
+        F.array_sort(F.collect_list(F.struct("o", "v", "w", F.col("o.index").alias("by")))).alias(
+            "seen"
+        ),
+    )
+    first = F.col("seen")[0]
+    witnesses = F.transform(
+        F.col("seen"),
+        lambda x: F.struct(
+            x["v"].alias("v"),
+            F.when(x["v"] == first["v"], x["w"]).otherwise(x["by"]).alias("w"),
+        ),
+    )
+    by_value = F.array_sort(witnesses)
+    return (
+        grouped.where(F.col("n") > 1)
+        .select(*K, "offset", "p", by_value.alias("wv"))
+        .select(
+            *K,
+            "offset",
+            F.col("p").alias("index"),
+            F.col("wv.v").alias("values"),
+            F.map_from_arrays(
+                F.transform(F.col("wv.v"), lambda v: v.cast("string")), F.col("wv.w")
+            ).alias("witnesses"),
+        )
+    )
+
+
+def _op_details(
+    tables: HistoryTables, examples: dict[str, dict[str, list[dict[str, Any]]]]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per history: process/f/type of the ops examples point at (as the checker's ``ops``)."""
+    from pyspark.sql import functions as F
+
+    refs = {
+        (hid, a[name])
+        for hid, by_type in examples.items()
+        for found in by_type.values()
+        for a in found
+        for name in ("writer", "max-read")
+        if type(a.get(name)) is int
+    }
+    if not refs:
+        return {}
+    wanted = sorted({i for _, i in refs})
+    names = {OK: "ok", FAIL: "fail", INFO: "info"}
+    rows = (
+        tables.ops.where(F.col("index").isin(wanted))
+        .select("hid", "index", "process", "f", "kind", "ord")
+        .collect()
+    )
+    details: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: (r["hid"], r["index"])):
+        if (r["hid"], r["index"]) not in refs:
+            continue
+        details.setdefault(r["hid"], {})[str(r["index"])] = {
+            "process": r["process"],
+            "f": r["f"] if r["f"] in KNOWN_FS else "other",
+            "type": names[r["kind"]],
+            **({"never-completed": True} if r["ord"] >= PENDING_BASE else {}),
+        }
+    return details
+
+
+def check_with_spark(
+    path: str | os.PathLike[str], *, master: str = "local[2]", max_anomalies: int = 1000
+) -> dict[str, Any]:
+    """``insync check --engine spark``: start a session, judge one history, stop the session."""
+    from results.spark_session import spark_session
+
+    with spark_session(master, app_name="insync-check") as spark:
+        return check_file_spark(spark, path, max_anomalies=max_anomalies)
