@@ -405,6 +405,8 @@ function gridHtml(g) {
   const focus = new Set(g.focus), dup = new Set(g.multi_offset_values), never = new Set(g.never_read), conflict = new Set(g.multi_value_offsets);
   let h = '<table><tr><th>offset</th>' + g.ops.map(o => '<th class="op-' + (o.type || 'ok') + '" title="process ' + o.process + ', ' + o.f + ', ' + o.type + '"><a class="op" data-op="' + o.index + '">' + o.index + '</a><br><span class="muted">p' + o.process + ' ' + (o.f || '') + '</span></th>').join('') + '</tr>';
   g.offsets.forEach((off, i) => {
+    const prev = i > 0 ? g.offsets[i - 1] : null;
+    if (prev !== null && off !== null && off - prev > 3) h += '<tr class="gap"><td class="off">&#8942;</td><td colspan="' + g.ops.length + '" class="muted">' + (off - prev - 1) + ' offsets not shown</td></tr>';
     h += '<tr class="' + (conflict.has(off) ? 'conflict' : '') + '"><td class="off">' + (off === null ? 'no offset' : off) + '</td>';
     g.cells[i].forEach(cell => {
       h += '<td>' + cell.map(([k, v]) => '<span class="' + k + (focus.has(v) ? ' focus' : '') + (dup.has(v) ? ' dup' : '') + (never.has(v) ? ' never' : '') + '" title="' + (k === 'w' ? 'wrote ' : 'read ') + v + '">' + k.toUpperCase() + ' ' + v + '</span>').join('<br>') + '</td>';
