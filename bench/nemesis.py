@@ -202,6 +202,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-faults", action="store_true", help="skip the fault timings")
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse a running cluster of the same settings (e.g. after --keep)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
 
 
@@ -211,11 +213,12 @@ def main(args: argparse.Namespace) -> int:
     spec = ClusterSpec(name=args.name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
-        cluster = lifecycle.up(spec, fresh=True)
+        cluster = lifecycle.up(spec, fresh=not args.reuse)
         print(f"cluster of {args.nodes} up in {time.monotonic() - t0:.0f}s", flush=True)
         new = NewTopic(TOPIC, num_partitions=args.nodes, replication_factor=min(3, args.nodes))
         client = admin(cluster.bootstrap)  # keep a reference until the future resolves
-        client.create_topics([new])[TOPIC].result(60)
+        if TOPIC not in client.list_topics(timeout=30).topics:
+            client.create_topics([new])[TOPIC].result(60)
         result: dict[str, Any] = {"nodes": args.nodes}
         if not args.no_faults:
             result["faults"] = measure_faults(cluster, args.repeat)

@@ -19,6 +19,7 @@ from cluster.daemon import Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
+from cluster.wait import wait_until
 from cluster.zookeeper_config import ZK_CONFIG_PATH, ZK_DATA_DIR, ZK_LOG_DIR, render_zoo_cfg
 from harness.errors import ClusterError
 
@@ -120,7 +121,20 @@ class KafkaNode:
         return self.broker.start()
 
     def kill(self) -> int | None:
-        return self.broker.kill()
+        """SIGKILL the broker and wait until its pid is reaped, not just a zombie.
+
+        ``kill -0`` still succeeds on a zombie, so a ``start`` right after a
+        ``kill`` could take the dead JVM for a running one and start nothing.
+        """
+        pid = self.broker.kill()
+        if pid is not None:
+            wait_until(
+                lambda: not self.remote.exec(["kill", "-0", str(pid)], check=False).ok,
+                timeout_s=30,
+                backoff_s=0.1,
+                message=f"on {self.name}: killed broker pid {pid} reaped",
+            )
+        return pid
 
     def stop(self) -> int | None:
         """A clean shutdown (SIGTERM), as an operator's rolling restart does."""

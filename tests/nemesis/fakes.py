@@ -37,6 +37,8 @@ class FakeNode:
     def handle(self, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:
         if argv[0] == "kill":
             sig, pid = argv[1].lstrip("-"), int(argv[2])
+            if sig == "0":  # exists? a killed fake process is reaped at once
+                return (0, "", "") if pid == self.pid and self.stat != "Z" else (1, "", "")
             self.signals.append((sig, pid))
             if pid == self.pid:
                 self.stat = {"KILL": "Z", "STOP": "T", "CONT": "Sl"}.get(sig, self.stat)
