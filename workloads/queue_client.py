@@ -264,23 +264,42 @@ class QueueClient:
     # -- assign / subscribe ---------------------------------------------------------
 
     def _assign(self, op: Op) -> Completed:
+        """Change the assignment incrementally: kept partitions are never touched.
+
+        Re-assigning a partition that is already being fetched restarts librdkafka's
+        offset lookup while the old fetch state lingers; a run showed the consumer
+        first continue past records it had prefetched and later jump back to the
+        beginning (``nonmonotonic-poll`` that Kafka did not cause). So only the
+        partitions that change are unassigned or assigned; new ones start at the
+        group's committed offset, else the beginning. The drain's
+        ``"seek": "beginning"`` re-adds every partition at its first offset.
+        """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"
-        partitions = []
-        for key in keys:
-            topic, partition = self.topics.real(key)
-            if beginning:
-                partitions.append(TopicPartition(topic, partition, OFFSET_BEGINNING))
-            elif key in self._assigned and key in self._positions:
-                partitions.append(TopicPartition(topic, partition, self._positions[key]))
-            else:
-                partitions.append(TopicPartition(topic, partition))
+        held = self._assigned
+        drop = held if beginning else held - set(keys)
+        add = [k for k in keys if beginning or k not in held]
+        start = OFFSET_BEGINNING if beginning else None
+        consumer = self.consumer()
+        changed = False
         try:
-            self.consumer().assign(partitions)
+            if drop:
+                consumer.incremental_unassign([self._partition(k) for k in sorted(drop)])
+                changed = True
+            if add:
+                consumer.incremental_assign([self._partition(k, start) for k in add])
         except Exception as err:
-            return _completed(classify(err, "assign"), keys)
+            outcome = classify(err, "assign")
+            # half done (unassigned, not assigned): only a fresh consumer is certain
+            return Completed(outcome.type, keys, outcome.error, reset=changed or outcome.recreate)
         self._hold(keys, keep=not beginning)
         return Completed("ok", keys)
+
+    def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
+        topic, partition = self.topics.real(key)
+        if offset is None:
+            return TopicPartition(topic, partition)
+        return TopicPartition(topic, partition, offset)
 
     def _subscribe(self, op: Op) -> Completed:
         keys: list[str] = list(op["value"])

@@ -95,6 +95,7 @@ class FakeConsumer:
     assigned: list[TopicPartition] = field(default_factory=list)
     fail_after: int | None = None
     seeks: list[tuple[str, int, int]] = field(default_factory=list)
+    calls: list[tuple[str, list[Any]]] = field(default_factory=list)
 
     def _next(self) -> Msg | None:
         for tp in self.assigned:
@@ -121,13 +122,21 @@ class FakeConsumer:
         self.seeks.append((tp.topic, tp.partition, tp.offset))
         self.positions[(tp.topic, tp.partition)] = tp.offset
 
-    def assign(self, tps: list[TopicPartition]) -> None:
-        self.assigned = list(tps)
+    def incremental_assign(self, tps: list[TopicPartition]) -> None:
+        held = {(tp.topic, tp.partition) for tp in self.assigned}
+        assert not held & {(tp.topic, tp.partition) for tp in tps}, "assigned twice"
+        self.assigned += tps
+        self.calls.append(("assign", sorted((tp.partition, tp.offset) for tp in tps)))
         for tp in tps:
             if tp.offset >= 0:
                 self.positions[(tp.topic, tp.partition)] = tp.offset
             elif tp.offset == OFFSET_BEGINNING:
                 self.positions[(tp.topic, tp.partition)] = 0
+
+    def incremental_unassign(self, tps: list[TopicPartition]) -> None:
+        gone = {(tp.topic, tp.partition) for tp in tps}
+        self.assigned = [tp for tp in self.assigned if (tp.topic, tp.partition) not in gone]
+        self.calls.append(("unassign", sorted(tp.partition for tp in tps)))
 
     def assignment(self) -> list[TopicPartition]:
         return self.assigned
@@ -252,17 +261,34 @@ def test_a_failed_poll_seeks_back_to_where_it_started() -> None:
     assert again.value[0][1]["t0-1"][0] == [0, 10]  # nothing was skipped
 
 
-def test_assign_keeps_positions_of_kept_keys_and_drain_starts_over() -> None:
-    consumer = FakeConsumer({("run1-t0", 1): [10, 11], ("run1-t0", 2): [20]})
+def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12], ("run1-t0", 2): [20]})
     c = client(consumer=consumer)
-    c.invoke({"f": "assign", "value": ["t0-1"]})
-    c.invoke({"f": "poll", "value": [["poll"]]})
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-3"]})
+    first = c.invoke({"f": "poll", "value": [["poll"]]})
+    assert first.value[0][1]["t0-1"][0] == [0, 10]
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})
-    offsets = {(tp.topic, tp.partition): tp.offset for tp in consumer.assigned}
-    assert offsets[("run1-t0", 1)] == 2  # kept where it was
-    assert offsets[("run1-t0", 2)] < 0  # new: the consumer's default start
+    assert consumer.calls[-2:] == [("unassign", [3]), ("assign", [(2, -1001)])]
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})  # nothing changes: no calls
+    assert len(consumer.calls) == 3
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"], "seek": "beginning"})
-    assert {tp.offset for tp in consumer.assigned} == {OFFSET_BEGINNING}
+    assert consumer.calls[-2:] == [
+        ("unassign", [1, 2]),
+        ("assign", [(1, OFFSET_BEGINNING), (2, OFFSET_BEGINNING)]),
+    ]
+
+
+def test_a_half_done_assign_resets_the_client() -> None:
+    class Refusing(FakeConsumer):
+        def incremental_assign(self, tps: list[TopicPartition]) -> None:
+            raise KafkaException(KafkaError(K._STATE, "erroneous state"))
+
+    consumer = Refusing({})
+    c = client(consumer=consumer)
+    consumer.assigned = [TopicPartition("run1-t0", 1)]
+    c._assigned = {"t0-1"}
+    done = c.invoke({"f": "assign", "value": ["t0-2"]})
+    assert (done.type, done.reset) == ("fail", True)
 
 
 def test_intentional_abort_is_fail_and_rewinds_the_reads() -> None:
