@@ -20,29 +20,26 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HistoryError, InsyncError, UsageError
+from harness.errors import HistoryError, InsyncError
 from harness.history import HistoryWriter
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import PARTITIONS_PER_TOPIC, DrainFeed, drive
+from harness.run.setup import build_package, cluster_spec, nemesis_options, test_json
+from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
-from results.store import RunDir, iso
+from results.store import RunDir
 
 if TYPE_CHECKING:
     from cluster.lifecycle import Cluster
-    from cluster.spec import ClusterSpec
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
     from workloads.topics import Topics
@@ -61,154 +58,6 @@ class RunResult:
     interrupted: bool = False
     error: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
-
-
-def cluster_spec(opts: RunOptions) -> ClusterSpec:
-    from cluster.broker_config import parse_overrides
-    from cluster.spec import ClusterSpec
-
-    overrides = parse_overrides(
-        [f"{k}={v}" for k, v in opts.broker_config.items()],
-        "kraft" if opts.mode == "kraft" else "zookeeper",
-    )
-    return ClusterSpec(
-        name=opts.cluster_name,
-        nodes=opts.nodes,
-        kafka_version=opts.kafka_version,
-        mode="kraft" if opts.mode == "kraft" else "zookeeper",
-        controllers=min(3, opts.nodes),
-        heap_mb=opts.heap_mb,
-        broker_config=overrides,
-    )
-
-
-def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
-    """The nemesis's own options for this run (checked now, before anything starts)."""
-    if not opts.faults and not opts.nemesis_schedule:
-        return None
-    try:
-        from nemesis.package import NemesisOptions
-    except ImportError:
-        raise UsageError(
-            f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
-            hint="use --nemesis none",
-        ) from None
-    return NemesisOptions(
-        faults=frozenset(opts.faults),
-        interval=opts.nemesis_interval,
-        targets=tuple(opts.nemesis_targets),
-        schedule=Path(opts.nemesis_schedule) if opts.nemesis_schedule else None,
-        partition_clients=opts.partition_clients,
-        seed=opts.seed or 0,
-        packet=tuple(opts.nemesis_packet),
-    )
-
-
-def build_package(nopts: NemesisOptions) -> NemesisPackage:
-    from nemesis.package import build_package as build
-
-    return build(nopts)
-
-
-def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
-    from harness.cli import _version
-
-    spec = cluster_spec(opts)
-    return {
-        "name": opts.name,
-        "argv": opts.argv(),
-        "seed": opts.seed,
-        "started": iso(started),
-        "insync_version": _version(),
-        "cluster": {
-            "name": spec.name,
-            "nodes": spec.nodes,
-            "kafka_version": spec.kafka_version,
-            "kafka_version_exact": cluster.version.version if cluster else None,
-            "mode": spec.mode,
-            "controllers": spec.controllers,
-            "heap_mb": spec.heap_mb,
-            "broker_config": dict(spec.broker_config),
-            "base_image": spec.base_image,
-        },
-        "workload": {
-            "name": opts.workload,
-            "acks": opts.acks,
-            "idempotence": opts.idempotence,
-            "retries": opts.retries,
-            "max_in_flight": opts.max_in_flight,
-            "txn": opts.txn,
-            "txn_abort_p": opts.txn_abort_p,
-            "sub_via": opts.sub_via,
-            "replication_factor": opts.replication_factor,
-            "min_insync": opts.min_insync,
-            "unclean_leader_election": opts.unclean_leader_election,
-            "rate": opts.rate,
-            "concurrency": opts.concurrency,
-            "time_limit": opts.time_limit,
-            "final_time_limit": opts.final_time_limit,
-            "quiet_time": opts.quiet_time,
-            "max_writes_per_key": opts.max_writes_per_key,
-            "partitions_per_topic": PARTITIONS_PER_TOPIC,
-            "poll_ms": opts.poll_ms,
-        },
-        "nemesis": {
-            "faults": opts.faults,
-            "interval": opts.nemesis_interval,
-            "targets": opts.nemesis_targets,
-            "schedule": opts.nemesis_schedule,
-            "partition_clients": opts.partition_clients,
-            "packet": opts.nemesis_packet,
-        },
-        "teardown": opts.teardown,
-    }
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C while the run goes on."""
-
-    def raise_interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-@contextlib.contextmanager
-def _signals_ignored(say: Say) -> Iterator[None]:
-    """While cleaning up, Ctrl-C and SIGTERM must not cut teardown short."""
-
-    def note(signum: int, frame: FrameType | None) -> None:
-        say("cleaning up (nemesis teardown, logs, cluster); please wait")
-
-    old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
-
-
-@contextlib.contextmanager
-def _run_log(path: Any) -> Iterator[None]:
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    handler.setLevel(logging.INFO)
-    logger = logging.getLogger("insync")
-    old_level = logger.level
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
-        handler.close()
 
 
 class Run:
@@ -239,11 +88,11 @@ class Run:
 
     def execute(self) -> RunResult:
         nopts = self.nopts
-        with _run_log(self.run_dir.log):
+        with run_log(self.run_dir.log):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
             self.run_dir.write_test(test_json(self.opts, self.started, None))
             try:
-                with _signals_interrupt():
+                with signals_interrupt():
                     self._run(nopts)
             except KeyboardInterrupt:
                 self.interrupted = True
@@ -254,7 +103,7 @@ class Run:
                 LOG.error("run stopped by %s", err, exc_info=not isinstance(err, InsyncError))
                 self.say(f"run stopped: {err}")
             finally:
-                with _signals_ignored(self.say):
+                with signals_ignored(self.say):
                     self._cleanup()
             return self._judge()
 

@@ -169,7 +169,7 @@ def test_keep_cluster_and_no_idempotence_spellings() -> None:
 
 
 def test_nemesis_options_are_checked_before_anything_starts() -> None:
-    from harness.run.runner import nemesis_options
+    from harness.run.setup import nemesis_options
 
     assert nemesis_options(parse([])) is None
     with pytest.raises(UsageError) as err:

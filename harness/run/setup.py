@@ -1,0 +1,123 @@
+"""What a run is built from, derived from its options: cluster spec, nemesis, test.json.
+
+Each of these can reject bad options (reserved broker keys, unknown faults),
+so the runner calls them before it creates anything.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import UsageError
+from harness.run.options import RunOptions
+from harness.run.plan import PARTITIONS_PER_TOPIC
+from results.store import iso
+
+if TYPE_CHECKING:
+    from cluster.lifecycle import Cluster
+    from cluster.spec import ClusterSpec
+    from nemesis.package import NemesisOptions
+    from nemesis.protocol import NemesisPackage
+
+
+def cluster_spec(opts: RunOptions) -> ClusterSpec:
+    from cluster.broker_config import parse_overrides
+    from cluster.spec import ClusterSpec
+
+    overrides = parse_overrides(
+        [f"{k}={v}" for k, v in opts.broker_config.items()],
+        "kraft" if opts.mode == "kraft" else "zookeeper",
+    )
+    return ClusterSpec(
+        name=opts.cluster_name,
+        nodes=opts.nodes,
+        kafka_version=opts.kafka_version,
+        mode="kraft" if opts.mode == "kraft" else "zookeeper",
+        controllers=min(3, opts.nodes),
+        heap_mb=opts.heap_mb,
+        broker_config=overrides,
+    )
+
+
+def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
+    """The nemesis's own options for this run (checked now, before anything starts)."""
+    if not opts.faults and not opts.nemesis_schedule:
+        return None
+    try:
+        from nemesis.package import NemesisOptions
+    except ImportError:
+        raise UsageError(
+            f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
+            hint="use --nemesis none",
+        ) from None
+    return NemesisOptions(
+        faults=frozenset(opts.faults),
+        interval=opts.nemesis_interval,
+        targets=tuple(opts.nemesis_targets),
+        schedule=Path(opts.nemesis_schedule) if opts.nemesis_schedule else None,
+        partition_clients=opts.partition_clients,
+        seed=opts.seed or 0,
+        packet=tuple(opts.nemesis_packet),
+    )
+
+
+def build_package(nopts: NemesisOptions) -> NemesisPackage:
+    from nemesis.package import build_package as build
+
+    return build(nopts)
+
+
+def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
+    from harness.cli import _version
+
+    spec = cluster_spec(opts)
+    return {
+        "name": opts.name,
+        "argv": opts.argv(),
+        "seed": opts.seed,
+        "started": iso(started),
+        "insync_version": _version(),
+        "cluster": {
+            "name": spec.name,
+            "nodes": spec.nodes,
+            "kafka_version": spec.kafka_version,
+            "kafka_version_exact": cluster.version.version if cluster else None,
+            "mode": spec.mode,
+            "controllers": spec.controllers,
+            "heap_mb": spec.heap_mb,
+            "broker_config": dict(spec.broker_config),
+            "base_image": spec.base_image,
+        },
+        "workload": {
+            "name": opts.workload,
+            "acks": opts.acks,
+            "idempotence": opts.idempotence,
+            "retries": opts.retries,
+            "max_in_flight": opts.max_in_flight,
+            "txn": opts.txn,
+            "txn_abort_p": opts.txn_abort_p,
+            "sub_via": opts.sub_via,
+            "replication_factor": opts.replication_factor,
+            "min_insync": opts.min_insync,
+            "unclean_leader_election": opts.unclean_leader_election,
+            "rate": opts.rate,
+            "concurrency": opts.concurrency,
+            "time_limit": opts.time_limit,
+            "final_time_limit": opts.final_time_limit,
+            "quiet_time": opts.quiet_time,
+            "max_writes_per_key": opts.max_writes_per_key,
+            "partitions_per_topic": PARTITIONS_PER_TOPIC,
+            "poll_ms": opts.poll_ms,
+        },
+        "nemesis": {
+            "faults": opts.faults,
+            "interval": opts.nemesis_interval,
+            "targets": opts.nemesis_targets,
+            "schedule": opts.nemesis_schedule,
+            "partition_clients": opts.partition_clients,
+            "packet": opts.nemesis_packet,
+        },
+        "teardown": opts.teardown,
+    }

@@ -1,0 +1,64 @@
+"""Signals and the run's own log: a run that is interrupted still unwinds cleanly.
+
+While the run goes on, SIGTERM behaves like Ctrl-C (KeyboardInterrupt in the
+main thread); while it cleans up, both are noted and ignored, so a second
+Ctrl-C cannot cut a nemesis teardown or the cluster's removal short.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+Say = Callable[[str], None]
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM behaves like Ctrl-C while the run goes on."""
+
+    def raise_interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def signals_ignored(say: Say) -> Iterator[None]:
+    """While cleaning up, Ctrl-C and SIGTERM must not cut teardown short."""
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        say("cleaning up (nemesis teardown, logs, cluster); please wait")
+
+    old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def run_log(path: Any) -> Iterator[None]:
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setLevel(logging.INFO)
+    logger = logging.getLogger("insync")
+    old_level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        handler.close()
