@@ -159,7 +159,10 @@ def spark_check_main(args: argparse.Namespace) -> int:
 
     sizes = [int(s) for s in args.sizes.split(",") if s]
     engines = [e for e in args.engines.split(",") if e]
-    print(f"{'ops':>12}  {'engine':>6}  {'wall':>8}  {'peak RSS (tree)':>15}  verdict", flush=True)
+    print(
+        f"{'ops':>12}  {'engine':>6}  {'wall':>8}  {'CPU':>8}  {'peak RSS (tree)':>15}  verdict",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="insync-bench-spark-", dir=args.workdir) as tmp:
         for n in sizes:
             path = Path(tmp) / f"history-{n}.jsonl"
@@ -171,7 +174,7 @@ def spark_check_main(args: argparse.Namespace) -> int:
                 m = measure([*argv, str(path)])
                 verdict = m.stdout[:40].strip() if m.returncode in (0, 1, 2) else "error"
                 print(
-                    f"{lines:>12,}  {engine:>6}  {m.wall_s:>7.1f}s  "
+                    f"{lines:>12,}  {engine:>6}  {m.wall_s:>7.1f}s  {m.cpu_s:>7.1f}s  "
                     f"{m.peak_tree_rss / 2**20:>11.0f} MiB  exit {m.returncode} {verdict}",
                     flush=True,
                 )

@@ -1,0 +1,188 @@
+"""The Spark engine agrees exactly with the in-memory checker on its four anomaly types.
+
+Histories come from the in-memory Kafka model (``tests/support/kafka_model.py``),
+drawn by Hypothesis with faults planted into some of them, and from synthetic
+run directories with injected lost writes. Each set is checked by Spark in
+*one* batch (``check_files_spark``): starting Spark jobs costs seconds, so one
+Hypothesis example holds a list of 15 histories rather than 15 examples
+holding one each. Agreement means: the same checked types found, the same
+examples in the same order with the same fields, the same true counts, the
+same stats, and ``valid`` computed from those four types.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+SUPPORT = str(Path(__file__).resolve().parents[1] / "support")
+if SUPPORT not in sys.path:
+    sys.path.insert(0, SUPPORT)
+
+import kafka_model as km  # noqa: E402
+
+from checkers import check_file, check_history  # noqa: E402
+from harness.errors import HistoryError  # noqa: E402
+
+pyspark = pytest.importorskip("pyspark")
+
+from results.spark_check import CHECKED_TYPES, check_files_spark  # noqa: E402
+from results.spark_session import get_session, stop_session  # noqa: E402
+from results.synthetic import plans, write_run  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+CAP = 3  # small, so the example cap and the example order are exercised
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    session = get_session("local[2]", app_name="insync-tests")
+    yield session
+    stop_session(session)
+
+
+def _write(ops: list[dict[str, Any]], path: Path) -> str:
+    path.write_text("".join(json.dumps(op) + "\n" for op in ops))
+    return str(path)
+
+
+def assert_agree(memory: dict[str, Any], spark: dict[str, Any], where: str) -> None:
+    """Spark's verdict is the in-memory verdict restricted to the four checked types."""
+    mine = [t for t in memory["anomaly-types"] if t in CHECKED_TYPES]
+    assert spark["anomaly-types"] == mine, where
+    assert spark["bad-anomaly-types"] == mine, where
+    for t in mine:
+        assert spark["anomaly-counts"][t] == memory["anomaly-counts"][t], (where, t)
+        assert spark["anomalies"][t] == memory["anomalies"][t], (where, t)
+    for name, value in spark["stats"].items():
+        assert value == memory["stats"][name], (where, name)
+    judged = memory["stats"]["client-ops"] > 0 and memory.get("error", "").find("nothing") < 0
+    assert spark["valid"] == ((not mine) if judged else "unknown"), where
+    assert spark["engine"] == "spark"
+    assert spark["checked-types"] == list(CHECKED_TYPES)
+
+
+INJECTORS = [
+    None,
+    km.inject_lost_write,
+    km.inject_duplicate,
+    km.inject_inconsistent_offsets,
+    km.inject_g1a,
+    km.inject_poll_reorder,
+]
+CASES = st.lists(st.integers(0, 2**32 - 1), min_size=15, max_size=15, unique=True)
+
+
+def shape_of(seed: int) -> km.Settings:
+    """A history shape derived from the seed, so even Hypothesis's simplest list varies."""
+    rng = random.Random(seed)
+    return km.Settings(
+        ops=rng.randint(40, 150),
+        clients=rng.randint(1, 5),
+        keys=rng.randint(1, 3),
+        p_txn=rng.choice([0.0, 0.25, 0.5]),
+        p_fail=rng.choice([0.0, 0.1, 0.3]),
+        p_info=rng.choice([0.0, 0.05, 0.15]),
+        p_assign=rng.choice([0.05, 0.15, 0.3]),
+        p_crash=rng.choice([0.0, 0.03]),
+        max_batch=rng.randint(1, 4),
+    )
+
+
+@settings(
+    max_examples=1,
+    deadline=None,
+    phases=(Phase.explicit, Phase.generate),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+@given(seeds=CASES)
+def test_hypothesis_histories_agree(spark: Any, tmp_path: Path, seeds: list[int]) -> None:
+    batch = Path(tempfile.mkdtemp(dir=tmp_path))
+    paths, memory, names = [], [], []
+    for i, seed in enumerate(seeds):
+        ops = km.generate(seed, shape_of(seed))
+        inject = INJECTORS[i % len(INJECTORS)]
+        if inject is not None:
+            inject(ops, random.Random(seed))
+        memory.append(check_history(ops, max_anomalies=CAP))
+        paths.append(_write(ops, batch / f"h{i}.jsonl"))
+        names.append(f"km.generate({seed}, shape_of({seed})) + {getattr(inject, '__name__', '-')}")
+    verdicts = check_files_spark(spark, paths, max_anomalies=CAP)
+    for name, mem, got in zip(names, memory, verdicts, strict=True):
+        assert_agree(mem, got, name)
+    planted = {t for mem in memory for t in mem["anomaly-types"] if t in CHECKED_TYPES}
+    assert planted, "no checked anomaly in 15 histories: the agreement proved little"
+
+
+def test_synthetic_runs_with_lost_writes_agree(spark: Any, tmp_path: Path) -> None:
+    lossy = [p for p in plans(12, 4000, seed=7) if p.loss_rate > 0][:3]
+    safe = [p for p in plans(48, 4000, seed=7) if p.loss_rate == 0][:1]
+    dirs = [write_run(tmp_path, p) for p in [*lossy, *safe]]
+    verdicts = check_files_spark(spark, dirs, max_anomalies=CAP)
+    for d, got in zip(dirs, verdicts, strict=True):
+        assert_agree(check_file(d, max_anomalies=CAP), got, str(d))
+    assert any("lost-write" in v["anomaly-types"] for v in verdicts)
+    assert verdicts[-1]["valid"] is True
+
+
+@pytest.mark.parametrize(
+    ("lines", "line"),
+    [
+        pytest.param(
+            [
+                '{"index":0,"time":0,"process":0,"type":"invoke","f":"poll","value":[["poll"]]}',
+                "not json",
+            ],
+            2,
+            id="not-json",
+        ),
+        pytest.param(
+            ['{"index":0,"time":0,"process":0,"type":"ok","f":"poll","value":[["poll",{}]]}'],
+            1,
+            id="completion-without-invoke",
+        ),
+        pytest.param(
+            [
+                '{"index":0,"time":0,"process":0,"type":"invoke","f":"send","value":[["send","x",1]]}',
+                '{"index":1,"time":1,"process":0,"type":"ok","f":"send","value":[["send","x",[0]]]}',
+            ],
+            2,
+            id="bad-micro-op",
+        ),
+    ],
+)
+def test_malformed_input_names_the_same_line(
+    spark: Any, tmp_path: Path, lines: list[str], line: int
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(HistoryError) as memory:
+        check_file(path)
+    with pytest.raises(HistoryError) as got:
+        check_files_spark(spark, [path])
+    assert memory.value.line == got.value.line == line
+
+
+def test_cli_engine_spark(spark: Any, tmp_path: Path, capsysbinary: Any) -> None:
+    from harness.cli import main
+
+    ops = km.generate(11, km.Settings(ops=80, clients=3, keys=2))
+    planted = km.inject_lost_write(ops, random.Random(11))
+    assert planted is not None
+    path = _write(ops, tmp_path / "lost.jsonl")
+    assert main(["check", "--engine", "spark", "--json", path]) == 1
+    verdict = json.loads(capsysbinary.readouterr().out)
+    assert verdict["engine"] == "spark"
+    assert tuple(planted) in [(a["key"], a["value"]) for a in verdict["anomalies"]["lost-write"]]
+    assert_agree(check_file(path), verdict, path)
+    assert spark.sparkContext._jsc is not None  # the shared session survived the command

@@ -1,0 +1,236 @@
+"""``insync analyze`` end to end on synthetic runs, against numbers computed here in plain Python.
+
+The expected table is rebuilt in this file straight from each run's
+``results.json`` and ``history.jsonl`` (json module, no Spark, none of the
+pipeline's code), so a wrong join, a wrong fault interval or a double count
+in the Spark pipeline shows up as a mismatch. Ingestion is exercised
+incrementally: some runs, then more runs, then nothing new.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+from harness.cli import main  # noqa: E402
+from results.analyze import CONFIG_COLUMNS, compare  # noqa: E402
+from results.ingest import ingest  # noqa: E402
+from results.spark_session import get_session, stop_session  # noqa: E402
+from results.synthetic import plans, write_run  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+OPS_PER_RUN = 2500
+STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
+STOPS = ("start", "resume", "reset-clock", "heal")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    session = get_session("local[2]", app_name="insync-tests")
+    yield session
+    stop_session(session)
+
+
+@pytest.fixture(scope="module")
+def ingested(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Four runs ingested, then two more, then an ingestion with nothing new."""
+    root = tmp_path_factory.mktemp("runs")
+    out = root / "parquet"
+    chosen = plans(6, OPS_PER_RUN, seed=3, nights=2)
+    first = [write_run(root, p) for p in chosen[:4]]
+    r1 = ingest(spark, root, out)
+    counts1 = _counts(spark, out)
+    later = [write_run(root, p) for p in chosen[4:]]
+    r2 = ingest(spark, root, out)
+    r3 = ingest(spark, root, out)
+    return {
+        "root": root,
+        "out": out,
+        "first": first,
+        "all": first + later,
+        "reports": (r1, r2, r3),
+        "counts1": counts1,
+        "counts": _counts(spark, out),
+    }
+
+
+def _counts(spark: Any, out: Path) -> dict[str, Any]:
+    runs = spark.read.parquet(str(out / "runs"))
+    ops = spark.read.parquet(str(out / "ops"))
+    per_run = {r["run_id"]: r["count"] for r in ops.groupBy("run_id").count().collect()}
+    return {
+        "runs": runs.count(),
+        "run_ids": sorted(r["run_id"] for r in runs.collect()),
+        "ops": per_run,
+    }
+
+
+def _history(d: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (d / "history.jsonl").read_text().splitlines()]
+
+
+def _rid(root: Path, d: Path) -> str:
+    return d.relative_to(root).as_posix()
+
+
+def test_ingestion_is_incremental_and_exact(ingested: dict[str, Any]) -> None:
+    r1, r2, r3 = ingested["reports"]
+    root = ingested["root"]
+    assert sorted(r1.ingested) == sorted(_rid(root, d) for d in ingested["first"])
+    assert len(r2.ingested) == 2 and r2.already == 4
+    assert r3.ingested == [] and r3.already == 6
+    assert ingested["counts1"]["runs"] == 4
+    counts = ingested["counts"]
+    assert counts["run_ids"] == sorted(_rid(root, d) for d in ingested["all"])
+    # every completion and every nemesis line, once: invokes are folded into latency
+    for d in ingested["all"]:
+        expected = sum(
+            1 for op in _history(d) if op["type"] != "invoke" or op["process"] == "nemesis"
+        )
+        assert counts["ops"][_rid(root, d)] == expected
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    """Exact percentile with linear interpolation between closest ranks."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = q * (len(xs) - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def _delta(f: str) -> int:
+    if f.startswith("start-") or f in STARTS:
+        return 1
+    if f.startswith("stop-") or f in STOPS:
+        return -1
+    return 0
+
+
+def expected_table(dirs: list[Path]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The comparison, computed from the files with plain Python."""
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for d in dirs:
+        test = json.loads((d / "test.json").read_text())
+        verdict = json.loads((d / "results.json").read_text())
+        w, c = test["workload"], test["cluster"]
+        key = (
+            c["kafka_version"],
+            w["acks"],
+            w["min_insync"],
+            w["unclean_leader_election"],
+            "+".join(sorted(test["nemesis"]["faults"])),
+            w["txn"],
+        )
+        g = groups.setdefault(
+            key,
+            {
+                "runs": 0,
+                "acked": 0,
+                "lost": 0,
+                "unseen": 0,
+                "ok_f": 0,
+                "n_f": 0,
+                "ok_n": 0,
+                "n_n": 0,
+                "lat": [],
+                "rec": [],
+            },
+        )
+        g["runs"] += 1
+        g["lost"] += verdict.get("anomaly-counts", {}).get("lost-write", 0)
+        g["unseen"] += sum(a["count"] for a in verdict["anomalies"].get("unseen", []))
+        ops = _history(d)
+        invoke_time: dict[Any, int] = {}
+        heals: list[int] = []
+        ok_sends: list[int] = []
+        for op in ops:  # latency pairs follow file order per process
+            if op["process"] == "nemesis":
+                continue
+            if op["type"] == "invoke":
+                invoke_time[op["process"]] = op["time"]
+                continue
+            if op["f"] in ("send", "poll", "txn") and op["type"] == "ok":
+                g["lat"].append((op["time"] - invoke_time[op["process"]]) / 1e6)
+        depth = 0
+        for op in sorted(ops, key=lambda o: (o["time"], o["index"])):
+            if op["process"] == "nemesis":
+                if op["type"] != "invoke":
+                    depth += _delta(op["f"])
+                    if _delta(op["f"]) < 0:
+                        heals.append(op["time"])
+                continue
+            if op["type"] == "invoke" or op["f"] not in ("send", "poll", "txn"):
+                continue
+            ok = op["type"] == "ok"
+            sends = sum(1 for m in op.get("value") or [] if m[0] == "send") if ok else 0
+            g["acked"] += sends if op["f"] in ("send", "txn") else 0
+            if ok and sends and op["f"] in ("send", "txn"):
+                ok_sends.append(op["time"])
+            if depth > 0:
+                g["ok_f"] += ok
+                g["n_f"] += 1
+            else:
+                g["ok_n"] += ok
+                g["n_n"] += 1
+        for h in heals:
+            after = [t for t in ok_sends if t >= h]
+            if after:
+                g["rec"].append((min(after) - h) / 1e6)
+    out = {}
+    for key, g in groups.items():
+        out[key] = {
+            "runs": g["runs"],
+            "acked": g["acked"],
+            "lost": g["lost"],
+            "lost_rate": g["lost"] / g["acked"],
+            "unseen": g["unseen"],
+            "avail_fault": g["ok_f"] / g["n_f"] if g["n_f"] else None,
+            "avail_normal": g["ok_n"] / g["n_n"] if g["n_n"] else None,
+            "latency_p50_ms": _percentile(g["lat"], 0.5),
+            "latency_p99_ms": _percentile(g["lat"], 0.99),
+            "latency_max_ms": max(g["lat"]),
+            "recovery_p50_ms": _percentile(g["rec"], 0.5),
+            "recovery_max_ms": max(g["rec"]) if g["rec"] else None,
+        }
+    return out
+
+
+def test_comparison_matches_plain_python(spark: Any, ingested: dict[str, Any]) -> None:
+    rows = [r.asDict() for r in compare(spark, ingested["out"]).collect()]
+    expected = expected_table(ingested["all"])
+    got = {tuple(r[c] for c in CONFIG_COLUMNS): r for r in rows}
+    assert set(got) == set(expected)
+    assert any(e["lost"] > 0 for e in expected.values()), "no loss: the test proves little"
+    assert any(e["avail_fault"] is not None for e in expected.values())
+    for key, want in expected.items():
+        for name, value in want.items():
+            have = got[key][name]
+            if value is None:
+                assert have is None, (key, name)
+            else:
+                assert have == pytest.approx(value, rel=1e-9), (key, name)
+
+
+def test_outputs_and_cli(spark: Any, ingested: dict[str, Any], capsys: Any) -> None:
+    root, out = ingested["root"], ingested["out"]
+    assert main(["analyze", str(root), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "ingested 0 new run(s); 6 already" in printed
+    with (out / "comparison.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(expected_table(ingested["all"]))
+    page = (out / "report.html").read_text()
+    assert "loss rate by configuration" in page
+    assert "http://" not in page and "https://" not in page and "<script" not in page
+    assert (out / "trend.csv").is_file()  # two nights
