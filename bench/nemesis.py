@@ -167,6 +167,7 @@ def _warm_up(cluster: Cluster) -> None:
 
 
 def restart_brokers(cluster: Cluster, faketime: bool) -> None:
+    """Restart every broker with or without libfaketime (same data, same containers)."""
     for name, node in list(cluster.nodes.items()):
         node.kill()
         spec = dataclasses.replace(node.spec, faketime=faketime)
@@ -179,6 +180,7 @@ def measure_overhead(cluster: Cluster, messages: int) -> dict[str, Any]:
     calls = clock_call_rate(cluster)
     print(f"JVM currentTimeMillis() calls/s: plain {calls['plain']:.3g}, "
           f"faketime {calls['faketime']:.3g}", flush=True)
+    restart_brokers(cluster, faketime=True)  # whatever a kept cluster was left running
     _warm_up(cluster)
     rates = {"on1": produce_rate(cluster, messages)}
     restart_brokers(cluster, faketime=False)

@@ -26,8 +26,11 @@ from harness.errors import ClusterError
 KAFKA_LOG_DIR = "/var/log/kafka"
 LOG = logging.getLogger("insync.cluster")
 
-#: libfaketime's multithreaded build, as Debian ships it in the node image.
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+#: libfaketime as Debian ships it in the node image. Not the ``MT`` build: that one
+#: serialises every clock call behind a mutex (4x fewer currentTimeMillis()/s in
+#: a JVM, measured by ``insync bench nemesis --overhead``); a constant offset
+#: needs no cross-thread ordering.
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 #: The clock nemesis writes the broker's offset here ("+0", "+90.5", "-3", or an
 #: absolute "YYYY-MM-DD hh:mm:ss" that freezes the clock).
 FAKETIME_CONTROL = "/var/run/insync/faketime"
