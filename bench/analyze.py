@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -37,10 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the runs and tables")
 
 
-def _tree_rss(root: int) -> int:
-    """Summed RSS in bytes of ``root`` and all its descendants (Linux /proc)."""
+def _tree(root: int, cpu: dict[int, float]) -> int:
+    """Summed RSS in bytes of ``root`` and its descendants (Linux /proc); updates ``cpu``.
+
+    ``cpu`` maps each pid seen in the tree to its latest user+system seconds: the
+    Spark JVM is a grandchild that ``RUSAGE_CHILDREN`` never sees.
+    """
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
+    ticks: dict[int, float] = {}
+    hz = os.sysconf("SC_CLK_TCK")
     page = os.sysconf("SC_PAGE_SIZE")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -52,14 +57,18 @@ def _tree_rss(root: int) -> int:
                 resident = int(f.read().split()[1]) * page
         except (OSError, IndexError, ValueError):
             continue  # the process ended while we looked
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        fields = stat.rsplit(")", 1)[1].split()
+        ppid = int(fields[1])
         pid = int(entry)
+        ticks[pid] = (int(fields[11]) + int(fields[12])) / hz
         children.setdefault(ppid, []).append(pid)
         rss[pid] = resident
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         total += rss.get(pid, 0)
+        if pid in ticks:
+            cpu[pid] = ticks[pid]
         todo.extend(children.get(pid, ()))
     return total
 
@@ -77,16 +86,16 @@ class Measured:
 
 def measure(argv: list[str], interval_s: float = 0.2) -> Measured:
     """Run ``argv``; sample the process tree's RSS until it exits."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     peak = 0
+    cpu: dict[int, float] = {}
     stop = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, _tree_rss(proc.pid))
+            peak = max(peak, _tree(proc.pid, cpu))
             stop.wait(interval_s)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -95,9 +104,7 @@ def measure(argv: list[str], interval_s: float = 0.2) -> Measured:
     wall = time.perf_counter() - started
     stop.set()
     sampler.join()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Measured(wall, peak, cpu, out, proc.returncode)
+    return Measured(wall, peak, sum(cpu.values()), out, proc.returncode)
 
 
 def insync(*args: str) -> list[str]:
@@ -122,14 +129,15 @@ def main(args: argparse.Namespace) -> int:
         if m.returncode != 0:
             print(f"insync analyze failed (exit {m.returncode})", file=sys.stderr)
             return 1
-        spark_line = next((x for x in m.stdout.splitlines() if x.startswith("spark:")), "")
-        print(spark_line)
+        for line in m.stdout.splitlines():
+            if line.startswith(("spark:", "timings:", "ingested")):
+                print(line)
         print(
             f"insync analyze: {len(dirs)} runs, {lines:,} ops: {m.wall_s:.1f}s wall, "
             f"CPU {m.cpu_s:.0f}s, peak RSS of the process tree {m.peak_tree_rss / 2**20:.0f} MiB"
         )
         if args.keep:
-            kept = Path(args.workdir or ".") / "insync-bench-analyze"
+            kept = Path(args.workdir or ".") / f"insync-bench-analyze-{os.getpid()}"
             os.replace(tmp, kept)
             os.makedirs(tmp)
             print(f"kept in {kept}")

@@ -72,9 +72,12 @@ def _handle(args: argparse.Namespace) -> int:
         )
     started = time.perf_counter()
     spark_s = 0.0
+    marks: list[tuple[str, float]] = []
     with spark_session(args.master, app_name="insync-analyze") as spark:
+        marks.append(("session", time.perf_counter()))
         out.mkdir(parents=True, exist_ok=True)
         report = ingest(spark, root, out)
+        marks.append(("ingest", time.perf_counter()))
         print(
             f"ingested {len(report.ingested)} new run(s); {report.already} already in {out}"
             + (f"; skipped {len(report.skipped)} unreadable" if report.skipped else "")
@@ -84,6 +87,7 @@ def _handle(args: argparse.Namespace) -> int:
             return 0
         rows = [r.asDict() for r in compare(spark, out, by).collect()]
         trend_rows = trend(spark, out)
+        marks.append(("compare", time.perf_counter()))
         spark_s = time.perf_counter() - started
     outputs = write_outputs(rows, trend_rows, out, by)
     print(render_terminal(rows, [*by, *METRIC_COLUMNS]), end="")
@@ -91,7 +95,13 @@ def _handle(args: argparse.Namespace) -> int:
         f"wrote {outputs.csv}, {outputs.html}"
         + (f", {outputs.trend_csv}" if outputs.trend_csv else "")
     )
+    marks.append(("stop+outputs", time.perf_counter()))
     total = time.perf_counter() - started
+    steps, last = [], started
+    for name, at in marks:
+        steps.append(f"{name} {at - last:.1f}s")
+        last = at
+    print("timings: " + ", ".join(steps))
     # Spark's share: session start, ingestion and the comparison queries; the rest is
     # Python rendering and writing the outputs
     print(f"spark: {spark_s:.1f}s of {total:.1f}s ({100 * spark_s / total:.0f}%)")
