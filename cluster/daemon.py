@@ -43,8 +43,12 @@ class Daemon:
         script = f"""
 set -e
 mkdir -p {RUN_DIR} "$(dirname {shlex.quote(self.stdout_log)})"
-if [ -f {self.pidfile} ] && kill -0 "$(cat {self.pidfile})" 2>/dev/null; then
-  cat {self.pidfile}; exit 0
+if [ -f {self.pidfile} ]; then
+  # kill -0 succeeds on a zombie: only a live (or stopped) process counts.
+  case "$(ps -o stat= -p "$(cat {self.pidfile})" 2>/dev/null)" in
+    ""|Z*) ;;
+    *) cat {self.pidfile}; exit 0 ;;
+  esac
 fi
 cd {shlex.quote(self.workdir)}
 echo "=== insync: starting {self.name} at $(date -u +%FT%TZ)" >> {shlex.quote(self.stdout_log)}
