@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from harness.errors import InsyncError
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
-COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench")
+COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix")
 
 Handler = Callable[[argparse.Namespace], int]
 
