@@ -1,0 +1,342 @@
+"""``insync matrix``: grid, config file, ordering, resume, progress and the driver (no Docker)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import matrix as mx
+from harness.cli import build_parser
+from harness.errors import UsageError
+from harness.run.options import RunOptions
+from harness.run.runner import RunResult
+from results.store import RunDir, read_json, write_json
+
+
+def flags(argv: str) -> mx.Matrix:
+    """The Matrix ``insync matrix <argv>`` would build (without running anything)."""
+    args = build_parser().parse_args(["matrix", *argv.split()])
+    skip = {"config", "runs", "handler", "command", "verbose", "teardown"}
+    base, axes = mx.split({k: v for k, v in vars(args).items() if k not in skip}, "option")
+    return mx.Matrix(base, axes, int(args.runs or 1), hasattr(args, "teardown"))
+
+
+# -- grid ----------------------------------------------------------------------------------
+
+
+def test_the_issue_command_expands_to_every_combination() -> None:
+    m = flags(
+        "--acks 1,all --min-insync 1,2 --unclean-leader-election true,false "
+        "--nemesis kill,partition --kafka-version 3.9.x,4.1.x --time-limit 60"
+    )
+    combos, skipped = mx.expand(m)
+    assert skipped == []
+    assert len(combos) == 2 * 2 * 2 * 1 * 2
+    names = {c.name for c in combos}
+    assert "matrix-acks1-isr2-uncleanfalse-kill+partition-4.1.x" in names
+    assert all(c.opts.faults == ["kill", "partition"] for c in combos)
+    assert all(c.opts.time_limit == 60 and c.opts.teardown is False for c in combos)
+
+
+def test_repeated_nemesis_flags_are_separate_axis_values() -> None:
+    combos, _ = mx.expand(flags("--nemesis kill,partition --nemesis none"))
+    assert sorted(c.values["nemesis"] for c in combos) == [["kill", "partition"], ["none"]]
+    assert {c.name.split("-")[-2] for c in combos} == {"kill+partition", "none"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "kept", "reason"),
+    [
+        ("--min-insync 1,2,4", 2, "--min-insync 4 > --replication-factor 3"),
+        ("--replication-factor 1,3 --min-insync 2", 1, "--min-insync 2 > --replication-factor 1"),
+        ("--acks 1,all --idempotence true", 1, "--idempotence needs --acks all"),
+    ],
+    ids=["isr-above-rf", "rf-below-isr", "idempotence-needs-acks-all"],
+)
+def test_invalid_combinations_are_skipped_with_a_reason(argv: str, kept: int, reason: str) -> None:
+    combos, skipped = mx.expand(flags(argv))
+    assert len(combos) == kept
+    assert len(skipped) == 1 and reason in skipped[0].reason
+
+
+def test_bad_input_is_one_usage_error_before_anything_runs() -> None:
+    calls: list[RunOptions] = []
+    with pytest.raises(UsageError, match="--time-limit must be positive"):
+        mx.drive(flags("--acks 1,all --time-limit 0"), run_fn=recorder(calls, Path("/nonexistent")))
+    assert calls == []
+    with pytest.raises(UsageError, match="--acks"):
+        flags("--acks 1,maybe")
+
+
+def test_name_sets_the_prefix() -> None:
+    combos, _ = mx.expand(flags("--name nightly --acks all"))
+    assert combos[0].name == "nightly-acksall-isr2-uncleanfalse-none-4.1.x"
+
+
+# -- config file ---------------------------------------------------------------------------
+
+TOML = """
+[matrix]
+acks = ["1", "all"]
+min-insync = [1, 2]
+unclean-leader-election = [true, false]
+nemesis = ["kill,partition", ["none"]]
+kafka-version = ["4.1.x"]
+runs = 3
+keep-cluster = true
+time-limit = 15
+nodes = 5
+"""
+
+
+def test_config_file_axes_and_options(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.toml"
+    path.write_text(TOML)
+    m = mx.read_config(path)
+    assert (m.runs, m.keep_cluster) == (3, True)
+    assert m.axes["acks"] == ["1", "all"] and m.axes["min_insync"] == [1, 2]
+    assert m.axes["unclean_leader_election"] == [True, False]
+    assert m.axes["nemesis"] == [["kill", "partition"], ["none"]]
+    assert m.base == {"time_limit": 15.0, "nodes": 5}
+    combos, _ = mx.expand(m)
+    assert len(combos) == 16 and all(c.opts.nodes == 5 for c in combos)
+
+
+def test_flags_win_over_the_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.toml"
+    path.write_text(TOML)
+    merged = mx.merge(
+        mx.read_config(path), flags("--acks all --nodes 3"), runs_given=False, keep_given=False
+    )
+    assert merged.axes["acks"] == ["all"] and merged.axes["min_insync"] == [1, 2]
+    assert merged.base["nodes"] == 3 and merged.runs == 3 and merged.keep_cluster
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("acks = [", "not TOML"),
+        ("runs = 0", "runs must be a positive integer"),
+        ("bogus = 1", "unknown option 'bogus'"),
+        ("acks = []", "--acks has no values"),
+        ("min-insync = ['two']", "--min-insync"),
+    ],
+    ids=["syntax", "runs", "unknown-key", "empty-axis", "bad-value"],
+)
+def test_bad_config_files_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "matrix.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        mx.read_config(path)
+
+
+# -- ordering ------------------------------------------------------------------------------
+
+
+def test_order_groups_combinations_by_cluster_spec() -> None:
+    # kafka-version is the last axis, so product order alternates versions on every step.
+    combos, _ = mx.expand(flags("--acks 1,all --min-insync 1,2 --kafka-version 3.9.x,4.1.x"))
+    assert mx.rebuilds(combos) == 8
+    ordered = mx.order(combos)
+    assert mx.rebuilds(ordered) == 2
+    assert sorted(c.name for c in ordered) == sorted(c.name for c in combos)
+    topic_only = mx.order(mx.expand(flags("--acks 1,all --unclean-leader-election true,false"))[0])
+    assert mx.rebuilds(topic_only) == 1
+
+
+def test_clock_faults_need_their_own_cluster() -> None:
+    combos, _ = mx.expand(flags("--nemesis kill --nemesis clock --nemesis partition"))
+    assert mx.rebuilds(mx.order(combos)) == 2
+
+
+# -- resume --------------------------------------------------------------------------------
+
+START = datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
+
+
+def stored(
+    root: Path,
+    combo: mx.Combination,
+    run_no: int,
+    *,
+    minutes: int = 0,
+    results: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> RunDir:
+    """A run directory as a finished matrix run leaves it."""
+    rd = RunDir.create(root, combo.name, START + timedelta(minutes=minutes))
+    block = mx.matrix_block(combo, run_no)
+    if settings is not None:
+        block["settings"] = settings
+    rd.write_test({"name": combo.name, "argv": combo.opts.argv(), "matrix": block})
+    if results is not None:
+        rd.write_results(results)
+    return rd
+
+
+def test_resume_counts_only_finished_runs_of_the_same_settings(tmp_path: Path) -> None:
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    ok = {"valid": True, "run": {"interrupted": False}}
+    stored(tmp_path, combo, 1, minutes=0, results=ok)
+    stored(tmp_path, combo, 2, minutes=1, results=None)  # crashed before results.json
+    stored(
+        tmp_path, combo, 3, minutes=2, results={"valid": "unknown", "run": {"interrupted": True}}
+    )
+    other = {**combo.settings(), "time_limit": 999.0}
+    stored(tmp_path, combo, 4, minutes=3, results=ok, settings=other)
+    plain = RunDir.create(tmp_path, combo.name, START + timedelta(minutes=4))  # insync run's
+    plain.write_test({"name": combo.name})
+    plain.write_results(ok)
+    assert sorted(mx.done_runs(tmp_path, combo)) == [1]
+
+
+# -- progress ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("done", "total", "durations", "text"),
+    [
+        (0, 8, [], "runs: 0 done, 8 left; ETA unknown (no run finished yet)"),
+        (3, 8, [60.0, 90.0, 75.0], "runs: 3 done, 5 left; ETA 6m15s (mean 1m15s per run)"),
+        (8, 8, [10.0], "runs: 8 done, 0 left; ETA 0s (mean 10s per run)"),
+        (1, 50, [4000.0], "runs: 1 done, 49 left; ETA 54h26m40s (mean 1h06m40s per run)"),
+    ],
+    ids=["nothing-yet", "mean-of-three", "finished", "hours"],
+)
+def test_progress_line(done: int, total: int, durations: list[float], text: str) -> None:
+    assert mx.progress(done, total, durations) == text
+
+
+# -- the driver ----------------------------------------------------------------------------
+
+
+def recorder(
+    calls: list[RunOptions],
+    root: Path,
+    verdicts: Callable[[RunOptions, int], dict[str, Any]] | None = None,
+) -> mx.RunFn:
+    """A fake ``harness.run.run``: records the options, stores a run, returns a verdict."""
+
+    def fake(opts: RunOptions, *, say: Callable[[str], None] | None = None) -> RunResult:
+        calls.append(opts)
+        rd = RunDir.create(root, opts.name or "run", START + timedelta(seconds=len(calls)))
+        rd.write_test({"name": opts.name, "argv": opts.argv()})
+        verdict = verdicts(opts, len(calls)) if verdicts else {"valid": True}
+        valid = verdict.get("valid")
+        code = 0 if valid is True else 1 if valid is False else 2
+        rd.write_results({**verdict, "run": {"exit_code": code, "interrupted": False}})
+        return RunResult(rd, verdict, code, summary={"exit_code": code})
+
+    return fake
+
+
+def acks_one_loses(opts: RunOptions, n: int) -> dict[str, Any]:
+    if opts.acks == "1":
+        return {"valid": False, "anomaly-counts": {"lost-write": 7}, "anomalies": {}}
+    return {"valid": True}
+
+
+def test_driver_runs_each_combination_runs_times_and_folds_verdicts(tmp_path: Path) -> None:
+    calls: list[RunOptions] = []
+    lines: list[str] = []
+    downs: list[str] = []
+    m = flags(f"--acks 1,all --min-insync 1,4 --results-dir {tmp_path} --cluster-name mx")
+    m = mx.Matrix(m.base, m.axes, runs=2)
+    ticks = iter(range(0, 1000, 10))
+    out = mx.drive(
+        m,
+        run_fn=recorder(calls, tmp_path, acks_one_loses),
+        say=lines.append,
+        down=downs.append,
+        clock=lambda: float(next(ticks)),
+    )
+    assert [(o.acks, o.min_insync) for o in calls] == [("1", 1), ("1", 1), ("all", 1), ("all", 1)]
+    assert out.exit_code == 1 and out.ran == 4 and downs == ["mx"]
+    assert sum(line.startswith("skipping ") for line in lines) == 2
+    assert "runs: 4 done, 0 left; ETA 0s (mean 10s per run)" in lines
+    table = mx.summary(out).splitlines()
+    assert table[0].split() == [
+        "combination",
+        "runs",
+        "valid",
+        "invalid",
+        "unknown",
+        "lost",
+        "writes",
+    ]
+    assert table[1].split() == [
+        "matrix-acks1-isr1-uncleanfalse-none-4.1.x",
+        "2",
+        "0",
+        "2",
+        "0",
+        "14",
+    ]
+    assert table[2].split() == [
+        "matrix-acksall-isr1-uncleanfalse-none-4.1.x",
+        "2",
+        "2",
+        "0",
+        "0",
+        "0",
+    ]
+    for call in calls:  # each stored run now says which matrix run it was
+        (run_dir,) = [p for p in (tmp_path / (call.name or "")).iterdir() if p.is_dir()][:1]
+        assert read_json(run_dir / "test.json")["matrix"]["combination"] == call.name
+
+
+def test_driver_resumes_and_skips_what_is_done(tmp_path: Path) -> None:
+    m = flags(f"--acks 1,all --results-dir {tmp_path}")
+    first: list[RunOptions] = []
+    mx.drive(m, run_fn=recorder(first, tmp_path), say=lambda _: None)
+    assert len(first) == 2
+    again: list[RunOptions] = []
+    lines: list[str] = []
+    downs: list[str] = []
+    out = mx.drive(m, run_fn=recorder(again, tmp_path), say=lines.append, down=downs.append)
+    assert again == [] and downs == []  # nothing ran, no cluster to remove
+    assert out.resumed == 2 and out.exit_code == 0
+    assert any("2 already done, 0 to run" in line for line in lines)
+    more: list[RunOptions] = []
+    mx.drive(mx.Matrix(m.base, m.axes, runs=3), run_fn=recorder(more, tmp_path), say=print)
+    assert sorted((o.acks) for o in more) == ["1", "1", "all", "all"]
+
+
+def test_unknown_without_invalid_exits_2_and_keep_cluster_keeps_it(tmp_path: Path) -> None:
+    def verdicts(opts: RunOptions, n: int) -> dict[str, Any]:
+        return {"valid": "unknown" if opts.acks == "1" else True}
+
+    downs: list[str] = []
+    m = flags(f"--acks 1,all --results-dir {tmp_path}")
+    out = mx.drive(
+        mx.Matrix(m.base, m.axes, 1, keep_cluster=True),
+        run_fn=recorder([], tmp_path, verdicts),
+        say=lambda _: None,
+        down=downs.append,
+    )
+    assert out.exit_code == 2 and downs == []
+    assert "UNKNOWN" in mx.summary(out).splitlines()[-1]
+
+
+def test_the_cluster_is_removed_even_when_a_run_raises(tmp_path: Path) -> None:
+    def boom(opts: RunOptions, *, say: Callable[[str], None] | None = None) -> RunResult:
+        raise RuntimeError("bug")
+
+    downs: list[str] = []
+    with pytest.raises(RuntimeError):
+        mx.drive(flags(f"--results-dir {tmp_path}"), run_fn=boom, say=print, down=downs.append)
+    assert downs == ["insync"]
+
+
+def test_a_matrix_block_is_added_without_touching_the_rest(tmp_path: Path) -> None:
+    (combo,), _ = mx.expand(flags("--acks all"))
+    rd = RunDir.create(tmp_path, combo.name, START)
+    write_json(rd.test, {"name": combo.name, "argv": ["insync", "run"], "seed": 1})
+    mx._mark(RunResult(rd, {}, 0), combo, 2)
+    data = read_json(rd.test)
+    assert data["seed"] == 1 and data["argv"] == ["insync", "run"]
+    assert data["matrix"] == {"combination": combo.name, "run": 2, "settings": combo.settings()}
