@@ -252,10 +252,18 @@ def matrix_block(combo: Combination, run_no: int) -> dict[str, Any]:
     return {"combination": combo.name, "run": run_no, "settings": combo.settings()}
 
 
-def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, dict[str, Any]]:
-    """Run number -> stored results.json of finished runs of ``combo`` (resume rule)."""
+@dataclass(frozen=True)
+class Done:
+    """A finished run found on disk: where it is and its verdict."""
+
+    path: Path
+    verdict: dict[str, Any]
+
+
+def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
+    """Run number -> the finished stored run of ``combo`` (the resume rule)."""
     settings = combo.settings()
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, Done] = {}
     folder = Path(results_dir) / combo.name
     if not folder.is_dir():
         return out
@@ -272,7 +280,7 @@ def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, dict[str
             continue
         if (results.get("run") or {}).get("interrupted"):
             continue
-        out[block["run"]] = results
+        out[block["run"]] = Done(run_dir, results)
     return out
 
 
@@ -398,15 +406,16 @@ def drive(
         finished = done_runs(c.opts.results_dir, c)
         for k in range(1, matrix.runs + 1):
             if k in finished:
-                tally.add(finished[k])
+                tally.add(finished[k].verdict)
                 outcome.resumed += 1
+                say(f"done before: {c.name} run {k} ({finished[k].path})")
             else:
                 todo.append((c, k))
     total = len(combos) * matrix.runs
     say(
         f"matrix: {len(combos)} combination(s) x {matrix.runs} run(s) = {total}; "
         f"{outcome.resumed} already done, {len(todo)} to run; "
-        f"{rebuilds([c for c, _ in todo])} cluster build(s)"
+        f"{rebuilds([c for c, _ in todo])} cluster spec change(s)"
     )
     durations: list[float] = []
     cluster_name = combos[0].opts.cluster_name

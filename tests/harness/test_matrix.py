@@ -301,6 +301,7 @@ def test_driver_resumes_and_skips_what_is_done(tmp_path: Path) -> None:
     assert again == [] and downs == []  # nothing ran, no cluster to remove
     assert out.resumed == 2 and out.exit_code == 0
     assert any("2 already done, 0 to run" in line for line in lines)
+    assert sum(line.startswith("done before: matrix-acks") for line in lines) == 2
     more: list[RunOptions] = []
     mx.drive(mx.Matrix(m.base, m.axes, runs=3), run_fn=recorder(more, tmp_path), say=print)
     assert sorted((o.acks) for o in more) == ["1", "1", "all", "all"]
