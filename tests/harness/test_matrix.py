@@ -341,3 +341,35 @@ def test_a_matrix_block_is_added_without_touching_the_rest(tmp_path: Path) -> No
     data = read_json(rd.test)
     assert data["seed"] == 1 and data["argv"] == ["insync", "run"]
     assert data["matrix"] == {"combination": combo.name, "run": 2, "settings": combo.settings()}
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--runs", "0"], "--runs must be a positive integer"),
+        (["--config", "/nonexistent/matrix.toml"], "no such file"),
+        (["--acks", "1,all", "--min-insync", "5"], "--min-insync 5 > --replication-factor 3"),
+    ],
+    ids=["runs", "config", "no-valid-combination"],
+)
+def test_the_command_rejects_bad_input_in_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    assert main(["matrix", *argv]) == 64
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_help_documents_the_nemesis_axis_and_the_config_format(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["matrix", "--help"])
+    out = capsys.readouterr().out
+    assert "--nemesis kill,partition --nemesis none" in out and "[matrix]" in out
+    assert "repeat the flag" in out and "--keep-cluster" in out
