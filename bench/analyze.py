@@ -87,7 +87,7 @@ class Measured:
 def measure(argv: list[str], interval_s: float = 0.2) -> Measured:
     """Run ``argv``; sample the process tree's RSS until it exits."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
     cpu: dict[int, float] = {}
     stop = threading.Event()
@@ -100,10 +100,14 @@ def measure(argv: list[str], interval_s: float = 0.2) -> Measured:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, _ = proc.communicate()
+    out, err = proc.communicate()
     wall = time.perf_counter() - started
     stop.set()
     sampler.join()
+    if proc.returncode not in (0, 1, 2):
+        print(f"  exit {proc.returncode}; stderr ends: {err.strip()[-400:]}", file=sys.stderr)
+    elif proc.returncode == 1 and not out.strip():
+        print(f"  exit 1 without a verdict; stderr ends: {err.strip()[-400:]}", file=sys.stderr)
     return Measured(wall, peak, sum(cpu.values()), out, proc.returncode)
 
 
