@@ -49,15 +49,16 @@ class FakeNode:
             return 1, "", "injected failure"
         if "ip -4 route show default" in script:
             return 0, f"default via {GATEWAY} dev eth0\n", ""
-        if "ps -o stat=" in script:
-            if self.pid is None or self.stat == "Z":
-                return 0, "", ""
-            return 0, f"{self.pid} {self.stat}\n", ""
+        # The start script probes with ps too: recognise it first.
         if "setsid" in script:
             if self.pid is None or self.stat == "Z":
                 self.next_pid += 1
                 self.pid, self.stat = self.next_pid, "Sl"
             return 0, f"{self.pid}\n", ""
+        if "ps -o stat=" in script:
+            if self.pid is None or self.stat == "Z":
+                return 0, "", ""
+            return 0, f"{self.pid} {self.stat}\n", ""
         if "netem delay 0ms" in script:
             return (0, "", "") if self.netem else (2, "", "Specified qdisc kind is unknown.")
         written = re.search(r"printf '%s\\n' (.+?) > " + re.escape(FAKETIME_CONTROL), script)
