@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from cluster import containers, jvm
@@ -117,16 +118,14 @@ def up(
 
 
 def _create(
-    spec: ClusterSpec, version: KafkaVersion, image: str, kafka_root: object, known: frozenset[str]
+    spec: ClusterSpec, version: KafkaVersion, image: str, kafka_root: Path, known: frozenset[str]
 ) -> Cluster:
-    from pathlib import Path
-
     t0 = time.monotonic()
     containers.create_network(spec)
     with ThreadPoolExecutor(max_workers=spec.nodes) as pool:
         list(
             pool.map(
-                lambda n: containers.create_node(spec, n, image, Path(str(kafka_root))),
+                lambda n: containers.create_node(spec, n, image, kafka_root),
                 spec.node_names,
             )
         )
