@@ -215,8 +215,9 @@ def test_spawn_detached_process_outlives_us_in_its_own_session(tmp_path: Path) -
     pid = host.spawn_detached(["sh", "-c", "echo hello; exec sleep 30"], log)
     try:
         assert host.alive(pid)
+        # Fields after "(comm)": state ppid pgrp session tty_nr ...
         stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ppid, sid = int(stat[2]), int(stat[4])
+        ppid, sid = int(stat[1]), int(stat[3])
         assert ppid != os.getpid(), "still our child: would die/zombie with us"
         assert sid != os.getsid(0), "same session: a terminal hangup would kill it"
     finally:
