@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from checkers._analyses import analyse_key
@@ -28,6 +29,7 @@ from checkers._history import (
     parse_lines,
     resolve_path,
 )
+from checkers._parallel import chunk_count, read_parallel
 from checkers._verdict import Anomalies, assemble, informational
 from checkers._versions import VersionOrder, build
 from harness.errors import HistoryError
@@ -42,18 +44,49 @@ def check_file(
     ww_deps: bool = False,
     max_anomalies: int = 1000,
     cycle_time_budget_s: float = DEFAULT_CYCLE_BUDGET_S,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
     """Check a history file, or the ``history.jsonl`` of a run directory.
 
+    ``jobs`` is how many processes read the file (``checkers._parallel``);
+    None picks by file size and cores, 1 reads it in this process alone. The
+    verdict is the same either way.
+
     Raises ``HistoryError`` when the file is unreadable or malformed.
     """
-    with open_history(resolve_path(path)) as handle:
-        return check_history(
-            parse_lines(handle),
-            ww_deps=ww_deps,
-            max_anomalies=max_anomalies,
-            cycle_time_budget_s=cycle_time_budget_s,
-        )
+    resolved = resolve_path(path)
+    options = {
+        "ww_deps": ww_deps,
+        "max_anomalies": max_anomalies,
+        "cycle_time_budget_s": cycle_time_budget_s,
+    }
+    chunks = _chunks_for(resolved, jobs)
+    if chunks > 1:
+        try:
+            collector, scanner = read_parallel(resolved, chunks)
+        except HistoryError:
+            raise
+        except Exception:
+            pass
+        else:
+            return _judge(
+                collector,
+                scanner,
+                Anomalies(max_anomalies),
+                ww_deps=ww_deps,
+                budget_s=cycle_time_budget_s,
+            )
+    with open_history(resolved) as handle:
+        return check_history(parse_lines(handle), **options)  # type: ignore[arg-type]
+
+
+def _chunks_for(path: Path, jobs: int | None) -> int:
+    """How many chunks to read ``path`` in (1 for an unreadable file: one pass says why)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return 1
+    return chunk_count(size, jobs=jobs)
 
 
 def check_history(
@@ -87,9 +120,7 @@ def _judge(
     cycle_stats: dict[str, Any] | None = None
     try:
         if collector.judged == 0:
-            reasons.append(
-                "nothing to judge: the history has no send, poll or txn operation"
-            )
+            reasons.append("nothing to judge: the history has no send, poll or txn operation")
         proven = _proven_info_ops(collector)
         proven_offsets: dict[str, list[tuple[int, int, int]]] = {}
         for index, _, offsets in collector.info_ops:

@@ -37,6 +37,7 @@ from checkers._history import (
 #: Offset recorded for a send whose offset is unknown or not in the version order.
 NO_OFFSET = -(2**63)
 
+
 class KeyState:
     """Everything the history said about one key (topic-partition)."""
 
@@ -101,6 +102,16 @@ class Collector:
         self.outcomes = [0, 0, 0, 0]
         self.judged = 0
         self.saw_subscribe = False
+        #: True for a chunk that follows other lines (``checkers._parallel``): each
+        #: process then starts with the positions it had at the chunk's start, unknown
+        #: here. A first read/send of a key that would pair with such a position leaves
+        #: a stub (table: 0 poll / 1 send, key, process, value, offset, op, where in
+        #: ``proc_poll``/``proc_send``) that the merge turns into the pair.
+        self.inherits = False
+        self.stubs: list[tuple[int, str, int, int, int, int, int]] = []
+        #: process -> the keys whose inherited positions survived its assigns so far
+        #: (absent: all of them)
+        self.inherit_filter: dict[int, set[str]] = {}
 
     def key(self, name: str) -> KeyState:
         """The state of key ``name``, created on first use."""
@@ -126,6 +137,18 @@ class Collector:
             old = table.get(process)
             if old:
                 table[process] = {k: old[k] for k in keys if k in old}
+        if self.inherits:
+            kept = self.inherit_filter.get(process)
+            self.inherit_filter[process] = set(keys) if kept is None else kept & set(keys)
+
+    def _stub(  # noqa: PLR0917 - rare: a process's first touch of a key in a chunk
+        self, table: int, ks: KeyState, k: str, process: int, v: int, o: int, index: int
+    ) -> None:
+        """Where a pair with a position inherited from before the chunk would go."""
+        kept = self.inherit_filter.get(process)
+        if kept is None or k in kept:
+            at = len(ks.proc_send if table else ks.proc_poll)
+            self.stubs.append((table, k, process, v, o, index, at))
 
     def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
         """A send/poll/txn: walk its micro-ops once, streaming records into the key tables.
@@ -244,8 +267,12 @@ class Collector:
                 prev = last.get(k)
                 if prev is not None:
                     ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
+                elif self.inherits:
+                    self._stub(0, ks, k, process, first_v, first_o, index)
                 if ok:
                     last[k] = (index, last_v, last_o)
+            elif self.inherits:
+                self._stub(0, ks, k, process, first_v, first_o, index)
 
     def _fold_sends(
         self,
@@ -274,6 +301,8 @@ class Collector:
                     ks.proc_send.extend(
                         (prev[1], vals[start], prev[2], offs[start], prev[0], index)
                     )
+                elif self.inherits:
+                    self._stub(1, ks, k, process, vals[start], offs[start], index)
                 last[k] = (index, vals[end - 1], offs[end - 1])
             if end - start > 1:
                 ks.sgroups.extend((start, end, index))

@@ -97,19 +97,26 @@ class Scanner:
     keeping the ops.
     """
 
-    def __init__(self, sink: OpSink) -> None:
+    def __init__(self, sink: OpSink, *, follows: bool = False, first_line: int = 0) -> None:
         self.sink = sink
         #: process -> (invoke index, f, value, line) of its pending invoke
         self.pending: dict[int, tuple[int, str, Any, int]] = {}
-        self.lines = 0
+        self.lines = first_line
         self.nemesis_ops = 0
         self.never_completed = 0
         self.meta = array("q")
         #: op index -> line - 1, only where they differ
         self.relocated: dict[int, int] = {}
+        #: True when this scans a chunk that follows other lines (``checkers._parallel``):
+        #: a process's first line may then complete an invoke made before the chunk.
+        self.follows = follows
+        #: process -> line of its first invoke here (what a chunk boundary is checked against)
+        self.first_invoke: dict[int, int] = {}
+        #: process -> (line, f, type) of a completion whose invoke lies before this chunk
+        self.orphans: dict[int, tuple[int, str, str]] = {}
 
-    def feed_all(self, ops: Iterable[Any]) -> None:
-        """Feed every op of a history (line by line), then close it.
+    def feed_all(self, ops: Iterable[Any], *, finish: bool = True) -> None:
+        """Feed every op of a history (line by line), then close it (unless not ``finish``).
 
         One flat loop with local names: this runs once per line of a history
         that may have ten million, so every attribute lookup and call counts.
@@ -122,6 +129,7 @@ class Scanner:
         f_codes = F_CODES
         type_codes = TYPE_CODES
         txn_fs = TXN_FS
+        first_invoke = self.first_invoke
         line = self.lines
         try:
             for op in ops:
@@ -160,7 +168,9 @@ class Scanner:
                 meta_append(process * 64 + f_codes.get(f, OTHER_F) * 4 + kind)
                 if kind == INVOKE:
                     if process in pending:
-                        self._second_invoke(process, line)
+                        raise second_invoke_error(process, pending[process], line)
+                    if process not in first_invoke:
+                        first_invoke[process] = line
                     try:
                         value = op["value"]
                     except KeyError:
@@ -171,16 +181,9 @@ class Scanner:
                     continue
                 invoke = pending.pop(process, None)
                 if invoke is None:
-                    raise HistoryError(
-                        f"{type_name} completion by process {process} with no pending invoke",
-                        line=line,
-                    )
+                    invoke = self._orphan(op, process, f, kind, type_name, line)
                 if invoke[1] != f:
-                    raise HistoryError(
-                        f"completion f {f!r} differs from its invoke's {invoke[1]!r} "
-                        f"(line {invoke[3]})",
-                        line=line,
-                    )
+                    raise f_mismatch_error(f, invoke, line)
                 value = op.get("value")
                 if value is None:
                     if kind == OK and "value" not in op:
@@ -202,15 +205,23 @@ class Scanner:
             ) from err
         finally:
             self.lines = line
-        self.finish()
+        if finish:
+            self.finish()
 
-    def _second_invoke(self, process: int, line: int) -> None:
-        before = self.pending[process]
-        raise HistoryError(
-            f"second invoke by process {process} while its op {before[0]} "
-            f"(line {before[3]}) is still pending",
-            line=line,
-        )
+    def _orphan(  # noqa: PLR0917 - called once per chunk boundary at most per process
+        self, op: dict[str, Any], process: int, f: str, kind: int, type_name: str, line: int
+    ) -> tuple[int, str, Any, int]:
+        """A completion with no invoke: an error, unless its invoke may lie before this chunk.
+
+        Whether it really does is decided when chunks are merged; here the op is
+        folded in place with its own value, so the chunk's tables keep file order.
+        """
+        if not self.follows or process in self.first_invoke or process in self.orphans:
+            raise no_invoke_error(type_name, process, line)
+        if op.get("value") is None and kind != OK and (f in TXN_FS or f in ASSIGN_FS):
+            raise NeedsWholeFile(f"line {line}: a {type_name} without a value across a chunk edge")
+        self.orphans[process] = (line, f, type_name)
+        return (-1, f, None, line)
 
     def finish(self) -> None:
         """End of history: an empty one is malformed; pending invokes count as info."""
@@ -223,6 +234,34 @@ class Scanner:
             else:
                 self.sink.other(index, process, f, INFO, value, line)
         self.pending.clear()
+
+
+class NeedsWholeFile(Exception):
+    """A chunk cannot be judged on its own; check the file in one pass instead."""
+
+
+def no_invoke_error(type_name: str, process: int, line: int) -> HistoryError:
+    """A completion that no pending invoke of its process explains."""
+    return HistoryError(
+        f"{type_name} completion by process {process} with no pending invoke", line=line
+    )
+
+
+def f_mismatch_error(f: str, invoke: tuple[int, str, Any, int], line: int) -> HistoryError:
+    """A completion whose f is not its invoke's."""
+    return HistoryError(
+        f"completion f {f!r} differs from its invoke's {invoke[1]!r} (line {invoke[3]})",
+        line=line,
+    )
+
+
+def second_invoke_error(process: int, before: tuple[int, str, Any, int], line: int) -> HistoryError:
+    """An invoke while the same process still has one pending."""
+    return HistoryError(
+        f"second invoke by process {process} while its op {before[0]} "
+        f"(line {before[3]}) is still pending",
+        line=line,
+    )
 
 
 def _by_index(item: tuple[int, tuple[int, str, Any, int]]) -> int:

@@ -27,8 +27,10 @@ def test_measure_reports_both_loops_and_memory(tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
     bench_check.write_history(path, 2000)
     result = bench_check.measure(path, repeat=1)
-    assert result["json_s"] > 0
-    assert result["check_s"] > 0
+    assert result["json_wall_s"] > 0
+    assert result["json_cpu_s"] > 0
+    assert result["check_wall_s"] > 0
+    assert result["single_cpu_s"] > 0
     assert result["peak_rss_bytes"] > 2**20
     assert result["valid"] is True
 
