@@ -41,6 +41,14 @@ def register(sub: Any) -> None:
         help="examples kept per anomaly type (true counts are always reported; default 1000)",
     )
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes that read the history (default: one per core for files of 16 MiB "
+        "and more, else 1); the verdict does not depend on it",
+    )
+    parser.add_argument(
         "--engine",
         choices=("memory", "spark"),
         default="memory",
@@ -64,6 +72,8 @@ def register(sub: Any) -> None:
 def _handle(args: argparse.Namespace) -> int:
     from checkers import check_file, render_verdict
 
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more", hint=f"got {args.jobs}")
     if args.max_anomalies < 0:
         raise UsageError("--max-anomalies must be 0 or more", hint=f"got {args.max_anomalies}")
     if getattr(args, "engine", "memory") == "spark":
@@ -73,7 +83,12 @@ def _handle(args: argparse.Namespace) -> int:
         if not args.json:
             print("engine spark: checked " + ", ".join(verdict["checked-types"]) + " only")
     else:
-        verdict = check_file(args.path, ww_deps=args.ww_deps, max_anomalies=args.max_anomalies)
+        verdict = check_file(
+            args.path,
+            ww_deps=args.ww_deps,
+            max_anomalies=args.max_anomalies,
+            jobs=getattr(args, "jobs", None),
+        )
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(verdict) + b"\n")
         sys.stdout.flush()

@@ -166,3 +166,17 @@ def test_nemesis_lines_are_only_required_to_be_json(
     h.ops.append({"process": "nemesis", "whatever": [1, 2, 3]})
     h.write(path)
     assert main(["check", str(path)]) == 0
+
+
+def test_jobs_flag_is_checked_and_does_not_change_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _valid().write(tmp_path / "h.jsonl")
+    assert main(["check", str(path), "--json", "--jobs", "1"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(["check", str(path), "--json", "--jobs", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == one
+    assert main(["check", str(path), "--jobs", "0"]) == 64
+    err = capsys.readouterr().err
+    assert "--jobs must be 1 or more" in err
+    assert err.count("\n") == 1
