@@ -253,10 +253,13 @@ def _group_deltas(
     pairs: list[tuple[int, int]] = []  # (first index of the pair, op)
     if _clean(vo):
         deltas = list(map(sub, offs[1:], offs[:-1]))
+        across = vo.across_holes()
         for start, end, op in zip(starts, ends, ops, strict=True):
             run = deltas[start : end - 1]
             if run.count(1) != len(run):
-                pairs.extend((j, op) for j in range(start, end - 1) if deltas[j] != 1)
+                for j in range(start, end - 1):
+                    if deltas[j] != 1 and across.get(offs[j]) != offs[j + 1]:
+                        pairs.append((j, op))
         if not pairs:
             return
     else:
@@ -294,7 +297,12 @@ def _pair_deltas(
         else:
             if deltas.count(1) == len(deltas):
                 return
-            suspects = [j for j, d in enumerate(deltas) if d != 1]
+            across = vo.across_holes()
+            o1s = six[2::6]
+            o2s = six[3::6]
+            suspects = [
+                j for j, d in enumerate(deltas) if d != 1 and across.get(o1s[j]) != o2s[j]
+            ]
     else:
         suspects = range(len(v1s))
     pos = vo.pos

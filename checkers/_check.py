@@ -18,6 +18,7 @@ from typing import Any
 from checkers._analyses import analyse_key
 from checkers._collect import Collector
 from checkers._cycles import find_cycles
+from checkers._fork import can_fork
 from checkers._history import (
     F_NAMES,
     INFO,
@@ -29,6 +30,7 @@ from checkers._history import (
     parse_lines,
     resolve_path,
 )
+from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
 from checkers._verdict import Anomalies, assemble, informational
 from checkers._versions import VersionOrder, build
@@ -75,6 +77,7 @@ def check_file(
                 Anomalies(max_anomalies),
                 ww_deps=ww_deps,
                 budget_s=cycle_time_budget_s,
+                parts=chunks,
             )
     with open_history(resolved) as handle:
         return check_history(parse_lines(handle), **options)  # type: ignore[arg-type]
@@ -113,7 +116,13 @@ def check_history(
 
 
 def _judge(
-    collector: Collector, scanner: Scanner, out: Anomalies, *, ww_deps: bool, budget_s: float
+    collector: Collector,
+    scanner: Scanner,
+    out: Anomalies,
+    *,
+    ww_deps: bool,
+    budget_s: float,
+    parts: int = 1,
 ) -> dict[str, Any]:
     reasons: list[str] = []
     wr_only_cycle = False
@@ -128,10 +137,14 @@ def _judge(
                 for k, o, v in offsets:
                     proven_offsets.setdefault(k, []).append((o, v, index))
         orders: dict[str, VersionOrder] = {}
-        for k in sorted(collector.keys):
-            ks = collector.keys[k]
-            vo = orders[k] = build(ks, proven_offsets.get(k, []))
-            analyse_key(k, ks, vo, proven, out)
+        if parts > 1 and not ww_deps and len(collector.keys) > 1 and can_fork():
+            # the cycle search needs the version orders only for ww edges
+            judge_in_parts(collector, sorted(collector.keys), proven, proven_offsets, out, parts)
+        else:
+            for k in sorted(collector.keys):
+                ks = collector.keys[k]
+                vo = orders[k] = build(ks, proven_offsets.get(k, []))
+                analyse_key(k, ks, vo, proven, out)
         for op, k, v in collector.precommitted:
             if out.counted("precommitted-read"):
                 out.keep("precommitted-read", {"op": op, "key": k, "value": v})

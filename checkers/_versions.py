@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from checkers._collect import KeyState
 
@@ -35,6 +36,20 @@ class VersionOrder:
     first_pos: dict[int, int] = field(default_factory=dict)
     #: value -> every offset holding it, only for values found at several offsets
     dup_offsets: dict[int, list[int]] = field(default_factory=dict)
+    _across: dict[int, int] | None = None
+
+    def across_holes(self) -> dict[int, int]:
+        """offset -> the next occupied offset, where offsets nobody saw lie between them.
+
+        Transaction markers and aborted records leave such holes all the time;
+        where each offset holds one value, a read or send that jumps a hole to
+        the next occupied offset moved exactly one position, which this
+        answers without looking up a value.
+        """
+        if self._across is None:
+            offsets = self.offsets
+            self._across = {a: b for a, b in pairwise(offsets) if b - a > 1}
+        return self._across
 
     def first_position(self, value: int) -> int | None:
         """The first dense position of ``value``, None if it is not in the order."""

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,11 @@ from hypothesis import strategies as st
 
 from checkers import _parallel as parallel
 from checkers import check_file
-from checkers._check import _judge
-from checkers._history import NeedsWholeFile
+from checkers._check import _judge, _proven_info_ops
+from checkers._collect import Collector
+from checkers._fork import can_fork
+from checkers._history import NeedsWholeFile, Scanner
+from checkers._key_parts import join, judge_keys, split
 from checkers._parallel import chunk_count, plan, read_chunked
 from checkers._verdict import Anomalies
 from harness.errors import HistoryError
@@ -276,7 +280,7 @@ def test_small_files_and_threaded_callers_read_in_one_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with monkeypatch.context() as alone:
-        alone.setattr(parallel, "_single_threaded", lambda: True)
+        alone.setattr(parallel, "can_fork", lambda: True)
         assert chunk_count(1000, cores=8) == 1
         assert chunk_count(10 * 2**30, jobs=1, cores=8) == 1
         assert chunk_count(64 * 2**20, cores=8) == 4
@@ -286,7 +290,7 @@ def test_small_files_and_threaded_callers_read_in_one_pass(
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert not parallel._single_threaded()
+        assert not can_fork()
         assert chunk_count(10 * 2**30, cores=8) == 1, "forking beside a thread is unsafe"
         assert chunk_count(10 * 2**30, jobs=4) == 1
     finally:
@@ -323,3 +327,41 @@ def test_an_offset_that_diverges_across_an_edge_names_the_op_that_wrote_it(
     for cut in range(1, len(lines)):
         ranges = _ranges(starts, path.stat().st_size, [cut])
         assert _outcome(lambda r=ranges: read_chunked(path, r)) == single, cut
+
+
+def _collected(ops: list[dict[str, Any]]) -> tuple[Collector, set[int], dict[str, Any]]:
+    collector = Collector()
+    Scanner(collector).feed_all(ops)
+    proven = _proven_info_ops(collector)
+    offsets: dict[str, list[tuple[int, int, int]]] = {}
+    for index, _, sent in collector.info_ops:
+        if index in proven:
+            for k, o, v in sent:
+                offsets.setdefault(k, []).append((o, v, index))
+    return collector, proven, offsets
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    shape=SETTINGS.map(lambda s: replace(s, keys=s.keys + 2)),
+    inject=st.integers(0, len(INJECTORS) - 1),
+    cap=st.integers(0, 3),
+    parts=st.integers(2, 4),
+)
+def test_keys_judged_in_parts_join_into_the_single_pass_anomalies(
+    seed: int, shape: km.Settings, inject: int, cap: int, parts: int
+) -> None:
+    ops = _history(seed, shape, inject, fill=False)
+    collector, proven, offsets = _collected(ops)
+    keys = sorted(collector.keys)
+    single = judge_keys(collector, keys, proven, offsets, cap)
+    collector, proven, offsets = _collected(ops)  # build() adds proven offsets: start afresh
+    runs = split(collector, keys, parts)
+    assert [k for run in runs for k in run] == keys
+    assert len(runs) <= parts
+    assert all(runs)
+    joined = Anomalies(cap)
+    for run in runs:
+        join(joined, judge_keys(collector, run, proven, offsets, cap))
+    assert (joined.examples, joined.counts) == single
