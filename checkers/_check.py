@@ -131,11 +131,7 @@ def _judge(
         if collector.judged == 0:
             reasons.append("nothing to judge: the history has no send, poll or txn operation")
         proven = _proven_info_ops(collector)
-        proven_offsets: dict[str, list[tuple[int, int, int]]] = {}
-        for index, _, offsets in collector.info_ops:
-            if index in proven:
-                for k, o, v in offsets:
-                    proven_offsets.setdefault(k, []).append((o, v, index))
+        proven_offsets = _proven_offsets(collector, proven)
         orders: dict[str, VersionOrder] = {}
         if parts > 1 and not ww_deps and len(collector.keys) > 1 and can_fork():
             # the cycle search needs the version orders only for ww edges
@@ -174,6 +170,18 @@ def _proven_info_ops(collector: Collector) -> set[int]:
         for index, sent, _ in collector.info_ops
         if any(v in keys[k].ok_reads for k, v in sent)
     }
+
+
+def _proven_offsets(
+    collector: Collector, proven: set[int]
+) -> dict[str, list[tuple[int, int, int]]]:
+    """key -> (offset, value, op) of the sends of proven info ops: they join the log."""
+    offsets: dict[str, list[tuple[int, int, int]]] = {}
+    for index, _, sent in collector.info_ops:
+        if index in proven:
+            for k, o, v in sent:
+                offsets.setdefault(k, []).append((o, v, index))
+    return offsets
 
 
 def _verdict(

@@ -53,9 +53,9 @@ def fork_call(
                 value: Any = fn(*args)
             except passes as err:
                 value = Raised(err)
-            payload = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write_fd, "wb") as out:
-                out.write(payload)
+            with os.fdopen(write_fd, "wb", buffering=1 << 20) as out:
+                # streamed: neither side ever holds the whole pickle in memory
+                pickle.dump(value, out, pickle.HIGHEST_PROTOCOL)
             code = 0
         finally:
             os._exit(code)
@@ -69,12 +69,15 @@ def result(child: Child) -> Any:
     Returns None when the child died or sent nothing: the caller then does the
     work itself, which also surfaces any bug the child met.
     """
-    with os.fdopen(child.fd, "rb") as pipe:
-        payload = pipe.read()
+    value: Any = None
+    with os.fdopen(child.fd, "rb", buffering=1 << 20) as pipe:
+        try:
+            value = pickle.load(pipe)  # our own child, through our own pipe
+        except (EOFError, pickle.UnpicklingError, ValueError):
+            value = None  # it died mid-way; closing the pipe ends it if it still writes
     _, status = os.waitpid(child.pid, 0)
-    if status != 0 or not payload:
+    if status != 0:
         return None
-    value = pickle.loads(payload)  # our own child, through our own pipe
     if isinstance(value, Raised):
         raise value.error
     return value

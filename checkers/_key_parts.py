@@ -36,7 +36,7 @@ def split(collector: Collector, keys: list[str], parts: int) -> list[list[str]]:
             runs.append([])
         runs[-1].append(key)
         done += weight
-    return runs
+    return runs if keys else []
 
 
 def judge_keys(
@@ -60,6 +60,8 @@ def judge_in_parts(  # noqa: PLR0917 - the judge's own state, passed on whole
 ) -> None:
     """``judge_keys`` over every key, the later parts in forked children, joined into ``out``."""
     runs = split(collector, keys, parts)
+    if not runs:
+        return
     children = [fork_call(judge_keys, collector, run, proven, offsets, out.cap) for run in runs[1:]]
     try:
         first = judge_keys(collector, runs[0], proven, offsets, out.cap)

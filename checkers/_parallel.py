@@ -53,7 +53,7 @@ from checkers._history import (
 from harness.errors import HistoryError
 
 #: Below this size a single pass wins: forking and merging cost more than they save.
-MIN_PARALLEL_BYTES = 16 * 2**20
+MIN_PARALLEL_BYTES = 4 * 2**20
 #: At most this many chunks, whatever the core count (the merge is sequential).
 MAX_CHUNKS = 8
 _READ_BLOCK = 1 << 24

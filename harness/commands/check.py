@@ -45,8 +45,8 @@ def register(sub: Any) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="processes that read the history (default: one per core for files of 16 MiB "
-        "and more, else 1); the verdict does not depend on it",
+        help="processes that read and judge the history (default: one per core, fewer for "
+        "files under 4 MiB per core); the verdict does not depend on it",
     )
     parser.add_argument(
         "--engine",

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from checkers import _parallel as parallel
 from checkers import check_file
-from checkers._check import _judge, _proven_info_ops
+from checkers._check import _judge, _proven_info_ops, _proven_offsets
 from checkers._collect import Collector
 from checkers._fork import can_fork
 from checkers._history import NeedsWholeFile, Scanner
@@ -283,7 +283,7 @@ def test_small_files_and_threaded_callers_read_in_one_pass(
         alone.setattr(parallel, "can_fork", lambda: True)
         assert chunk_count(1000, cores=8) == 1
         assert chunk_count(10 * 2**30, jobs=1, cores=8) == 1
-        assert chunk_count(64 * 2**20, cores=8) == 4
+        assert chunk_count(parallel.MIN_PARALLEL_BYTES * 3, cores=8) == 3
         assert chunk_count(10 * 2**30, cores=64) == 8
         assert chunk_count(10, jobs=2) == 2
     stop = threading.Event()
@@ -333,12 +333,7 @@ def _collected(ops: list[dict[str, Any]]) -> tuple[Collector, set[int], dict[str
     collector = Collector()
     Scanner(collector).feed_all(ops)
     proven = _proven_info_ops(collector)
-    offsets: dict[str, list[tuple[int, int, int]]] = {}
-    for index, _, sent in collector.info_ops:
-        if index in proven:
-            for k, o, v in sent:
-                offsets.setdefault(k, []).append((o, v, index))
-    return collector, proven, offsets
+    return collector, proven, _proven_offsets(collector, proven)
 
 
 @settings(max_examples=150, deadline=None)
