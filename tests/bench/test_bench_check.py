@@ -26,13 +26,23 @@ def test_synthetic_history_is_valid_and_about_the_asked_size(tmp_path: Path, ops
 def test_measure_reports_both_loops_and_memory(tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
     bench_check.write_history(path, 2000)
-    result = bench_check.measure(path, repeat=1)
+    result = bench_check.measure(path, repeat=1, jobs=1)
     assert result["json_wall_s"] > 0
     assert result["json_cpu_s"] > 0
     assert result["check_wall_s"] > 0
-    assert result["single_cpu_s"] > 0
+    assert result["check_cpu_s"] > 0
     assert result["peak_rss_bytes"] > 2**20
-    assert result["valid"] is True
+    assert result["verdict"]["valid"] is True
+
+
+def test_a_size_is_measured_both_ways_in_fresh_processes(tmp_path: Path) -> None:
+    result = bench_check.run_size(3000, tmp_path, repeat=1)
+    assert abs(result.ops - 3000) <= 300
+    assert result.valid is True
+    assert result.ratio > 0
+    assert result.single_ratio > 0
+    assert result.single_peak_rss_bytes > 2**20
+    assert not list(tmp_path.iterdir()), "the history is removed"
 
 
 def test_sizes_must_be_integers() -> None:
