@@ -3,7 +3,8 @@
 Public surface::
 
     check_history(ops, *, ww_deps=False, max_anomalies=1000, cycle_time_budget_s=60.0)
-    check_file(path, ...)      # a history .jsonl or a run directory holding history.jsonl
+    check_file(path, ..., jobs=None)  # a history .jsonl or a run directory holding
+                                      # history.jsonl; large files on every core
     render_verdict(verdict)    # the verdict as sentences for a person
     ANOMALY_TYPES              # every anomaly type, in HISTORY.md's order
 
