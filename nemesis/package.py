@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
+from harness.fault_spans import FAULT_SPANS
 from harness.gen.combinators import cycle, mix, stagger
 from harness.gen.core import Context, Gen, GenLike, Rng, Step, fill_in
 from nemesis import grudge
@@ -48,15 +49,7 @@ HEALS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("clock", {"f": "reset-clock", "value": "all"}),
     ("kill", {"f": "start", "value": "all"}),
 )
-SPANS: Mapping[str, tuple[str, str]] = {
-    "partition": ("start-partition", "stop-partition"),
-    "kill": ("kill", "start"),
-    "pause": ("pause", "resume"),
-    "clock-bump": ("bump-clock", "reset-clock"),
-    "clock-freeze": ("freeze-clock", "reset-clock"),
-    "clock-strobe": ("strobe-clock", "reset-clock"),
-    "packet": ("start-packet", "stop-packet"),
-}
+SPANS = FAULT_SPANS
 DEFAULT_NODE_TARGETS = ("one", "minority", "majority", "all", "leaders", "controller")
 CLOCK_DELTAS_MS = (100, 1_000, 5_000, 30_000, 120_000, 600_000)
 PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")

@@ -18,23 +18,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.fault_spans import FAULT_SPANS
+
 Array = npt.NDArray[Any]
 
 #: Outcome codes of the ``type`` column, in drawing order.
 OUTCOMES = ("ok", "fail", "info")
 
-#: kind -> (f that starts the fault, f that stops it): ``nemesis.package.SPANS`` (copied, so
-#: reading a report never imports the fault machinery); ``start-X``/``stop-X`` is
+#: kind -> (f that starts the fault, f that stops it); ``start-X``/``stop-X`` is
 #: understood for any X, and a run's test.json may add more under ``nemesis.fault_spans``.
-DEFAULT_FAULT_SPANS: dict[str, tuple[str, str]] = {
-    "partition": ("start-partition", "stop-partition"),
-    "kill": ("kill", "start"),
-    "pause": ("pause", "resume"),
-    "clock-bump": ("bump-clock", "reset-clock"),
-    "clock-freeze": ("freeze-clock", "reset-clock"),
-    "clock-strobe": ("strobe-clock", "reset-clock"),
-    "packet": ("start-packet", "stop-packet"),
-}
+DEFAULT_FAULT_SPANS: Mapping[str, tuple[str, str]] = FAULT_SPANS
 
 
 @dataclass(frozen=True)
