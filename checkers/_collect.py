@@ -108,6 +108,8 @@ class Collector:
         #: a stub (table: 0 poll / 1 send, key, process, value, offset, op, where in
         #: ``proc_poll``/``proc_send``) that the merge turns into the pair.
         self.inherits = False
+        #: False routes every op through the general path (a test compares the two)
+        self.fast_paths = True
         self.stubs: list[tuple[int, str, int, int, int, int, int]] = []
         #: process -> the keys whose inherited positions survived its assigns so far
         #: (absent: all of them)
@@ -162,6 +164,15 @@ class Collector:
         if type(value) is not list:
             raise malformed_mop(value, line)
         ok = kind == OK
+        if len(value) == 1 and self.fast_paths:
+            mop = value[0]
+            if type(mop) is list:
+                if len(mop) == 2 and mop[0] == "poll" and type(mop[1]) is dict:
+                    self._poll(index, process, ok, mop, line)
+                    return
+                if len(mop) == 3 and mop[0] == "send":
+                    self._send(index, process, kind, mop, line)
+                    return
         read_at: dict[str, tuple[KeyState, int]] = {}
         sent_at: dict[str, tuple[KeyState, int]] = {}
         info_offsets: list[tuple[str, int, int]] = []
@@ -245,6 +256,105 @@ class Collector:
             self._fold_reads(index, process, ok, read_at)
         if sent_at:
             self._fold_sends(index, process, kind, sent_at, info_offsets)
+
+    def _poll(self, index: int, process: int, ok: bool, mop: list[Any], line: int) -> None:
+        """The most common op: one poll. ``txn`` and ``_fold_reads`` in one loop, no tables.
+
+        It must build exactly what the general path builds (a test compares the two).
+        """
+        keys = self.keys
+        last = self.last_read.get(process)
+        if ok and last is None:
+            last = self.last_read[process] = {}
+        o: int
+        v: int
+        for k, records in mop[1].items():
+            if type(records) is not list:
+                raise malformed_mop(mop, line)
+            if not records:
+                continue
+            ks = keys.get(k)
+            if ks is None:
+                ks = self.key(k)
+            log = ks.log
+            seen = ks.ok_reads if ok else ks.other_reads
+            vals = ks.rvals
+            offs = ks.roffs
+            append = vals.append
+            append_offset = offs.append
+            start = len(vals)
+            try:
+                for o, v in records:
+                    if type(o) is not int or type(v) is not int:
+                        raise malformed_mop(mop, line)
+                    if log.setdefault(o, v) != v:
+                        ks.diverge(o, v, index)
+                    seen[v] = index
+                    append(v)
+                    append_offset(o)
+            except (TypeError, ValueError):
+                raise malformed_mop(mop, line) from None
+            end = len(vals)
+            if end - start > 1:
+                ks.rgroups.extend((start, end, index))
+            if last is not None:
+                prev = last.get(k)
+                if prev is not None:
+                    ks.proc_poll.extend(
+                        (prev[1], vals[start], prev[2], offs[start], prev[0], index)
+                    )
+                elif self.inherits:
+                    self._stub(0, ks, k, process, vals[start], offs[start], index)
+                if ok:
+                    last[k] = (index, v, o)
+            elif self.inherits:
+                self._stub(0, ks, k, process, vals[start], offs[start], index)
+
+    def _send(self, index: int, process: int, kind: int, mop: list[Any], line: int) -> None:
+        """The other common op: one send. ``txn`` and ``_fold_sends`` for a single value."""
+        _, k, x = mop
+        if type(k) is not str:
+            raise malformed_mop(mop, line)
+        o: int | None
+        if type(x) is int:
+            o, v = None, x
+        elif type(x) is list and len(x) == 2:
+            o, v = x
+            if type(v) is not int or (o is not None and type(o) is not int):
+                raise malformed_mop(mop, line)
+        else:
+            raise malformed_mop(mop, line)
+        ks = self.keys.get(k)
+        if ks is None:
+            ks = self.key(k)
+        writers = ks.writers
+        if v not in writers:
+            writers[v] = index
+            if kind != OK:
+                ks.writer_kind[v] = kind
+        known = NO_OFFSET
+        info_offsets: list[tuple[str, int, int]] = []
+        if o is not None:
+            if kind == OK:
+                known = o
+                if ks.log.setdefault(o, v) != v:
+                    ks.diverge(o, v, index)
+            elif kind == INFO:
+                info_offsets.append((k, o, v))
+        ks.svals.append(v)
+        ks.soffs.append(known)
+        if kind == INFO:
+            self.info_ops.append((index, [(k, v)], info_offsets))
+        if kind != FAIL:
+            last = self.last_send.get(process)
+            if last is None:
+                last = self.last_send[process] = {}
+            prev = last.get(k)
+            if prev is not None:
+                ks.proc_send.extend((prev[1], v, prev[2], known, prev[0], index))
+            elif self.inherits:
+                self._stub(1, ks, k, process, v, known, index)
+            last[k] = (index, v, known)
 
     def _fold_reads(
         self, index: int, process: int, ok: bool, read_at: dict[str, tuple[KeyState, int]]
