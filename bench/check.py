@@ -290,7 +290,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "add 10000000 for the 10M run, which takes minutes)",
     )
     parser.add_argument(
-        "--repeat", type=int, default=3, help="runs per size up to 2M ops, best kept (default 3)"
+        "--repeat", type=int, default=5, help="runs per size up to 2M ops, best kept (default 5)"
     )
     parser.add_argument("--workdir", default=None, help="where to write the temporary histories")
 
