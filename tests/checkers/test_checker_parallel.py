@@ -26,6 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench._synth_run import INJECTABLE, write_run
 from checkers import _parallel as parallel
 from checkers import check_file
 from checkers._check import _judge, _proven_info_ops, _proven_offsets
@@ -360,3 +361,18 @@ def test_keys_judged_in_parts_join_into_the_single_pass_anomalies(
     for run in runs:
         join(joined, judge_keys(collector, run, proven, offsets, cap))
     assert (joined.examples, joined.counts) == single
+
+
+@pytest.mark.parametrize("inject", [(), *((kind,) for kind in INJECTABLE)])
+def test_simulated_runs_read_in_chunks_give_the_single_pass_verdict(
+    tmp_path: Path, inject: tuple[str, ...]
+) -> None:
+    """Runs shaped like ``insync run`` writes them (nemesis lines, crashes, planted faults)."""
+    run = write_run(tmp_path / "run", ops=6000, seed=3, interval_s=0.5, inject=inject)
+    path = run / "history.jsonl"
+    single = check_file(path, jobs=1)
+    assert (single["valid"] is True) == (not inject)
+    starts = _write(path, path.read_bytes().splitlines(keepends=True))
+    size = path.stat().st_size
+    for cuts in ([3000], [1, 2000, 2001], [1000, 2500, 4000, 5500]):
+        assert _outcome(lambda c=cuts: read_chunked(path, _ranges(starts, size, c))) == single
