@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.fault_spans import FAULT_SPANS
-from harness.gen.combinators import cycle, mix, stagger
+from harness.gen.combinators import cycle, interleave, sleep, stagger
 from harness.gen.core import Context, Gen, GenLike, Rng, Step, fill_in
 from nemesis import grudge
 from nemesis.clock import ClockNemesis
@@ -223,7 +223,9 @@ def build_package(opts: NemesisOptions) -> NemesisPackage:
     if opts.schedule is not None:
         generator = schedule_gen(steps)
     else:
-        generator = stagger(opts.interval, mix([fault_generator(k, opts) for k in ordered]))
+        # a warm-up of one interval lets clients connect and write before the first fault
+        faults = interleave([fault_generator(k, opts) for k in ordered])
+        generator = [sleep(opts.interval), stagger(opts.interval, faults)]
     spans = {name: span for name, span in SPANS.items() if name.split("-")[0] in kinds}
     return NemesisPackage(
         nemesis=nemesis_for(ordered, opts),

@@ -1,7 +1,7 @@
 """Jepsen's core combinators, as immutable values.
 
 Each wraps one or more generators and changes *what* they may run (``limit``,
-``time_limit``, ``mix``), *when* (``stagger``, ``sleep``, ``phases``) or *where*
+``time_limit``, ``mix``, ``interleave``), *when* (``stagger``, ``sleep``, ``phases``) or *where*
 (``clients``, ``nemesis``, ``each_thread``). Times given to the constructor
 functions are seconds; inside, everything is integer nanoseconds.
 """
@@ -169,6 +169,46 @@ class Mix(Gen):
                 gens[i] = nxt
             following = rng.weighted(weights)[0] if gens else None
             return x, Mix(tuple(gens), tuple(weights), following)
+        return None
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return replace(self, gens=tuple(g.update(ctx, event) for g in self.gens))
+
+
+@dataclass(frozen=True, slots=True)
+class Interleave(Gen):
+    """One op from each generator in turn; exhausted ones drop out.
+
+    Why not ``mix``: for nemesis packages, a random draw can pick one kind many
+    times in a row and leave another kind's fault in force for the whole run.
+    In turn, each kind's start/heal cycle advances at the same pace: with k
+    kinds a fault is healed k ops after it started, while faults of different
+    kinds still overlap. A pending generator keeps its turn, as in ``Mix``.
+    """
+
+    gens: tuple[Gen, ...]
+    turn: int = 0
+
+    def op(self, ctx: Context) -> Step:
+        _, child = ctx.split()
+        gens, i = list(self.gens), self.turn
+        while gens:
+            i %= len(gens)
+            step = gens[i].op(child)
+            x, nxt = (None, None) if step is None else step
+            if x is None or (nxt is None and isinstance(x, Pending)):
+                del gens[i]
+                continue
+            if isinstance(x, Pending):
+                assert nxt is not None
+                gens[i] = nxt
+                return x, Interleave(tuple(gens), i)
+            if nxt is None:
+                del gens[i]  # the next generator now sits at i
+            else:
+                gens[i] = nxt
+                i += 1
+            return x, Interleave(tuple(gens), i)
         return None
 
     def update(self, ctx: Context, event: Op) -> Gen:
@@ -432,6 +472,11 @@ def mix(gens: Sequence[GenLike], weights: Sequence[float] | None = None) -> Gen:
     pairs = [(g, w) for g, w in zip((lift(x) for x in gens), ws, strict=True)
              if g is not None and w > 0]
     return Mix(tuple(g for g, _ in pairs), tuple(w for _, w in pairs))
+
+
+def interleave(gens: Sequence[GenLike]) -> Gen:
+    """One op from each of ``gens`` in turn (see ``Interleave``)."""
+    return Interleave(tuple(g for g in map(lift, gens) if g is not None))
 
 
 def any_of(*gens: GenLike) -> Gen:

@@ -26,6 +26,7 @@ from harness.gen import (
     clients,
     cycle,
     each_thread,
+    interleave,
     limit,
     map_ops,
     mix,
@@ -107,6 +108,28 @@ def test_mix_of_finite_generators_ends_when_all_do() -> None:
 def test_mix_refuses_mismatched_weights() -> None:
     with pytest.raises(ValueError):
         mix([POLL, POLL], weights=[1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(counts=st.lists(st.integers(0, 6), min_size=1, max_size=5), seed=st.integers(0, 2**16))
+def test_interleave_takes_turns_and_drops_exhausted_generators(
+    counts: list[int], seed: int
+) -> None:
+    names = [chr(ord("a") + i) for i in range(len(counts))]
+    gen = interleave([limit(n, repeat({"f": f})) for f, n in zip(names, counts, strict=True)])
+    got = [op["f"] for op in invokes(simulate(gen, concurrency=1, seed=seed))]
+    expected = [
+        f for turn in range(max(counts)) for f, n in zip(names, counts, strict=True) if turn < n
+    ]
+    assert got == expected
+
+
+def test_interleave_keeps_the_turn_of_a_pending_generator() -> None:
+    gen = interleave([[sleep(5), repeat({"f": "a"})], repeat({"f": "b"})])
+    history = simulate(limit(6, gen), concurrency=1)
+    fs = [op["f"] for op in invokes(history)]
+    assert fs == ["a", "b", "a", "b", "a", "b"], "b never runs ahead while a sleeps"
+    assert invokes(history)[0]["time"] >= 5 * 10**9
 
 
 def test_phases_wait_for_every_op_of_the_previous_phase() -> None:

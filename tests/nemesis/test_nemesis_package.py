@@ -134,3 +134,24 @@ def test_public_names_are_pinned() -> None:
         "ALL_FS", "FAULTS", "ComposedNemesis", "Nemesis", "NemesisError", "NemesisOptions",
         "NemesisPackage", "ScheduleStep", "TeardownIncomplete", "add_nemesis_options",
         "build_package", "load_schedule", "options_from_args", "parse_schedule", "residue"])
+
+
+@pytest.mark.parametrize("kinds", [{"partition", "kill"}, set(FAULTS)], ids=["two", "all"])
+def test_first_fault_waits_an_interval_and_every_fault_heals_within_a_round(
+    kinds: set[str],
+) -> None:
+    """Faults of different kinds overlap, but none stays in force for the whole run."""
+    history = run(NemesisOptions(faults=frozenset(kinds), interval=10), seconds=1500, seed=4)
+    invokes = [op for op in history if op["type"] == "invoke"][: -len(HEALS)]
+    assert invokes[0]["time"] >= 10 * 10**9, "clients get one interval before the first fault"
+    open_at: dict[str, int] = {}
+    overlapped = False
+    for i, op in enumerate(invokes):
+        kind = next(k for k, fs in FAULT_FS.items() if op["f"] in fs)
+        if op["f"] == dict(HEALS)[kind]["f"]:
+            started = open_at.pop(kind)
+            assert i - started == len(kinds), f"{kind} healed {i - started} ops later"
+        else:
+            overlapped = overlapped or bool(open_at)
+            open_at[kind] = i
+    assert overlapped, "faults of different kinds should still overlap"
