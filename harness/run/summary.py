@@ -26,6 +26,11 @@ def render(result: RunResult) -> str:
             f"info {s.get('info', 0)}), acknowledged sends {s.get('acked_sends', 0)}, "
             f"faults {s.get('faults', 0)}, {s.get('duration_s', 0):.1f}s"
         )
+        if s.get("acked_sends", 0) == 0 and valid is True:
+            lines.append(
+                "warning: no send was acknowledged, so this run proved little about durability "
+                "(run longer, space faults out with --nemesis-interval, or look at the node logs)"
+            )
         if not s.get("drain_complete", True):
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"

@@ -6,6 +6,8 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from harness.run.display import Display, line
 from harness.run.runner import RunResult
 from harness.run.stats import Stats
@@ -99,3 +101,15 @@ def test_the_live_panel_draws_without_a_terminal_too() -> None:
 
         time.sleep(0.3)
     assert "drain" in out.getvalue() and "ok / fail / info" in out.getvalue()
+
+
+@pytest.mark.parametrize(("acked", "warned"), [(0, True), (3, False)])
+def test_a_valid_run_without_acknowledged_sends_says_it_proved_little(
+    tmp_path: Path, acked: int, warned: bool
+) -> None:
+    run_dir = RunDir.create(tmp_path, "queue", datetime(2026, 11, 21, tzinfo=UTC))
+    verdict = {"valid": True, "anomaly-types": [], "bad-anomaly-types": [], "anomalies": {}}
+    summary = {"ops": 77, "ok": 46, "fail": 0, "info": 31, "acked_sends": acked, "faults": 7,
+               "duration_s": 93.0}
+    text = render(RunResult(run_dir, verdict, 0, summary=summary))
+    assert ("warning: no send was acknowledged" in text) is warned
