@@ -270,16 +270,21 @@ class QueueClient:
         offset lookup while the old fetch state lingers; a run showed the consumer
         first continue past records it had prefetched and later jump back to the
         beginning (``nonmonotonic-poll`` that Kafka did not cause). So only the
-        partitions that change are unassigned or assigned; new ones start at the
-        group's committed offset, else the beginning. The drain's
-        ``"seek": "beginning"`` re-adds every partition at its first offset.
+        partitions that change are unassigned or assigned. New ones start at the
+        beginning, named explicitly: without ``--txn`` nothing commits offsets, and
+        leaving the start to a committed-offset lookup let a run read a partition
+        dropped and re-added by the same consumer from offset 0 twice in a row
+        (the lookup and ``auto.offset.reset`` each restarted the fetch). With
+        ``--txn`` offsets are committed in transactions, so they are looked up.
+        The drain's ``"seek": "beginning"`` re-adds every partition at its first
+        offset.
         """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"
         held = self._assigned
         drop = held if beginning else held - set(keys)
         add = [k for k in keys if beginning or k not in held]
-        start = OFFSET_BEGINNING if beginning else None
+        start = OFFSET_BEGINNING if beginning or not self.opts.txn else None
         consumer = self.consumer()
         changed = False
         try:

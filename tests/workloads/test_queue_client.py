@@ -268,7 +268,8 @@ def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
     first = c.invoke({"f": "poll", "value": [["poll"]]})
     assert first.value[0][1]["t0-1"][0] == [0, 10]
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})
-    assert consumer.calls[-2:] == [("unassign", [3]), ("assign", [(2, -1001)])]
+    # a new partition starts at the beginning by name: no committed-offset lookup
+    assert consumer.calls[-2:] == [("unassign", [3]), ("assign", [(2, OFFSET_BEGINNING)])]
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})  # nothing changes: no calls
     assert len(consumer.calls) == 3
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"], "seek": "beginning"})
@@ -276,6 +277,13 @@ def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
         ("unassign", [1, 2]),
         ("assign", [(1, OFFSET_BEGINNING), (2, OFFSET_BEGINNING)]),
     ]
+
+
+def test_with_txn_a_new_partition_starts_at_the_committed_offset() -> None:
+    consumer = FakeConsumer({("run1-t0", 2): [20]})
+    c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
+    c.invoke({"f": "assign", "value": ["t0-2"]})
+    assert consumer.calls[-1] == ("assign", [(2, -1001)])  # OFFSET_INVALID: look it up
 
 
 def test_a_half_done_assign_resets_the_client() -> None:
