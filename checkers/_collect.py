@@ -196,23 +196,9 @@ class Collector:
                     ks = keys.get(k)
                     if ks is None:
                         ks = self.key(k)
+                    start = _take_records(ks, records, ok, index, mop, line)
                     if k not in read_at:
-                        read_at[k] = (ks, len(ks.rvals))
-                    log = ks.log
-                    seen = ks.ok_reads if ok else ks.other_reads
-                    append = ks.rvals.append
-                    append_offset = ks.roffs.append
-                    try:
-                        for o, v in records:
-                            if type(o) is not int or type(v) is not int:
-                                raise malformed_mop(mop, line)
-                            if log.setdefault(o, v) != v:
-                                ks.diverge(o, v, index)
-                            seen[v] = index
-                            append(v)
-                            append_offset(o)
-                    except (TypeError, ValueError):
-                        raise malformed_mop(mop, line) from None
+                        read_at[k] = (ks, start)
             elif tag == "send":
                 try:
                     _, k, x = mop
@@ -266,8 +252,6 @@ class Collector:
         last = self.last_read.get(process)
         if ok and last is None:
             last = self.last_read[process] = {}
-        o: int
-        v: int
         for k, records in mop[1].items():
             if type(records) is not list:
                 raise malformed_mop(mop, line)
@@ -276,24 +260,9 @@ class Collector:
             ks = keys.get(k)
             if ks is None:
                 ks = self.key(k)
-            log = ks.log
-            seen = ks.ok_reads if ok else ks.other_reads
+            start = _take_records(ks, records, ok, index, mop, line)
             vals = ks.rvals
             offs = ks.roffs
-            append = vals.append
-            append_offset = offs.append
-            start = len(vals)
-            try:
-                for o, v in records:
-                    if type(o) is not int or type(v) is not int:
-                        raise malformed_mop(mop, line)
-                    if log.setdefault(o, v) != v:
-                        ks.diverge(o, v, index)
-                    seen[v] = index
-                    append(v)
-                    append_offset(o)
-            except (TypeError, ValueError):
-                raise malformed_mop(mop, line) from None
             end = len(vals)
             if end - start > 1:
                 ks.rgroups.extend((start, end, index))
@@ -306,7 +275,7 @@ class Collector:
                 elif self.inherits:
                     self._stub(0, ks, k, process, vals[start], offs[start], index)
                 if ok:
-                    last[k] = (index, v, o)
+                    last[k] = (index, vals[end - 1], offs[end - 1])
             elif self.inherits:
                 self._stub(0, ks, k, process, vals[start], offs[start], index)
 
@@ -435,3 +404,30 @@ class Collector:
             self.cycle_readers.append(
                 (index, [(k, v) for k, (ks, start) in read_at.items() for v in ks.rvals[start:]])
             )
+
+
+def _take_records(  # noqa: PLR0917 - once per key of a poll: no kwargs on the hot path
+    ks: KeyState, records: list[Any], ok: bool, index: int, mop: Any, line: int
+) -> int:
+    """Fold one key's polled records into its tables; returns where they start in ``rvals``.
+
+    Every record goes into the log (any outcome), the read tables and the read
+    streams, and is validated on the way: two integers, offset then value.
+    """
+    log = ks.log
+    seen = ks.ok_reads if ok else ks.other_reads
+    append = ks.rvals.append
+    append_offset = ks.roffs.append
+    start = len(ks.rvals)
+    try:
+        for o, v in records:
+            if type(o) is not int or type(v) is not int:
+                raise malformed_mop(mop, line)
+            if log.setdefault(o, v) != v:
+                ks.diverge(o, v, index)
+            seen[v] = index
+            append(v)
+            append_offset(o)
+    except (TypeError, ValueError):
+        raise malformed_mop(mop, line) from None
+    return start
