@@ -176,8 +176,6 @@ class Collector:
         read_at: dict[str, tuple[KeyState, int]] = {}
         sent_at: dict[str, tuple[KeyState, int]] = {}
         info_offsets: list[tuple[str, int, int]] = []
-        keys = self.keys
-        o: int | None
         for mop in value:
             if type(mop) is not list or not mop:
                 raise malformed_mop(mop, line)
@@ -189,51 +187,13 @@ class Collector:
                 if len(mop) != 2 or type(result) is not dict:
                     raise malformed_mop(mop, line)
                 for k, records in result.items():
-                    if type(records) is not list:
-                        raise malformed_mop(mop, line)
-                    if not records:
-                        continue
-                    ks = keys.get(k)
-                    if ks is None:
-                        ks = self.key(k)
-                    start = _take_records(ks, records, ok, index, mop, line)
-                    if k not in read_at:
-                        read_at[k] = (ks, start)
+                    taken = self._read_key(k, records, ok, index, mop, line)
+                    if taken is not None and k not in read_at:
+                        read_at[k] = taken
             elif tag == "send":
-                try:
-                    _, k, x = mop
-                except ValueError:
-                    raise malformed_mop(mop, line) from None
-                if type(k) is not str:
-                    raise malformed_mop(mop, line)
-                if type(x) is int:
-                    o, v = None, x
-                elif type(x) is list and len(x) == 2:
-                    o, v = x
-                    if type(v) is not int or (o is not None and type(o) is not int):
-                        raise malformed_mop(mop, line)
-                else:
-                    raise malformed_mop(mop, line)
-                ks = keys.get(k)
-                if ks is None:
-                    ks = self.key(k)
-                writers = ks.writers
-                if v not in writers:
-                    writers[v] = index
-                    if not ok:
-                        ks.writer_kind[v] = kind
-                known = NO_OFFSET
-                if o is not None:
-                    if ok:
-                        known = o
-                        if ks.log.setdefault(o, v) != v:
-                            ks.diverge(o, v, index)
-                    elif kind == INFO:
-                        info_offsets.append((k, o, v))
+                k, ks, _, _, at = self._write(mop, kind, index, line, info_offsets)
                 if k not in sent_at:
-                    sent_at[k] = (ks, len(ks.svals))
-                ks.svals.append(v)
-                ks.soffs.append(known)
+                    sent_at[k] = (ks, at)
             else:
                 raise malformed_mop(mop, line)
         if read_at and sent_at:
@@ -248,40 +208,79 @@ class Collector:
 
         It must build exactly what the general path builds (a test compares the two).
         """
-        keys = self.keys
         last = self.last_read.get(process)
         if ok and last is None:
             last = self.last_read[process] = {}
         for k, records in mop[1].items():
-            if type(records) is not list:
-                raise malformed_mop(mop, line)
-            if not records:
+            taken = self._read_key(k, records, ok, index, mop, line)
+            if taken is None:
                 continue
-            ks = keys.get(k)
-            if ks is None:
-                ks = self.key(k)
-            start = _take_records(ks, records, ok, index, mop, line)
-            vals = ks.rvals
-            offs = ks.roffs
-            end = len(vals)
-            if end - start > 1:
-                ks.rgroups.extend((start, end, index))
-            if last is not None:
-                prev = last.get(k)
-                if prev is not None:
-                    ks.proc_poll.extend(
-                        (prev[1], vals[start], prev[2], offs[start], prev[0], index)
-                    )
-                elif self.inherits:
-                    self._stub(0, ks, k, process, vals[start], offs[start], index)
-                if ok:
-                    last[k] = (index, vals[end - 1], offs[end - 1])
-            elif self.inherits:
-                self._stub(0, ks, k, process, vals[start], offs[start], index)
+            self._close_reads(index, process, ok, last, k, *taken)
 
     def _send(self, index: int, process: int, kind: int, mop: list[Any], line: int) -> None:
         """The other common op: one send. ``txn`` and ``_fold_sends`` for a single value."""
-        _, k, x = mop
+        info_offsets: list[tuple[str, int, int]] = []
+        k, ks, v, known, _ = self._write(mop, kind, index, line, info_offsets)
+        if kind == INFO:
+            self.info_ops.append((index, [(k, v)], info_offsets))
+        if kind != FAIL:
+            last = self.last_send.get(process)
+            if last is None:
+                last = self.last_send[process] = {}
+            prev = last.get(k)
+            if prev is not None:
+                ks.proc_send.extend((prev[1], v, prev[2], known, prev[0], index))
+            elif self.inherits:
+                self._stub(1, ks, k, process, v, known, index)
+            last[k] = (index, v, known)
+
+    def _read_key(  # noqa: PLR0917 - once per key of a poll: no kwargs on the hot path
+        self, k: str, records: Any, ok: bool, index: int, mop: Any, line: int
+    ) -> tuple[KeyState, int] | None:
+        """Fold one key's polled records into its tables: its state and where they start.
+
+        Every record goes into the log (any outcome), the read tables and the
+        read streams, validated on the way: two integers, offset then value.
+        None when the key returned no record.
+        """
+        if type(records) is not list:
+            raise malformed_mop(mop, line)
+        if not records:
+            return None
+        ks = self.keys.get(k)
+        if ks is None:
+            ks = self.key(k)
+        log = ks.log
+        seen = ks.ok_reads if ok else ks.other_reads
+        append = ks.rvals.append
+        append_offset = ks.roffs.append
+        start = len(ks.rvals)
+        try:
+            for o, v in records:
+                if type(o) is not int or type(v) is not int:
+                    raise malformed_mop(mop, line)
+                if log.setdefault(o, v) != v:
+                    ks.diverge(o, v, index)
+                seen[v] = index
+                append(v)
+                append_offset(o)
+        except (TypeError, ValueError):
+            raise malformed_mop(mop, line) from None
+        return ks, start
+
+    def _write(
+        self, mop: Any, kind: int, index: int, line: int, info_offsets: list[tuple[str, int, int]]
+    ) -> tuple[str, KeyState, int, int, int]:
+        """Fold one send micro-op into its key's tables, validated on the way.
+
+        Returns the key, its state, the value, the offset it is known at
+        (``NO_OFFSET`` unless the send is ok and reported one) and where it sits
+        in ``svals``. An info send's reported offset goes to ``info_offsets``.
+        """
+        try:
+            _, k, x = mop
+        except ValueError:
+            raise malformed_mop(mop, line) from None
         if type(k) is not str:
             raise malformed_mop(mop, line)
         o: int | None
@@ -302,7 +301,6 @@ class Collector:
             if kind != OK:
                 ks.writer_kind[v] = kind
         known = NO_OFFSET
-        info_offsets: list[tuple[str, int, int]] = []
         if o is not None:
             if kind == OK:
                 known = o
@@ -310,20 +308,10 @@ class Collector:
                     ks.diverge(o, v, index)
             elif kind == INFO:
                 info_offsets.append((k, o, v))
+        at = len(ks.svals)
         ks.svals.append(v)
         ks.soffs.append(known)
-        if kind == INFO:
-            self.info_ops.append((index, [(k, v)], info_offsets))
-        if kind != FAIL:
-            last = self.last_send.get(process)
-            if last is None:
-                last = self.last_send[process] = {}
-            prev = last.get(k)
-            if prev is not None:
-                ks.proc_send.extend((prev[1], v, prev[2], known, prev[0], index))
-            elif self.inherits:
-                self._stub(1, ks, k, process, v, known, index)
-            last[k] = (index, v, known)
+        return k, ks, v, known, at
 
     def _fold_reads(
         self, index: int, process: int, ok: bool, read_at: dict[str, tuple[KeyState, int]]
@@ -333,25 +321,41 @@ class Collector:
         if ok and last is None:
             last = self.last_read[process] = {}
         for k, (ks, start) in read_at.items():
-            vals = ks.rvals
-            offs = ks.roffs
-            end = len(vals)
-            first_v = vals[start]
-            first_o = offs[start]
-            last_v = vals[end - 1]
-            last_o = offs[end - 1]
-            if end - start > 1:  # a single record makes no pair: it stays, unused
-                ks.rgroups.extend((start, end, index))
-            if last is not None:
-                prev = last.get(k)
-                if prev is not None:
-                    ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
-                elif self.inherits:
-                    self._stub(0, ks, k, process, first_v, first_o, index)
-                if ok:
-                    last[k] = (index, last_v, last_o)
+            self._close_reads(index, process, ok, last, k, ks, start)
+
+    def _close_reads(  # noqa: PLR0917 - once per key of a read: no kwargs on the hot path
+        self,
+        index: int,
+        process: int,
+        ok: bool,
+        last: dict[str, tuple[int, int, int]] | None,
+        k: str,
+        ks: KeyState,
+        start: int,
+    ) -> None:
+        """Close one key's run of reads in an op (from ``start`` in ``rvals`` to the end).
+
+        A run of two or more is kept for the in-op order rules; its first record
+        pairs with the process's previous position in the key, and an ok read
+        moves that position to its last record.
+        """
+        vals = ks.rvals
+        offs = ks.roffs
+        end = len(vals)
+        first_v = vals[start]
+        first_o = offs[start]
+        if end - start > 1:  # a single record makes no pair: it stays, unused
+            ks.rgroups.extend((start, end, index))
+        if last is not None:
+            prev = last.get(k)
+            if prev is not None:
+                ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
             elif self.inherits:
                 self._stub(0, ks, k, process, first_v, first_o, index)
+            if ok:
+                last[k] = (index, vals[end - 1], offs[end - 1])
+        elif self.inherits:
+            self._stub(0, ks, k, process, first_v, first_o, index)
 
     def _fold_sends(
         self,
@@ -404,30 +408,3 @@ class Collector:
             self.cycle_readers.append(
                 (index, [(k, v) for k, (ks, start) in read_at.items() for v in ks.rvals[start:]])
             )
-
-
-def _take_records(  # noqa: PLR0917 - once per key of a poll: no kwargs on the hot path
-    ks: KeyState, records: list[Any], ok: bool, index: int, mop: Any, line: int
-) -> int:
-    """Fold one key's polled records into its tables; returns where they start in ``rvals``.
-
-    Every record goes into the log (any outcome), the read tables and the read
-    streams, and is validated on the way: two integers, offset then value.
-    """
-    log = ks.log
-    seen = ks.ok_reads if ok else ks.other_reads
-    append = ks.rvals.append
-    append_offset = ks.roffs.append
-    start = len(ks.rvals)
-    try:
-        for o, v in records:
-            if type(o) is not int or type(v) is not int:
-                raise malformed_mop(mop, line)
-            if log.setdefault(o, v) != v:
-                ks.diverge(o, v, index)
-            seen[v] = index
-            append(v)
-            append_offset(o)
-    except (TypeError, ValueError):
-        raise malformed_mop(mop, line) from None
-    return start
