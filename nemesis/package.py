@@ -49,7 +49,6 @@ HEALS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("clock", {"f": "reset-clock", "value": "all"}),
     ("kill", {"f": "start", "value": "all"}),
 )
-SPANS = FAULT_SPANS
 DEFAULT_NODE_TARGETS = ("one", "minority", "majority", "all", "leaders", "controller")
 CLOCK_DELTAS_MS = (100, 1_000, 5_000, 30_000, 120_000, 600_000)
 PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")
@@ -226,7 +225,7 @@ def build_package(opts: NemesisOptions) -> NemesisPackage:
         # a warm-up of one interval lets clients connect and write before the first fault
         faults = interleave([fault_generator(k, opts) for k in ordered])
         generator = [sleep(opts.interval), stagger(opts.interval, faults)]
-    spans = {name: span for name, span in SPANS.items() if name.split("-")[0] in kinds}
+    spans = {name: span for name, span in FAULT_SPANS.items() if name.split("-")[0] in kinds}
     return NemesisPackage(
         nemesis=nemesis_for(ordered, opts),
         generator=generator,

@@ -25,11 +25,6 @@ Array = npt.NDArray[Any]
 #: Outcome codes of the ``type`` column, in drawing order.
 OUTCOMES = ("ok", "fail", "info")
 
-#: kind -> (f that starts the fault, f that stops it); ``start-X``/``stop-X`` is
-#: understood for any X, and a run's test.json may add more under ``nemesis.fault_spans``.
-DEFAULT_FAULT_SPANS: Mapping[str, tuple[str, str]] = FAULT_SPANS
-
-
 @dataclass(frozen=True)
 class Band:
     """One fault in force from ``start`` to ``stop`` (ns); ``open`` if it was never stopped."""
@@ -106,7 +101,8 @@ def nemesis_bands(
     ``end_time``. Nemesis ops that neither start nor stop a known kind become
     zero-width bands (an instant marker) so no fault goes unseen.
     """
-    starts, stops = _span_lookup({**DEFAULT_FAULT_SPANS, **(spans or {})})
+    # ``start-X``/``stop-X`` is understood for any X; test.json may add spans
+    starts, stops = _span_lookup({**FAULT_SPANS, **(spans or {})})
     open_: dict[str, Mapping[str, Any]] = {}
     failed: set[int] = set()  # starts whose completion carries an error: maybe not applied
     bands: list[Band] = []

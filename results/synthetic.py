@@ -25,6 +25,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.fault_spans import FAULT_SPANS
+
 #: The configuration grid the synthetic runs cycle through.
 GRID: dict[str, list[Any]] = {
     "kafka_version": ["3.9.x", "4.0.x", "4.1.x"],
@@ -35,7 +37,6 @@ GRID: dict[str, list[Any]] = {
     "txn": [False, True],
 }
 EXACT = {"3.9.x": "3.9.1", "4.0.x": "4.0.1", "4.1.x": "4.1.2"}
-SPANS = {"partition": ("start-partition", "stop-partition"), "kill": ("kill", "start")}
 STEP_NS = 1_000_000  # one producer/consumer step per simulated millisecond
 
 
@@ -121,9 +122,9 @@ class _History:
         if self.fault is None:
             self.fault = faults[self.counts["faults"] % len(faults)]
             self.counts["faults"] += 1
-            self._line("nemesis", "info", SPANS[self.fault][0], '{"nodes":["n1"]}')
+            self._line("nemesis", "info", FAULT_SPANS[self.fault][0], '{"nodes":["n1"]}')
         else:
-            self._line("nemesis", "info", SPANS[self.fault][1], '{"nodes":["n1"]}')
+            self._line("nemesis", "info", FAULT_SPANS[self.fault][1], '{"nodes":["n1"]}')
             self.fault = None
 
     def _send(self, process: int) -> int:
