@@ -57,11 +57,6 @@ def check_file(
     Raises ``HistoryError`` when the file is unreadable or malformed.
     """
     resolved = resolve_path(path)
-    options = {
-        "ww_deps": ww_deps,
-        "max_anomalies": max_anomalies,
-        "cycle_time_budget_s": cycle_time_budget_s,
-    }
     chunks = _chunks_for(resolved, jobs)
     if chunks > 1:
         try:
@@ -80,7 +75,12 @@ def check_file(
                 parts=chunks,
             )
     with open_history(resolved) as handle:
-        return check_history(parse_lines(handle), **options)  # type: ignore[arg-type]
+        return check_history(
+            parse_lines(handle),
+            ww_deps=ww_deps,
+            max_anomalies=max_anomalies,
+            cycle_time_budget_s=cycle_time_budget_s,
+        )
 
 
 def _chunks_for(path: Path, jobs: int | None) -> int:
