@@ -25,7 +25,7 @@ from cluster.image import ensure_image
 from cluster.kafka_node import KafkaNode
 from cluster.readiness import wait_ready
 from cluster.spec import BROKER_PORT, ClusterSpec
-from cluster.versions import KafkaVersion, resolve_version
+from cluster.versions import KafkaVersion, resolve_for_mode
 from harness.errors import ClusterError, UsageError
 
 LOG = logging.getLogger("insync.cluster")
@@ -61,19 +61,22 @@ def each_node(fn: Callable[[KafkaNode], T], nodes: Iterable[KafkaNode]) -> dict[
 
 
 def _check_version(spec: ClusterSpec) -> KafkaVersion:
-    version = resolve_version(spec.kafka_version)
-    if spec.mode not in version.modes:
-        raise UsageError(
-            f"Kafka {version.version} does not run in {spec.mode} mode",
-            hint=f"use --mode {' or '.join(version.modes)}",
-        )
-    return version
+    return resolve_for_mode(spec.kafka_version, spec.mode)
 
 
 def up(
-    spec: ClusterSpec, *, fresh: bool = False, say: Say = print, ready_timeout_s: float = 180.0
+    spec: ClusterSpec,
+    *,
+    fresh: bool = False,
+    say: Say = print,
+    ready_timeout_s: float = 180.0,
+    on_create: Callable[[], None] | None = None,
 ) -> Cluster:
-    """Create (or reuse) the cluster ``spec`` describes and wait until it serves writes."""
+    """Create (or reuse) the cluster ``spec`` describes and wait until it serves writes.
+
+    ``on_create`` is called just before the first container is created, so a caller
+    whose ``up`` fails knows whether the half-built cluster is its own to clean up.
+    """
     version = _check_version(spec)
     started = time.monotonic()
     dist = ensure_distribution(version)
@@ -103,6 +106,8 @@ def up(
         if existing:
             LOG.info("removed %s", removed)
 
+    if on_create is not None:
+        on_create()
     try:
         cluster = _create(spec, version, image, dist.root, known)
         waited = wait_ready(cluster, timeout_s=ready_timeout_s)
