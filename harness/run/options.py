@@ -38,7 +38,7 @@ from harness.run.values import (
     number,
     opt_whole,
     read_text,
-    test_name,
+    run_name,
     text,
     usable_dir,
     whole,
@@ -51,7 +51,7 @@ DAY_S = 86_400
 # A number option's range is part of its row: flags, run.toml, replay and the
 # matrix grid all go through Spec.parse, and RunOptions.validate checks it again.
 OPTIONS: tuple[Spec, ...] = (
-    Spec("name", test_name, "test name: results go to <results-dir>/<name>/<timestamp>"),
+    Spec("name", run_name, "test name: results go to <results-dir>/<name>/<timestamp>"),
     Spec("cluster_name", text, "cluster to create or reuse (default: insync)"),
     Spec("nodes", whole, "Kafka nodes (default: 3)", range=Range(1, MAX_NODES)),
     Spec("kafka_version", kafka_version, "e.g. 4.1.x, 3.9.x (default: 4.1.x)"),

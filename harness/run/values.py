@@ -80,7 +80,7 @@ def text(x: Any) -> str:
     return x
 
 
-def test_name(x: Any) -> str:
+def run_name(x: Any) -> str:
     """A test name is one directory under the results folder (results/LAYOUT.md)."""
     from results.store import LATEST
 
