@@ -62,7 +62,10 @@ class ClusterSpec:
                 f"--heap-mb must be between {MIN_HEAP_MB} and {MAX_HEAP_MB}, got {self.heap_mb}"
             )
         if not self.name.replace("-", "").isalnum():
-            raise UsageError(f"cluster name {self.name!r} may hold only letters, digits and '-'")
+            raise UsageError(
+                f"cluster name {self.name!r} may hold only letters, digits and '-'",
+                hint="e.g. insync-2",
+            )
 
     @property
     def node_names(self) -> list[str]:

@@ -412,7 +412,10 @@ def drive(
         reasons = sorted({s.reason for s in skipped})
         if len(reasons) == 1:
             raise UsageError(reasons[0])
-        raise UsageError(f"no valid combination in the matrix; first: {skipped[0].reason}")
+        raise UsageError(
+            f"no valid combination in the matrix; first: {skipped[0].reason}",
+            hint="change the axes so that at least one combination can run",
+        )
     for s in skipped:
         say(f"skipping {s.name}: {s.reason}")
     combos = order(combos)

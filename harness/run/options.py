@@ -5,6 +5,9 @@ default and its help. The same table parses the command line, a ``--config
 run.toml`` file (keys spelled as the flags, with or without dashes) and the
 ``argv`` stored in a run's ``test.json`` (``--replay``), so the three can never
 disagree. Precedence: defaults < replayed test < config file < flags given.
+Each number option's row also holds its :class:`~harness.run.values.Range`, so
+``nan``, ``inf``, ``1e400`` and out-of-range values are refused the same way
+from every source, naming the flag and what it accepts.
 
 :class:`RunOptions` is the result: plain data, checked once by
 :meth:`RunOptions.validate` before anything starts (a bad combination is one

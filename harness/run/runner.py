@@ -134,7 +134,8 @@ class Run:
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
         self.cluster = lifecycle.up(spec, say=self.say, on_create=self._creating)
-        self._own_cluster()
+        if not self.created:  # reused: ours from now on (a created one was reported)
+            self._own_cluster()
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
         self.stats.enter("topics")
         self.topics = self._topics(self.cluster)

@@ -4,8 +4,9 @@ The converters are strict about *types* because a TOML file can hold any of
 them: ``nodes = true`` or ``nodes = 3.7`` must not quietly become 1 or 3, and
 ``name = [1, 2]`` must not become the text ``"[1, 2]"``. Flag text is always a
 string, so every converter also takes the string spelling. They raise
-``ValueError``/``TypeError`` with what was expected; ``options.convert`` adds the
-flag and where the value came from.
+``ValueError``/``TypeError`` with what was expected; :meth:`Spec.parse` (one
+option's converter, range and help, a row of ``options.OPTIONS``) turns that into
+one ``UsageError`` line naming the flag and where the value came from.
 
 :class:`Range` is the set of values a number option accepts. It refuses
 ``nan``, ``inf`` and ``1e400`` (which is ``inf`` once parsed) by construction:
@@ -50,7 +51,9 @@ class Range:
     zero: bool = False
 
     def __contains__(self, x: object) -> bool:
-        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            return False
+        if isinstance(x, float) and not math.isfinite(x):  # (an int is; 10**400 too)
             return False
         if self.zero and x == 0:
             return True
@@ -283,7 +286,8 @@ def usable_dir(path: str | Path, flag: str) -> None:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(
-            f"{flag} {p} exists and is not a directory", hint="pass a directory (made if missing)"
+            f"{flag} {p} exists and is not a directory",
+            hint="pass a directory; it is made if missing",
         )
     here = p.absolute()
     while not here.exists():

@@ -132,6 +132,7 @@ def test_minus_inf_after_a_space_is_still_one_usage_line(
         (["run", "--max-in-flight", "0"], "--max-in-flight must be a whole number"),
         (["run", "--max-writes-per-key", "0"], "--max-writes-per-key must be a whole number"),
         (["run", "--seed", "-1"], "--seed must be a whole number from 0"),
+        (["run", "--seed", "1" + "0" * 400], "--seed must be a whole number from 0"),
         (["run", "--time-limit", "0"], "--time-limit must be a finite number in (0, 604800]"),
         (["run", "--time-limit", "1e9"], "--time-limit must be a finite number in (0, 604800]"),
         (["run", "--rate", "0.001"], "--rate must be 0 or a finite number from 0.01"),

@@ -42,6 +42,10 @@ def test_no_range_holds_a_non_finite_number(x: float) -> None:
     assert all(x not in r for r in [*RANGES, Range(-math.inf, math.inf)])
 
 
+def test_huge_whole_numbers_are_out_of_range_not_a_crash() -> None:
+    assert 10**400 not in Range(0, 2**63 - 1) and -(10**400) not in Range(0, 1)
+
+
 def test_bools_are_not_numbers() -> None:
     assert True not in Range(0, 10) and False not in Range(0, 10, zero=True)
 

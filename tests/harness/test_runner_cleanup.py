@@ -72,6 +72,12 @@ def comes_up(on_create: Callable[[], None] | None) -> Any:
     return FakeCluster()
 
 
+def built(on_create: Callable[[], None] | None) -> Any:
+    assert on_create is not None
+    on_create()
+    return FakeCluster()
+
+
 def install(monkeypatch: pytest.MonkeyPatch, fake: FakeLifecycle) -> None:
     for name in ("up", "down", "attach"):
         monkeypatch.setattr(lifecycle, name, getattr(fake, name))
@@ -124,11 +130,15 @@ def test_without_teardown_a_half_built_cluster_is_kept(
     assert fake.touched() == ["attach"]  # its logs are collected, the cluster stays
 
 
+@pytest.mark.parametrize("up_does", [comes_up, built], ids=["reused", "built"])
 @pytest.mark.parametrize("teardown", [True, False], ids=["teardown", "keep"])
 def test_a_cluster_up_returned_is_removed_only_with_teardown(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, teardown: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    teardown: bool,
+    up_does: Callable[[Callable[[], None] | None], Any],
 ) -> None:
-    fake = FakeLifecycle(comes_up)
+    fake = FakeLifecycle(up_does)
     install(monkeypatch, fake)
 
     def no_topics(self: Run, cluster: Any) -> Any:
