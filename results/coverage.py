@@ -99,7 +99,7 @@ def coverage(
     end = max(end, start)
     acks = _ack_times(rows)
     in_main = [(t, n) for t, n in acks if start <= t < end]
-    bins = max(1, math.ceil((end - start) / NS)) if end > start else 0
+    bins = math.ceil((end - start) / NS)
     live = {(t - start) // NS for t, _n in in_main}
     faults = _faults(rows, spans)
     main_s = (end - start) / NS
@@ -111,7 +111,7 @@ def coverage(
         "seconds": bins,
         "live_seconds": len(live),
         "live_share": round(len(live) / bins, 3) if bins else 0.0,
-        "faults": _per_kind(faults, acks, spans, (start, end), bins, live),
+        "faults": _per_kind(faults, acks, spans, (start, end), live),
         "recoveries": _recoveries(_heals(rows, spans), acks, start),
     }
 
@@ -121,10 +121,10 @@ def _per_kind(
     acks: Sequence[tuple[int, int]],
     spans: Mapping[str, tuple[str, str]],
     main: Window,
-    bins: int,
     live: set[int],
 ) -> dict[str, dict[str, Any]]:
     start, end = main
+    bins = math.ceil((end - start) / NS)
     out: dict[str, dict[str, Any]] = {}
     for label in spans:
         windows = [(f.start_ns, f.stop_ns if f.stop_ns is not None else end)
