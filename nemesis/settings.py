@@ -58,6 +58,9 @@ class NemesisOptions:
         if bad:
             raise UsageError(f"unknown packet behaviours {bad}",
                              hint=f"use {', '.join(PACKET_BEHAVIOURS)}")
+        if "packet" in self.faults and not self.packet:
+            raise UsageError("packet faults need at least one behaviour to draw from",
+                             hint=f"give --nemesis-packet one of {', '.join(PACKET_BEHAVIOURS)}")
 
     def steps(self) -> list[ScheduleStep]:
         """The schedule's steps (none without a schedule); ``UsageError`` for a bad one."""

@@ -98,7 +98,8 @@ def test_clock_values_stay_within_minutes_and_packet_defaults_avoid_netem() -> N
     ({"interval": 0}, "must be > 0"),
     ({"targets": ("everyone",)}, "unknown nemesis targets"),
     ({"packet": ("corrupt",)}, "unknown packet behaviours"),
-], ids=["fault", "interval", "target", "packet"])
+    ({"faults": frozenset({"packet"}), "packet": ()}, "at least one behaviour"),
+], ids=["fault", "interval", "target", "packet", "no-packet-behaviour"])
 def test_bad_options_are_usage_errors(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(UsageError, match=match):
         NemesisOptions(**kwargs)  # type: ignore[arg-type]
