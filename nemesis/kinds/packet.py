@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster.remote import sh
 from nemesis.kinds import choice, chosen
-from nemesis.net import IPT, LOSS_CHAIN
+from nemesis.net import LOSS_CHAIN, list_rules
 from nemesis.packet import START, PacketNemesis
 from nemesis.targets import PLAIN_TARGETS
 
@@ -44,8 +44,8 @@ def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
 
 def residue(node: KafkaNode) -> list[str]:
     """Rules of insync's loss chain, and shaping qdiscs."""
-    rules = sh(node.remote, f"{IPT} -S").stdout
-    found = [f"iptables: {r}" for r in rules.splitlines() if LOSS_CHAIN in r.split()]
+    rules = list_rules(node.remote).splitlines()
+    found = [f"iptables: {r}" for r in rules if LOSS_CHAIN in r.split()]
     qdiscs = sh(node.remote, "tc qdisc show").stdout
     return found + [f"qdisc: {q}" for q in qdiscs.splitlines()
                     if any(f"qdisc {k} " in q for k in SHAPING_QDISCS)]

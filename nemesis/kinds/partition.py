@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cluster.remote import sh
 from nemesis.grudge import SHAPES
 from nemesis.kinds import choice, chosen
-from nemesis.net import IPT, PARTITION_CHAIN
+from nemesis.net import PARTITION_CHAIN, list_rules
 from nemesis.partition import START, PartitionNemesis
 
 if TYPE_CHECKING:
@@ -29,5 +28,5 @@ def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
 
 def residue(node: KafkaNode) -> list[str]:
     """Rules of insync's partition chain (the chain itself, its hook, its DROPs)."""
-    rules = sh(node.remote, f"{IPT} -S").stdout
-    return [f"iptables: {r}" for r in rules.splitlines() if PARTITION_CHAIN in r.split()]
+    rules = list_rules(node.remote).splitlines()
+    return [f"iptables: {r}" for r in rules if PARTITION_CHAIN in r.split()]
