@@ -18,10 +18,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import nemesis.grudge as g
 from cluster.remote import sh
-from nemesis import grudge as g
-from nemesis import net
 from nemesis.errors import NemesisError, TeardownIncomplete
+from nemesis.net import (
+    PARTITION_CHAIN,
+    drop_from,
+    ensure_chain,
+    flush,
+    gateway,
+    remove_chain,
+)
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
@@ -44,9 +51,9 @@ class PartitionNemesis:
 
     def setup(self, cluster: Cluster) -> None:
         def prepare(node: KafkaNode) -> str:
-            sh(node.remote, f"{net.ensure_chain(net.PARTITION_CHAIN)}; "
-                            f"{net.flush(net.PARTITION_CHAIN)}")
-            return net.gateway(node.remote)
+            sh(node.remote, f"{ensure_chain(PARTITION_CHAIN)}; "
+                            f"{flush(PARTITION_CHAIN)}")
+            return gateway(node.remote)
 
         gateways, errors = on_nodes(prepare, cluster, cluster.nodes)
         if errors:
@@ -72,14 +79,14 @@ class PartitionNemesis:
             sources = [addresses[m] for m in sorted(grudge.get(node.name, ()))]
             if node.name in cut:
                 sources.append(self._gateway(node))
-            sh(node.remote, net.drop_from(net.PARTITION_CHAIN, sources))
+            sh(node.remote, drop_from(PARTITION_CHAIN, sources))
 
         _, errors = on_nodes(apply, cluster, nodes)
         return completion(value, errors)
 
     def _gateway(self, node: KafkaNode) -> str:
         if node.name not in self._gateways:
-            self._gateways[node.name] = net.gateway(node.remote)
+            self._gateways[node.name] = gateway(node.remote)
         return self._gateways[node.name]
 
     def _grudge(self, cluster: Cluster, spec: Any) -> tuple[dict[str, Any], g.Grudge]:
@@ -124,13 +131,13 @@ class PartitionNemesis:
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
         done, errors = on_nodes(
-            lambda n: sh(n.remote, net.flush(net.PARTITION_CHAIN)), cluster, cluster.nodes
+            lambda n: sh(n.remote, flush(PARTITION_CHAIN)), cluster, cluster.nodes
         )
         return completion({"healed": sorted(done)}, errors)
 
     def teardown(self, cluster: Cluster) -> None:
         _, errors = on_nodes(
-            lambda n: sh(n.remote, net.remove_chain(net.PARTITION_CHAIN)), cluster, cluster.nodes
+            lambda n: sh(n.remote, remove_chain(PARTITION_CHAIN)), cluster, cluster.nodes
         )
         if errors:
             raise TeardownIncomplete({f"partition {n}": e for n, e in errors.items()})
