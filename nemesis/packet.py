@@ -34,8 +34,8 @@ from nemesis.net import (
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 START, STOP = "start-packet", "stop-packet"
 NETEM_ONLY = ("delay-ms", "jitter-ms", "duplicate")

@@ -15,8 +15,8 @@ from nemesis.kinds import load
 from nemesis.nodes import on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 
 def node_residue(node: KafkaNode) -> list[str]:

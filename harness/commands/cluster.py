@@ -98,11 +98,13 @@ def _say(text: str) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
     spec = _spec(args)
     started = time.monotonic()
-    cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+    cluster = provisioner_for().up(
+        spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+    )
     _say(
         f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
         f"bootstrap {cluster.bootstrap}"
@@ -112,28 +114,30 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from cluster.smoke import write_and_read_back
 
     spec = _spec(args)
     started = time.monotonic()
     try:
-        cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+        cluster = provisioner_for().up(
+            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+        )
         _say(f"cluster ready in {time.monotonic() - started:.1f}s")
         _print_table(cluster)
         offset, message = write_and_read_back(cluster.bootstrap, spec.replication_factor())
         print(f"ok: wrote {message!r} with acks=all at offset {offset} and read it back")
     finally:
         if not args.keep:
-            removed = lifecycle.down(spec.name)
+            removed = provisioner_for().down(spec.name)
             _say(f"cluster {spec.name!r} removed ({removed})")
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    cluster = lifecycle.attach(args.name)
+    cluster = provisioner_for().attach(args.name)
     _print_table(cluster, with_controller=True)
     return 0
 
@@ -171,9 +175,9 @@ def _print_table(cluster: Any, with_controller: bool = False) -> None:
 
 
 def _logs(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    cluster = lifecycle.attach(args.name)
+    cluster = provisioner_for().attach(args.name)
     nodes = [cluster.node(args.node)] if args.node else list(cluster.nodes.values())
     if args.out is not None:
         for node in nodes:
@@ -187,9 +191,9 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    removed = lifecycle.down(None if args.all else args.name)
+    removed = provisioner_for().down(None if args.all else args.name)
     what = "every insync cluster" if args.all else f"cluster {args.name!r}"
     _say(f"removed {what}: {removed}")
     return 0

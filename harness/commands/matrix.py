@@ -74,7 +74,7 @@ _NOT_OPTIONS = frozenset({"config", "runs", "handler", "command", "verbose", "te
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from harness.errors import UsageError
     from harness.matrix import Matrix, drive, merge, read_config, split, summary
     from harness.run import run
@@ -101,7 +101,7 @@ def _handle(args: argparse.Namespace) -> int:
         matrix,
         run_fn=lambda opts, say=say: run(opts, say=say, live=False),
         say=say,
-        down=lifecycle.down,
+        down=provisioner_for().down,
     )
     print(summary(outcome), flush=True)
     return outcome.exit_code

@@ -39,7 +39,7 @@ from harness.run.stats import Stats
 from results.store import RunDir
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
     from workloads.topics import Topics
@@ -110,13 +110,13 @@ class Run:
     # -- the layers -------------------------------------------------------------------
 
     def _run(self, nopts: NemesisOptions | None) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
         self.stats.enter("cluster")
         spec = cluster_spec(self.opts)
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
-        self.cluster = lifecycle.up(spec, say=self.say)
+        self.cluster = provisioner_for().up(spec, say=self.say)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
         self.stats.enter("topics")
         self.topics = self._topics(self.cluster)
@@ -225,12 +225,12 @@ class Run:
             self.topics.delete_all()
 
     def _collect_logs(self) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
         cluster = self.cluster
         if cluster is None:
             try:
-                cluster = lifecycle.attach(self.opts.cluster_name)
+                cluster = provisioner_for().attach(self.opts.cluster_name)
             except InsyncError:
                 return
         for node in cluster.nodes.values():
@@ -240,10 +240,10 @@ class Run:
                 LOG.warning("could not collect logs of %s: %s", node.name, err)
 
     def _remove_cluster(self) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
         if self.opts.teardown:
-            removed = lifecycle.down(self.opts.cluster_name)
+            removed = provisioner_for().down(self.opts.cluster_name)
             self.say(f"removed cluster {self.opts.cluster_name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------

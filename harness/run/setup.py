@@ -16,7 +16,7 @@ from harness.run.plan import PARTITIONS_PER_TOPIC
 from results.store import iso
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from cluster.spec import ClusterSpec
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage

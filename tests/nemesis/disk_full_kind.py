@@ -14,8 +14,8 @@ from nemesis.kinds import choice, chosen
 from nemesis.nodes import completion
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
     from harness.gen.core import Rng
     from nemesis.nodes import Resolver
     from nemesis.protocol import Nemesis

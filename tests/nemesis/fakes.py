@@ -12,8 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from cluster import Cluster
 from cluster.kafka_node import FAKETIME_CONTROL, KafkaNode
-from cluster.lifecycle import Cluster
 from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
@@ -94,7 +94,7 @@ def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False
     fakes = {name: FakeNode(name, netem=netem) for name in spec.node_names}
     nodes = {
         name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
-                        version)
+                        version, kafka_home="/opt/kafka", client_source=GATEWAY)
         for i, name in enumerate(spec.node_names)
     }
     return Cluster(spec, version, nodes), fakes
