@@ -284,7 +284,7 @@ def _total(loops: list[Loop]) -> Loop:
 def main(args: argparse.Namespace) -> int:
     from confluent_kafka.cimpl import NewTopic
 
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from cluster.kafka_clients import admin
     from cluster.spec import ClusterSpec
 
@@ -292,7 +292,7 @@ def main(args: argparse.Namespace) -> int:
     spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes)
     seconds = args.seconds / args.rounds
     try:
-        cluster = lifecycle.up(spec, say=lambda msg: print(f"bench: {msg}"))
+        cluster = provisioner_for().up(spec, say=lambda msg: print(f"bench: {msg}"))
         topic = f"bench-bare-{int(time.time())}"
         client = admin(cluster.bootstrap)
         new = NewTopic(
@@ -320,7 +320,7 @@ def main(args: argparse.Namespace) -> int:
         bare, recorded = _total(bares), _total(recordeds)
     finally:
         if not args.keep_cluster:
-            lifecycle.down(args.cluster_name)
+            provisioner_for().down(args.cluster_name)
     result = {
         "nodes": args.nodes,
         "concurrency": args.concurrency,

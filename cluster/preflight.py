@@ -1,10 +1,11 @@
 """What can be wrong with a :class:`ClusterSpec`, found without Docker or the network.
 
-``lifecycle.up`` checks the same things, but only after it is called; a command
-calls :func:`check` first, before it makes a run directory, asks Docker about
-an existing cluster or downloads anything, so bad input costs nothing and
-touches nothing. (``ClusterSpec`` itself already refused bad node counts,
-controllers, heap sizes, names and reserved broker keys when it was built.)
+A provisioner's ``up`` checks the same things (``cluster.deploy.release_for``),
+but only once it is called; a command calls :func:`check` first, before it
+makes a run directory, asks Docker about an existing cluster or downloads
+anything, so bad input costs nothing and touches nothing. (``ClusterSpec``
+itself already refused bad node counts, controllers, heap sizes, names and
+reserved broker keys when it was built.)
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def check(spec: ClusterSpec) -> KafkaVersion:
 
     Broker config keys are checked against the version's own key list when its
     jars are already cached (reading the list then needs at most a local JVM,
-    never Docker or Maven); otherwise ``lifecycle.up`` checks them after the
-    download, still before it contacts the engine.
+    never Docker or Maven); otherwise ``up`` checks them after the download, still
+    before it contacts the engine.
     """
     version = resolve_for_mode(spec.kafka_version, spec.mode)
     if not spec.broker_config:

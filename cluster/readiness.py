@@ -18,7 +18,7 @@ from cluster.metadata import registered_brokers
 from harness.errors import ClusterError
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster.model import Cluster
 
 PROBE_TOPIC = "insync-ready"
 

@@ -1,7 +1,7 @@
 """A cluster described as plain data.
 
-``ClusterSpec`` is everything needed to build a cluster again: it is stored as
-a label on every container, so ``insync cluster status`` / ``down`` and a
+``ClusterSpec`` is everything needed to build a cluster again: the provisioner
+keeps it with the nodes it makes, so ``insync cluster status`` / ``down`` and a
 later ``insync run`` can find and reuse a cluster without any other state.
 """
 

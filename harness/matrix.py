@@ -45,7 +45,7 @@ could use (an unknown version, ``nan`` seconds) is one ``UsageError`` line; a
 combination that cannot work (``min-insync`` above ``replication-factor``,
 ZooKeeper mode on a KRaft-only version) is skipped with its reason, and if
 every one is skipped that is the error. The cluster is removed at the end only
-if one of this matrix's runs brought it up (created it or had ``up`` return
+if one of this matrix's runs brought it up (the provisioner's ``up`` returned
 it): a matrix that fails before that leaves a same-named cluster alone.
 
 Resume rule: run ``k`` of a combination is done when some

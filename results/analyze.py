@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.base.faults import start_fs, stop_fs
 from results.ingest import OPS, RUNS
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ CONFIG_COLUMNS = (
     "faults",
     "txn",
 )
-STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
-STOPS = ("start", "resume", "reset-clock", "heal")
+#: ops that open / heal a fault, from the fault-kind registry
+STARTS, STOPS = start_fs(), stop_fs()
 METRIC_COLUMNS = (
     "runs",
     "acked",

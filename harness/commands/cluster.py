@@ -3,8 +3,9 @@
 Every option is checked before Docker is asked anything: numbers against the
 same ranges as ``insync run`` (its ``OPTIONS`` rows), names, the Kafka version
 and its mode (``cluster.preflight``). ``smoke`` removes the cluster at the end
-only if it brought it up (``up`` returned it, or began creating it): a failure
-before that leaves a cluster of the same name alone.
+only if ``up`` returned it: a failure before that leaves a cluster of the same
+name alone (and a half-built one stays for ``insync cluster logs``, as the
+provisioner says).
 """
 
 from __future__ import annotations
@@ -134,11 +135,13 @@ def _say(text: str) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
     spec = _spec(args)
     started = time.monotonic()
-    cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+    cluster = provisioner_for().up(
+        spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+    )
     _say(
         f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
         f"bootstrap {cluster.bootstrap}"
@@ -148,24 +151,15 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from cluster.smoke import write_and_read_back
 
     spec = _spec(args)
     started = time.monotonic()
-    owned = False  # up() returned the cluster, or began creating its containers
-
-    def creating() -> None:
-        nonlocal owned
-        owned = True
-
+    owned = False  # up() returned the cluster: from then on it is ours to remove
     try:
-        cluster = lifecycle.up(
-            spec,
-            fresh=args.fresh,
-            say=_say,
-            ready_timeout_s=args.ready_timeout,
-            on_create=creating,
+        cluster = provisioner_for().up(
+            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
         )
         owned = True
         _say(f"cluster ready in {time.monotonic() - started:.1f}s")
@@ -174,15 +168,15 @@ def _smoke(args: argparse.Namespace) -> int:
         print(f"ok: wrote {message!r} with acks=all at offset {offset} and read it back")
     finally:
         if owned and not args.keep:
-            removed = lifecycle.down(spec.name)
+            removed = provisioner_for().down(spec.name)
             _say(f"cluster {spec.name!r} removed ({removed})")
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    cluster = lifecycle.attach(args.name)
+    cluster = provisioner_for().attach(args.name)
     _print_table(cluster, with_controller=True)
     return 0
 
@@ -220,11 +214,11 @@ def _print_table(cluster: Any, with_controller: bool = False) -> None:
 
 
 def _logs(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
     if args.out is not None:
         usable_dir(args.out, "--out")
-    cluster = lifecycle.attach(args.name)
+    cluster = provisioner_for().attach(args.name)
     nodes = [cluster.node(args.node)] if args.node else list(cluster.nodes.values())
     if args.out is not None:
         for node in nodes:
@@ -238,9 +232,9 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    removed = lifecycle.down(None if args.all else args.name)
+    removed = provisioner_for().down(None if args.all else args.name)
     what = "every insync cluster" if args.all else f"cluster {args.name!r}"
     _say(f"removed {what}: {removed}")
     return 0

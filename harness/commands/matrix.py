@@ -79,7 +79,7 @@ _NOT_OPTIONS = frozenset({"config", "runs", "handler", "command", "verbose", "te
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from harness.matrix import Matrix, drive, merge, read_config, split, summary
     from harness.run import run
     from harness.run.options import BY_NAME
@@ -104,6 +104,9 @@ def _handle(args: argparse.Namespace) -> int:
     ) -> RunResult:
         return run(opts, say=say, live=False, on_cluster=on_cluster)
 
-    outcome = drive(matrix, run_fn=run_one, say=say, down=lifecycle.down)
+    def down(name: str) -> str:
+        return provisioner_for().down(name)
+
+    outcome = drive(matrix, run_fn=run_one, say=say, down=down)
     print(summary(outcome), flush=True)
     return outcome.exit_code

@@ -26,7 +26,7 @@ from harness.history import HistoryWriter, ProcessTable
 from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.protocol import Nemesis
 
 LOG = logging.getLogger("insync.run")

@@ -19,10 +19,11 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
 
 Before step 1, ``setup.preflight`` checks every option (values, version and
 mode, files, broker keys): bad input is one ``UsageError`` line with nothing
-created and Docker never asked. Cleanup touches only what this run owns: the
-cluster ``up`` returned, or whose containers this run began to create (the
-``on_create`` hook of ``lifecycle.up``). A failure before that (an engine that
-does not answer, Maven unreachable) leaves any cluster of the same name alone.
+created and Docker never asked. Cleanup touches only what this run owns: its
+topics, and the cluster once the provisioner's ``up`` returned it. A failure
+before that (an engine that does not answer, Maven unreachable, a node that
+never became ready) leaves any cluster of that name alone: not ``down``-ed, its
+logs not read; the provisioner keeps a half-built one for ``insync cluster logs``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from harness.run.stats import Stats
 from results.store import RunDir
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
     from workloads.topics import Topics
@@ -90,8 +91,9 @@ class Run:
         self.t0 = time.monotonic()
         self.run_dir = RunDir.create(opts.results_dir, opts.name or "run", self.started)
         self.token = "i" + self.run_dir.path.name.lower().replace(".", "").replace("-", "")
-        self.cluster: Cluster | None = None  # set once lifecycle.up returned it
-        self.created = False  # this run began creating the cluster's containers
+        # Set once the provisioner's up() returned it: only then is the cluster this
+        # run's to read logs from and (--teardown) to remove.
+        self.cluster: Cluster | None = None
         self.topics: Topics | None = None
         self.package: NemesisPackage | None = None
         self.nemesis_ready = False
@@ -127,15 +129,15 @@ class Run:
     # -- the layers -------------------------------------------------------------------
 
     def _run(self, nopts: NemesisOptions | None) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
         self.stats.enter("cluster")
         spec = self.spec
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
-        self.cluster = lifecycle.up(spec, say=self.say, on_create=self._creating)
-        if not self.created:  # reused: ours from now on (a created one was reported)
-            self._own_cluster()
+        self.cluster = provisioner_for().up(spec, say=self.say)
+        if self.on_cluster is not None:  # from now on the cluster is this run's
+            self.on_cluster(spec.name)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
         self.stats.enter("topics")
         self.topics = self._topics(self.cluster)
@@ -155,20 +157,6 @@ class Run:
         warm = self.interp.warm_up()
         LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
-
-    def _creating(self) -> None:
-        """``lifecycle.up`` is about to create containers: from now on they are ours."""
-        self.created = True
-        self._own_cluster()
-
-    def _own_cluster(self) -> None:
-        if self.on_cluster is not None:
-            self.on_cluster(self.spec.name)
-
-    @property
-    def owns_cluster(self) -> bool:
-        """Whether cleanup may touch the cluster: ``up`` returned it, or we created it."""
-        return self.cluster is not None or self.created
 
     def _raised_at_the_end(self) -> bool:
         """``_judge`` re-raises a deliberate error that stopped the run before any op."""
@@ -265,16 +253,9 @@ class Run:
             self.topics.delete_all()
 
     def _collect_logs(self) -> None:
-        from cluster import lifecycle
-
-        if not self.owns_cluster:
-            return  # up() never got as far as creating anything: not ours to read
         cluster = self.cluster
-        if cluster is None:  # up() failed after creating containers: their logs say why
-            try:
-                cluster = lifecycle.attach(self.spec.name)
-            except InsyncError:
-                return
+        if cluster is None:
+            return  # up() never returned: whatever runs under that name is not ours
         for node in cluster.nodes.values():
             try:
                 node.collect_logs(self.run_dir.nodes)
@@ -282,10 +263,10 @@ class Run:
                 LOG.warning("could not collect logs of %s: %s", node.name, err)
 
     def _remove_cluster(self) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
-        if self.opts.teardown and self.owns_cluster:
-            removed = lifecycle.down(self.spec.name)
+        if self.opts.teardown and self.cluster is not None:
+            removed = provisioner_for().down(self.spec.name)
             self.say(f"removed cluster {self.spec.name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------
@@ -345,8 +326,8 @@ def run(
 ) -> RunResult:
     """Run the test ``opts`` describes (validated and resolved here) and judge it.
 
-    ``on_cluster(name)`` is called once this run owns the cluster ``name`` (it
-    began creating it, or ``up`` returned it): ``insync matrix`` removes at the
+    ``on_cluster(name)`` is called once this run owns the cluster ``name`` (the
+    provisioner's ``up`` returned it): ``insync matrix`` removes at the
     end only clusters its runs owned.
     """
 

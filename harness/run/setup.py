@@ -17,7 +17,7 @@ from harness.run.plan import PARTITIONS_PER_TOPIC
 from results.store import iso
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from cluster.spec import ClusterSpec
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
@@ -69,20 +69,17 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
             f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
             hint="use --nemesis none",
         ) from None
-    schedule = Path(opts.nemesis_schedule) if opts.nemesis_schedule else None
-    if schedule is not None:
-        from nemesis import ALL_FS, load_schedule
-
-        load_schedule(schedule, ALL_FS)  # a bad step is a UsageError now, not mid-run
-    return NemesisOptions(
+    nopts = NemesisOptions(
         faults=frozenset(opts.faults),
         interval=opts.nemesis_interval,
         targets=tuple(opts.nemesis_targets),
-        schedule=schedule,
+        schedule=Path(opts.nemesis_schedule) if opts.nemesis_schedule else None,
         partition_clients=opts.partition_clients,
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
     )
+    nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
+    return nopts
 
 
 def build_package(nopts: NemesisOptions) -> NemesisPackage:

@@ -27,7 +27,7 @@ from workloads.client import Client, Completed
 from workloads.outcomes import describe
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.protocol import Nemesis
 
 LOG = logging.getLogger("insync.run")

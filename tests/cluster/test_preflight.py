@@ -47,7 +47,7 @@ def test_a_typo_is_refused_when_the_jars_are_cached(cache: Path) -> None:
 
 
 def test_without_cached_jars_keys_are_left_to_up(cache: Path) -> None:
-    """Checking them would mean downloading Kafka first; ``lifecycle.up`` does that."""
+    """Checking them would mean downloading Kafka first; the provisioner's ``up`` does that."""
     spec = ClusterSpec(broker_config={"no.such.key": "1"})
     assert preflight.check(spec).version == "4.1.2"
     assert not any(cache.iterdir())  # nothing created, nothing downloaded
