@@ -1,7 +1,8 @@
 """What a run is built from, derived from its options: cluster spec, nemesis, test.json.
 
-Each of these can reject bad options (reserved broker keys, unknown faults),
-so the runner calls them before it creates anything.
+Each of these can reject bad options (reserved broker keys, unknown faults), so
+:func:`preflight` calls them all before the runner (or the matrix, for every
+cell of its grid) creates a directory or asks Docker anything.
 """
 
 from __future__ import annotations
@@ -41,6 +42,22 @@ def cluster_spec(opts: RunOptions) -> ClusterSpec:
     )
 
 
+def preflight(opts: RunOptions) -> tuple[ClusterSpec, NemesisOptions | None]:
+    """Everything that can be wrong with ``opts``, found with nothing created or contacted.
+
+    Values, ranges and combinations (``RunOptions.validate``), the files named,
+    the Kafka version and its mode, reserved and (when the jars are cached)
+    unknown broker config keys, the nemesis and its schedule. Returns the cluster
+    spec and nemesis options the run is then built from.
+    """
+    from cluster import preflight as cluster_preflight
+
+    opts.validate()
+    spec = cluster_spec(opts)
+    cluster_preflight.check(spec)
+    return spec, nemesis_options(opts)
+
+
 def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
     """The nemesis's own options for this run (checked now, before anything starts)."""
     if not opts.faults and not opts.nemesis_schedule:
@@ -52,7 +69,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
             f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
             hint="use --nemesis none",
         ) from None
-    return NemesisOptions(
+    nopts = NemesisOptions(
         faults=frozenset(opts.faults),
         interval=opts.nemesis_interval,
         targets=tuple(opts.nemesis_targets),
@@ -61,6 +78,8 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
     )
+    nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
+    return nopts
 
 
 def build_package(nopts: NemesisOptions) -> NemesisPackage:
