@@ -139,8 +139,8 @@ def insync_loop(
 ) -> Loop:
     """The runner's own path, send-only, as fast as it goes, recording every op."""
     from cluster.kafka_clients import admin
+    from harness.base.history import HistoryWriter
     from harness.gen import QueueGen, QueueOptions, clients, time_limit
-    from harness.history import HistoryWriter
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
     from workloads.client import ClientOptions, Completed
@@ -239,8 +239,8 @@ class _MemoryClient:
 
 def memory_loop(threads: int, seconds: float, workdir: Path) -> Loop:
     """The runner's path (generator, interpreter, workers, history) with no Kafka at all."""
+    from harness.base.history import HistoryWriter
     from harness.gen import QueueGen, QueueOptions, clients, time_limit
-    from harness.history import HistoryWriter
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
 

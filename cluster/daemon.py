@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cluster.remote import Remote
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 State = Literal["running", "paused", "stopped"]
 

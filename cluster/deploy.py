@@ -24,7 +24,7 @@ from cluster.provisioner import Say
 from cluster.readiness import wait_ready
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion, resolve_version
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 LOG = logging.getLogger("insync.cluster")
 

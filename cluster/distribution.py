@@ -32,7 +32,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from cluster.versions import Artifact, KafkaVersion
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 __all__ = [
     "MARKER",

@@ -20,7 +20,7 @@ from cluster.provisioner import Say
 from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 #: ``(node, argv, stdin) -> (exit_code, stdout, stderr)``, for every node's commands.
 NodeHandler = Callable[[str, tuple[str, ...], str | None], tuple[int, str, str]]

@@ -20,7 +20,7 @@ import uuid
 from pathlib import PurePath, PurePosixPath
 
 from cluster.versions import KafkaVersion
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 __all__ = [
     "DEFAULT_HEAP_MB",

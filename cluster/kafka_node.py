@@ -23,7 +23,7 @@ from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
 from cluster.wait import wait_until
 from cluster.zookeeper_config import ZK_CONFIG_PATH, ZK_DATA_DIR, ZK_LOG_DIR, render_zoo_cfg
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 KAFKA_LOG_DIR = "/var/log/kafka"
 LOG = logging.getLogger("insync.cluster")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from cluster.kafka_clients import admin
 from cluster.spec import BROKER_PORT
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 if TYPE_CHECKING:
     from cluster.model import Cluster

@@ -15,7 +15,7 @@ from typing import TypeVar
 from cluster.kafka_node import KafkaNode
 from cluster.spec import BROKER_PORT, ClusterSpec
 from cluster.versions import KafkaVersion
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 T = TypeVar("T")
 

@@ -14,7 +14,7 @@ from cluster.config_keys import known_broker_keys, validate_keys
 from cluster.distribution import distribution_dir, load_distribution
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion, resolve_for_mode
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 __all__ = ["check"]
 

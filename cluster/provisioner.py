@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 if TYPE_CHECKING:
     from cluster.model import Cluster

@@ -15,7 +15,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, producer
 from cluster.metadata import registered_brokers
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 if TYPE_CHECKING:
     from cluster.model import Cluster

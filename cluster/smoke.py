@@ -8,7 +8,7 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, consumer, producer
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 SMOKE_TOPIC = "insync-smoke"
 _HINT = "see why in `insync cluster logs` (pass --keep to leave the cluster up for that)"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 Mode = Literal["kraft", "zookeeper"]
 MODES: tuple[Mode, ...] = ("kraft", "zookeeper")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 __all__ = [
     "KRAFT",

@@ -2,7 +2,7 @@
 
 Each subcommand lives in its own module under ``harness.commands`` and exposes
 ``register(subparsers)``; this module only wires them together and turns
-deliberate errors (``harness.errors.InsyncError``) into one-line messages.
+deliberate errors (``harness.base.errors.InsyncError``) into one-line messages.
 
 Usage errors of every command and subcommand (unknown flag, missing argument,
 bad choice, bad type) go through :class:`Parser`, which every subparser
@@ -20,7 +20,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from harness.errors import InsyncError, UsageError
+from harness.base.errors import InsyncError, UsageError
+from harness.base.version import insync_version
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix")
@@ -58,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Jepsen-style verification of Apache Kafka: run real clusters, "
         "inject faults, check what happened to the data.",
     )
-    parser.add_argument("--version", action="version", version=f"insync {_version()}")
+    parser.add_argument("--version", action="version", version=f"insync {insync_version()}")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="log progress (-vv: debug detail)"
     )
@@ -69,14 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(sub)
     return parser
 
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("insync")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -65,11 +65,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.errors import InsyncError, UsageError
+from harness.base.errors import InsyncError, UsageError
+from harness.base.rundir import RESULTS, TEST, read_json, write_json
 from harness.run.options import BY_NAME, RunOptions, convert, read_toml
 from harness.run.setup import cluster_spec, preflight
 from harness.run.values import Range, Spec, whole
-from results.store import RESULTS, TEST, read_json, write_json
 
 #: Option names that may take several values, in the order test names spell them.
 AXES = (

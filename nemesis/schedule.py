@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 from harness.gen.combinators import ns
 from harness.gen.core import Context, Gen, Pending, Step, fill_in
 

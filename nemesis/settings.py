@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.base.errors import UsageError
 from harness.base.faults import FaultKind, all_fs, fault_names, in_registry_order, kind_of
-from harness.errors import UsageError
 from nemesis.grudge import SHAPES
 from nemesis.schedule import ScheduleStep, load_schedule
 from nemesis.targets import TARGETS

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from harness.errors import HistoryError, UsageError
+from harness.base.errors import HistoryError, UsageError
 from results import report_data, report_template
 from results.history_table import OpTable, read_table
 from results.plot_data import (

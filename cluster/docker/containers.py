@@ -13,7 +13,7 @@ from typing import Any
 
 from cluster.docker.docker_cli import inspect_one, run_docker
 from cluster.spec import ClusterSpec
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 LABEL = "insync"
 #: Where the host's Kafka distribution is bind-mounted (read-only) in every node.

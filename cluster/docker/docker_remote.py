@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cluster.docker.docker_cli import run_docker
 from cluster.remote import ExecResult, RemoteCommandFailed
-from harness.errors import ClusterError, EnvironmentProblem
+from harness.base.errors import ClusterError, EnvironmentProblem
 
 
 @dataclass(frozen=True)

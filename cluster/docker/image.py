@@ -37,7 +37,7 @@ from cluster.docker.image_inputs import (
     node_inputs,
     render_dockerfile,
 )
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 __all__ = ["BASE_REPO", "NODE_REPO", "ImageBuild", "build_image", "ensure_image"]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from cluster.docker.engine import Host, RealHost
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 __all__ = [
     "DPKG_OPTS",

@@ -24,7 +24,7 @@ from cluster.model import Cluster
 from cluster.provisioner import Say
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 LOG = logging.getLogger("insync.cluster")
 

@@ -16,7 +16,7 @@ import pkgutil
 from typing import Any
 
 import bench
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def bench_names() -> list[str]:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cluster.spec import MAX_NODES
-from harness.errors import ClusterError, UsageError
+from harness.base.errors import ClusterError, UsageError
 from harness.run.options import BY_NAME
 from harness.run.values import Range, Spec, number, usable_dir, whole
 

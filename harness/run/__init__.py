@@ -6,7 +6,7 @@ one raw value is converted and range-checked; files the user names), ``setup``
 phases' generators, drain completion), ``workers`` (threads that perform and
 record ops), ``interpreter`` (the loop between generator and workers),
 ``stats`` and ``display`` (progress), ``runner`` (the lifecycle that always
-unwinds). The run directory itself is ``results.store``.
+unwinds). The run directory itself is ``harness.base.rundir``.
 """
 
 from harness.run.options import RunOptions, options_from, parse

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 from harness.run.values import (
     HELP_HINT,
     Range,

@@ -36,15 +36,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HistoryError, InsyncError
-from harness.history import HistoryWriter
+from harness.base.errors import HistoryError, InsyncError
+from harness.base.history import HistoryWriter
+from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import PARTITIONS_PER_TOPIC, DrainFeed, drive
 from harness.run.setup import build_package, preflight, test_json
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
-from results.store import RunDir
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -272,8 +272,7 @@ class Run:
     # -- the verdict ---------------------------------------------------------------------
 
     def _judge(self) -> RunResult:
-        from checkers import check_file
-        from harness.commands.check import exit_code
+        from checkers import check_file, exit_code
 
         error = None if self.error is None else str(self.error)
         if self._no_history():

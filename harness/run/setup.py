@@ -11,10 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.rundir import iso
+from harness.base.version import insync_version
 from harness.run.options import RunOptions
 from harness.run.plan import PARTITIONS_PER_TOPIC
-from results.store import iso
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -89,7 +90,6 @@ def build_package(nopts: NemesisOptions) -> NemesisPackage:
 
 
 def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
-    from harness.cli import _version
 
     spec = cluster_spec(opts)
     return {
@@ -97,7 +97,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
         "argv": opts.argv(),
         "seed": opts.seed,
         "started": iso(started),
-        "insync_version": _version(),
+        "insync_version": insync_version(),
         "cluster": {
             "name": spec.name,
             "nodes": spec.nodes,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 #: What to do next after a bad option value: the options are documented there
 #: (``insync matrix`` takes the same options).
@@ -85,7 +85,7 @@ def text(x: Any) -> str:
 
 def run_name(x: Any) -> str:
     """A test name is one directory under the results folder (results/LAYOUT.md)."""
-    from results.store import LATEST
+    from harness.base.rundir import LATEST
 
     name = text(x)
     if name in (".", "..", LATEST) or "/" in name or "\0" in name or len(name) > 200:

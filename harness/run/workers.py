@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.history import NEMESIS, HistoryWriter, Op
+from harness.base.history import NEMESIS, HistoryWriter, Op
 from workloads.client import Client, Completed
 from workloads.outcomes import describe
 

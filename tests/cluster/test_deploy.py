@@ -12,7 +12,7 @@ from cluster import ClusterSpec, deploy
 from cluster.broker_config import CONFIG_PATH
 from cluster.fake_provisioner import FakeProvisioner
 from cluster.zookeeper_config import ZK_CONFIG_PATH
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 HOME = "/srv/kafka-under-test"
 

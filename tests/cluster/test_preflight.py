@@ -13,7 +13,7 @@ from cluster.distribution import _write_marker as write_marker
 from cluster.distribution import distribution_dir
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 KNOWN = ["log.flush.interval.messages", "num.io.threads", "unclean.leader.election.enable"]
 

@@ -8,7 +8,7 @@ import pytest
 from cluster import Cluster, ClusterSpec, Provisioner, provisioner_for
 from cluster import provisioner as provisioner_module
 from cluster.fake_provisioner import FakeProvisioner
-from harness.errors import ClusterError, UsageError
+from harness.base.errors import ClusterError, UsageError
 
 
 def quiet_nodes(_node: str, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:

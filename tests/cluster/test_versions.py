@@ -14,7 +14,7 @@ from cluster.versions import (
     resolve_for_mode,
     resolve_version,
 )
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from harness import matrix as mx
+from harness.base.errors import EnvironmentProblem, UsageError
+from harness.base.rundir import RunDir, read_json, write_json
 from harness.cli import build_parser
-from harness.errors import EnvironmentProblem, UsageError
 from harness.run.options import RunOptions
 from harness.run.runner import RunResult
-from results.store import RunDir, read_json, write_json
 
 
 def flags(argv: str) -> mx.Matrix:

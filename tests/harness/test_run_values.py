@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 from harness.run.options import OPTIONS, RunOptions
 from harness.run.values import (
     Range,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from cluster.provisioner import DEFAULT_PROVISIONER, PROVISIONERS
-from harness.errors import ClusterError, EnvironmentProblem, InsyncError
+from harness.base.errors import ClusterError, EnvironmentProblem, InsyncError
 from harness.run import parse, run
 from harness.run.runner import Run
 

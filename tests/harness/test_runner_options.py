@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.base.errors import UsageError
 from harness.cli import build_parser
-from harness.errors import UsageError
 from harness.run.options import OPTIONS, RunOptions, parse
 
 

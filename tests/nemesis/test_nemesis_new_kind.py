@@ -16,8 +16,8 @@ import pytest
 from fakes import fake_cluster
 
 from harness.base import faults
+from harness.base.errors import UsageError
 from harness.base.faults import FAULT_KINDS, FaultKind
-from harness.errors import UsageError
 from harness.gen import nemesis, phases, simulate, time_limit
 from nemesis import NemesisOptions, build_package, residue
 from results.plot_data import nemesis_bands

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from harness.base.errors import UsageError
 from harness.base.faults import FAULT_KINDS, all_fs, fault_names, kind_of
-from harness.errors import UsageError
 from harness.gen import nemesis, phases, simulate, time_limit
 from nemesis import NemesisOptions, build_package
 

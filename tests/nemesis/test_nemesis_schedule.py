@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.base.errors import UsageError
 from harness.base.faults import all_fs
-from harness.errors import UsageError
 from harness.gen import nemesis, simulate
 from nemesis import NemesisOptions, build_package
 from nemesis.schedule import ScheduleStep, parse_schedule, schedule_gen

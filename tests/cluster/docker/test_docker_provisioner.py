@@ -15,7 +15,7 @@ import pytest
 from cluster import ClusterSpec
 from cluster.docker import DockerProvisioner, containers
 from cluster.docker.docker_remote import DockerRemote
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 SPEC = ClusterSpec(name="it", nodes=3)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cluster.docker.engine import EngineInfo, RealHost, apt_install, ensure_engine, file_lock
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 Handler = Callable[[list[str]], tuple[int, str, str]]
 

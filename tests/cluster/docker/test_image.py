@@ -11,7 +11,7 @@ import pytest
 from cluster.docker import image
 from cluster.docker.docker_cli import inspect_one
 from cluster.docker.image import build_image
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 
 @pytest.mark.parametrize(

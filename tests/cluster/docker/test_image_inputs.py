@@ -21,7 +21,7 @@ from cluster.docker.image_inputs import (
     node_inputs,
     render_dockerfile,
 )
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 DEBIAN_SOURCES = """\
 Types: deb
