@@ -17,7 +17,7 @@ from nemesis.grudge import SHAPES
 from nemesis.recovery import AWAIT
 from nemesis.schedule import ScheduleStep, load_schedule
 from nemesis.shapes import is_shape, shape_problem
-from nemesis.targets import TARGETS, is_target
+from nemesis.targets import TARGETS, is_target, leader_count
 
 #: What ``--nemesis-packet`` may name (delay/duplicate need netem in the kernel).
 PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")
@@ -58,6 +58,8 @@ class NemesisOptions:
             raise UsageError(f"unknown nemesis faults {bad}", hint=f"use {', '.join(names)}")
         if self.interval <= 0:
             raise UsageError(f"--nemesis-interval must be > 0, got {self.interval}")
+        for target in self.targets:
+            leader_count(target)  # a bad count (leaders:0) says so itself
         bad = sorted(t for t in self.targets if not is_target(t) and not is_shape(t))
         if bad:
             known = sorted(set(TARGETS) | set(SHAPES))

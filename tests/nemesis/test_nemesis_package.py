@@ -132,7 +132,7 @@ def test_on_three_nodes_the_default_ring_is_drawn_as_the_bridge_it_would_become(
     ({"faults": frozenset({"meteor"})}, "unknown nemesis faults"),
     ({"interval": 0}, "must be > 0"),
     ({"targets": ("everyone",)}, "unknown nemesis targets"),
-    ({"targets": ("leaders:0",)}, "unknown nemesis targets"),
+    ({"targets": ("leaders:0",)}, "the count after leaders: must be >= 1"),
     ({"recovery_timeout": 0}, "recovery timeout must be > 0"),
     ({"targets": ("majorities-ring",), "nodes": 2}, "cannot mean anything here: on 2 nodes"),
     ({"packet": ("corrupt",)}, "unknown packet behaviours"),
