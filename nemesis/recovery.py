@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from harness.gen.core import Context, Gen, Op, Pending, Step, fill_in
+from harness.base.history import Op
+from harness.gen.core import Context, Gen, Pending, Step, fill_in
 from nemesis.nodes import Resolver, completion
 from nemesis.targets import Facts
 

@@ -12,8 +12,8 @@ from fakes import fake_cluster
 
 from cluster.metadata import PartitionState
 from harness.base.faults import fault_spans
+from harness.base.history import Op
 from harness.gen import clients, limit, nemesis, phases, repeat, simulate, time_limit
-from harness.gen.core import Op
 from nemesis import NemesisOptions, build_package
 from nemesis.nodes import Resolver
 from nemesis.recovery import AWAIT, RecoveryNemesis, missing
