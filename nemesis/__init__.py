@@ -4,10 +4,12 @@ Modules: ``protocol`` (the ``Nemesis`` protocol and ``NemesisPackage``),
 ``settings`` (``NemesisOptions``), ``package`` (``build_package``: the combined
 nemesis, derived from the fault-kind registry ``harness.base.faults``),
 ``kinds`` (one module per fault kind, behind ``FaultImpl``), ``schedule``
-(timed scripts), ``grudge`` and ``targets`` (pure shape and target
-resolution), ``partition``, ``process``, ``clock``, ``packet`` (the fault
-machinery), ``net`` (iptables/tc commands), ``compose``, ``residue`` (what a
-teardown must leave: nothing), ``errors``.
+(timed scripts), ``grudge``, ``shapes`` and ``targets`` (pure shape and target
+resolution), ``impact`` (whole-cluster / quorum-majority faults, narrowing),
+``recovery`` (``await-recovery``: faults wait for the cluster), ``partition``,
+``process``, ``clock``, ``packet`` (the fault machinery), ``net`` (iptables/tc
+commands), ``compose``, ``residue`` (what a teardown must leave: nothing),
+``errors``.
 
 The names below are the public surface; no submodule imports this package's
 root, so importing any of them never goes round in a circle.

@@ -8,6 +8,11 @@ drain. Random choices in the generator come from the run's seed (pure, so a
 simulation shows exactly the ops a run will issue); symbolic targets are
 resolved when the fault happens, by a resolver seeded from the same seed.
 
+After every heal the random generator issues ``await-recovery``, and the final
+generator ends with one (``nemesis.recovery``): the next fault, and the drain,
+wait until the cluster has recovered. The nemesis answering it is part of every
+package with faults.
+
 Nothing here names a fault kind: the kinds, their ops, heals and report spans
 come from ``harness.base.faults.FAULT_KINDS``, and what each kind does from its
 module under ``nemesis.kinds``.
@@ -26,7 +31,8 @@ from harness.gen.core import Context, Gen, GenLike, Rng, Step, fill_in
 from nemesis.compose import ComposedNemesis
 from nemesis.kinds import load
 from nemesis.nodes import Resolver, cluster_facts
-from nemesis.protocol import NemesisPackage
+from nemesis.protocol import Nemesis, NemesisPackage
+from nemesis.recovery import AwaitAfterHeals, RecoveryNemesis, await_op
 from nemesis.schedule import schedule_gen
 from nemesis.settings import NemesisOptions
 
@@ -49,19 +55,21 @@ def fault_generator(kind: FaultKind, opts: NemesisOptions) -> Gen:
 
 
 def final_generator(kinds: Sequence[FaultKind]) -> list[dict[str, Any]]:
-    """Heal every kind in ``kinds`` once, in heal order (resume first, restart the dead last)."""
-    return [k.heal for k in in_heal_order(kinds)]
+    """Heal every kind in ``kinds`` once, in heal order (resume first, restart the dead
+    last), then wait for the cluster to recover so the drain starts on a working one."""
+    return [*(k.heal for k in in_heal_order(kinds)), await_op()]
 
 
 def nemesis_for(kinds: Sequence[FaultKind], opts: NemesisOptions) -> ComposedNemesis:
-    """One nemesis handling every op of ``kinds``, sharing one seeded resolver.
+    """One nemesis handling every op of ``kinds`` and ``await-recovery``, sharing one
+    seeded resolver.
 
     Members (and so teardown) follow the heal order: resume, heal the network,
-    reset clocks, restart the dead.
+    reset clocks, restart the dead; the recovery check (nothing to tear down) last.
     """
     resolver = Resolver(opts.seed, lambda cluster: cluster_facts(cluster, opts.topics))
-    return ComposedNemesis([load(k).make_nemesis(resolver, opts)
-                            for k in in_heal_order(kinds)])
+    members: list[Nemesis] = [load(k).make_nemesis(resolver, opts) for k in in_heal_order(kinds)]
+    return ComposedNemesis([*members, RecoveryNemesis(resolver, opts.recovery_timeout)])
 
 
 def build_package(opts: NemesisOptions) -> NemesisPackage:
@@ -76,7 +84,9 @@ def build_package(opts: NemesisOptions) -> NemesisPackage:
     else:
         # a warm-up of one interval lets clients connect and write before the first fault
         faults = interleave([fault_generator(k, opts) for k in kinds])
-        generator = [sleep(opts.interval), stagger(opts.interval, faults)]
+        heals = frozenset(k.stop for k in kinds)
+        generator = [sleep(opts.interval),
+                     AwaitAfterHeals(stagger(opts.interval, faults), heals)]
     return NemesisPackage(
         nemesis=nemesis_for(kinds, opts),
         generator=generator,

@@ -87,9 +87,10 @@ class PacketNemesis:
         behaviour = {k: float(args[k]) for k in KNOWN if args.get(k)}
         unknown = sorted(set(args) - {"target", *KNOWN})
         try:
-            names = self.resolver.nodes(cluster, target)
+            hit = self.resolver.hit(cluster, target, narrow=False)
         except Exception as err:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
+        names = hit.nodes
         addresses = {n: cluster.nodes[n].address for n in cluster.nodes}
 
         def apply(node: KafkaNode) -> dict[str, Any]:
@@ -112,7 +113,8 @@ class PacketNemesis:
 
         done, errors = on_nodes(apply, cluster, names)
         value: dict[str, Any] = {"target": target, "nodes": sorted(done),
-                                 "applied": {n: d["applied"] for n, d in sorted(done.items())}}
+                                 "applied": {n: d["applied"] for n, d in sorted(done.items())},
+                                 **hit.record}
         problems: dict[str, str] = dict(errors)
         missing = {n: d["not-applied"] for n, d in sorted(done.items()) if d["not-applied"]}
         if missing:

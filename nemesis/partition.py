@@ -1,16 +1,17 @@
 """Network partitions: iptables DROP rules between Kafka nodes, recorded as exact grudges.
 
 ``start-partition`` takes a shape (``one``, ``majority``, ``majorities-ring``,
-``minority-third``, ``one-way``, ``leaders``/``primaries``, ``controller``) or an
-explicit ``{"isolate": target}``, ``{"components": [[...], ...]}`` or
-``{"grudge": {node: [nodes]}}``; it replaces any partition in force. Its value
-records the cut: ``{"shape": ..., "isolated": [["n1"], ["n2", "n3"]]}`` for a
-component partition, ``{"shape": ..., "grudge": {"n1": ["n2"]}}`` (node → nodes
-it cannot hear from) otherwise. Clients (arriving at each node from its
-``client_source``) keep reaching every node, unless ``partition_clients``:
-then they side with the majority, i.e. they are cut off from every node that
-hears from fewer than a majority of the nodes (itself included), and the value
-lists those under ``clients-cut``.
+``minority-third``, ``one-way``, ``bridge``, ``leaders[:N]``/``primaries[:N]``,
+``controller``) or an explicit ``{"isolate": target}``, ``{"components": [[...],
+...]}`` or ``{"grudge": {node: [nodes]}}``; it replaces any partition in force.
+Its value records the cut: ``{"shape": ..., "isolated": [["n1"], ["n2", "n3"]]}``
+for a component partition, ``{"shape": ..., "grudge": {"n1": ["n2"]}}`` (node →
+nodes it cannot hear from) otherwise, plus ``rewritten-from`` when a shape that
+degenerates on this cluster was rewritten (``nemesis.shapes``). Clients
+(arriving at each node from its ``client_source``) keep reaching every node,
+unless ``partition_clients``: then they side with the majority, i.e. they are
+cut off from every node that hears from fewer than a majority of the nodes
+(itself included), and the value lists those under ``clients-cut``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nemesis.net import (
     remove_chain,
 )
 from nemesis.nodes import Resolver, completion, on_nodes
+from nemesis.shapes import plan
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -83,44 +85,10 @@ class PartitionNemesis:
         return completion(value, errors)
 
     def _grudge(self, cluster: Cluster, spec: Any) -> tuple[dict[str, Any], g.Grudge]:
-        """What to cut for ``spec``, and the value describing it."""
-        nodes = list(cluster.nodes)
-        rng = self.resolver.rng
-        if isinstance(spec, Mapping) and "grudge" in spec:
-            grudge = g.normalize(spec["grudge"])
-            return {"shape": "grudge", "grudge": g.as_json(grudge)}, grudge
-        components: g.Components | g.Grudge
-        if isinstance(spec, Mapping) and "components" in spec:
-            shape = "components"
-            components = [list(c) for c in spec["components"]]
-            listed = [n for c in components for n in c]
-            rest = [n for n in nodes if n not in listed]
-            components = [c for c in [*components, rest] if c]
-        elif isinstance(spec, Mapping) and "isolate" in spec:
-            shape = f"isolate {spec['isolate']}"
-            components = g.isolate(self.resolver.nodes(cluster, spec["isolate"]), nodes)
-        elif spec in ("leaders", "primaries"):
-            shape = str(spec)
-            leaders = self.resolver.nodes(cluster, "leaders")
-            if not leaders:
-                raise ValueError("no partition of the workload has a leader right now")
-            components = g.isolate(leaders, nodes, each=True)
-        elif spec == "controller":
-            shape = "controller"
-            components = g.isolate(self.resolver.nodes(cluster, "controller"), nodes)
-        elif isinstance(spec, str):
-            shape = spec
-            components = g.plain_shape(spec, nodes, rng)
-        else:
-            raise ValueError(f"not a partition: {spec!r}")
-        if isinstance(components, dict):
-            grudge = g.normalize(components)
-            return {"shape": shape, "grudge": g.as_json(grudge)}, grudge
-        unknown = sorted({n for c in components for n in c} - set(nodes))
-        if unknown:
-            raise ValueError(f"unknown nodes {unknown}")
-        grudge = g.normalize(g.complete_grudge(components))
-        return {"shape": shape, "isolated": components}, grudge
+        """What to cut for ``spec``, and the value describing it (``nemesis.shapes``)."""
+        cut = plan(spec, list(cluster.nodes), cluster.spec.controller_nodes, self.resolver.rng,
+                   lambda target: self.resolver.nodes(cluster, target))
+        return cut.value, cut.grudge
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
         done, errors = on_nodes(

@@ -14,8 +14,10 @@ from pathlib import Path
 from harness.base.errors import UsageError
 from harness.base.faults import FaultKind, all_fs, fault_names, in_registry_order, kind_of
 from nemesis.grudge import SHAPES
+from nemesis.recovery import AWAIT
 from nemesis.schedule import ScheduleStep, load_schedule
-from nemesis.targets import TARGETS
+from nemesis.shapes import is_shape, shape_problem
+from nemesis.targets import TARGETS, is_target, leader_count
 
 #: What ``--nemesis-packet`` may name (delay/duplicate need netem in the kernel).
 PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")
@@ -30,7 +32,9 @@ class NemesisOptions:
     #: Mean seconds between nemesis ops.
     interval: float = 10.0
     #: Symbolic targets to draw from; partition shapes are the ones that are shapes
-    #: (``majorities-ring`` etc. are shapes only). Empty: every target / shape.
+    #: (``majorities-ring`` etc. are shapes only). Empty: the defaults, which leave
+    #: out ``all`` and ``majority`` (``nemesis.targets.DEFAULT_TARGETS``,
+    #: ``nemesis.shapes.default_shapes``).
     targets: tuple[str, ...] = ()
     #: A timed script (see ``nemesis.schedule``) instead of random faults.
     schedule: Path | None = None
@@ -41,6 +45,11 @@ class NemesisOptions:
     topics: tuple[str, ...] | None = None
     #: Packet behaviours the random generator draws from (delay/duplicate need netem).
     packet: tuple[str, ...] = ("loss", "rate")
+    #: Seconds an ``await-recovery`` waits for the cluster before it gives up.
+    recovery_timeout: float = 60.0
+    #: Nodes in the cluster, when known: shapes that cannot mean anything on it are
+    #: refused, and the default shapes fit it. None: decided when faults happen.
+    nodes: int | None = None
 
     def __post_init__(self) -> None:
         names = fault_names()
@@ -49,11 +58,20 @@ class NemesisOptions:
             raise UsageError(f"unknown nemesis faults {bad}", hint=f"use {', '.join(names)}")
         if self.interval <= 0:
             raise UsageError(f"--nemesis-interval must be > 0, got {self.interval}")
-        known = set(TARGETS) | set(SHAPES)
-        bad = sorted(t for t in self.targets if t not in known)
+        for target in self.targets:
+            leader_count(target)  # a bad count (leaders:0) says so itself
+        bad = sorted(t for t in self.targets if not is_target(t) and not is_shape(t))
         if bad:
+            known = sorted(set(TARGETS) | set(SHAPES))
             raise UsageError(f"unknown nemesis targets {bad}",
-                             hint=f"use {', '.join(sorted(known))}")
+                             hint=f"use {', '.join(known)}, leaders:N or primaries:N")
+        if self.recovery_timeout <= 0:
+            raise UsageError(f"the recovery timeout must be > 0 s, got {self.recovery_timeout}")
+        for shape in (t for t in self.targets if not is_target(t)):
+            problem = None if self.nodes is None else shape_problem(shape, self.nodes)
+            if problem:
+                raise UsageError(f"partition shape {shape!r} cannot mean anything here: {problem}",
+                                 hint="use 3 nodes or more, or a schedule with explicit grudges")
         bad = sorted(set(self.packet) - set(PACKET_BEHAVIOURS))
         if bad:
             raise UsageError(f"unknown packet behaviours {bad}",
@@ -64,7 +82,8 @@ class NemesisOptions:
 
     def steps(self) -> list[ScheduleStep]:
         """The schedule's steps (none without a schedule); ``UsageError`` for a bad one."""
-        return [] if self.schedule is None else load_schedule(self.schedule, all_fs())
+        known = all_fs() | {AWAIT}  # a script may wait for recovery too
+        return [] if self.schedule is None else load_schedule(self.schedule, known)
 
     def kinds(self, steps: Sequence[ScheduleStep] = ()) -> list[FaultKind]:
         """The kinds this run uses (asked for, or named by ``steps``), in registry order."""

@@ -78,6 +78,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         partition_clients=opts.partition_clients,
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
+        nodes=opts.nodes,
     )
     nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
     return nopts

@@ -12,7 +12,7 @@ Also here: the small drawing helpers the kinds' start-op drawers share.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from nemesis.settings import NemesisOptions
 
 T = TypeVar("T")
-
-#: Node targets the random generator draws from when ``--nemesis-targets`` names none.
-NODE_TARGETS = ("one", "minority", "majority", "all", "leaders", "controller")
 
 
 @runtime_checkable
@@ -62,7 +59,8 @@ def choice(rng: Rng, items: Sequence[T]) -> tuple[T, Rng]:
     return items[i], nxt
 
 
-def chosen(targets: Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
-    """The ``--nemesis-targets`` this kind understands, or all it allows if none (or none fit)."""
-    picked = tuple(t for t in targets if t in allowed) if targets else tuple(allowed)
-    return picked or tuple(allowed)
+def chosen(targets: Sequence[str], understood: Callable[[str], bool], defaults: Sequence[str]
+           ) -> tuple[str, ...]:
+    """The ``--nemesis-targets`` this kind understands, in their order, or its defaults
+    if none are given (or none fit)."""
+    return tuple(t for t in targets if understood(t)) or tuple(defaults)

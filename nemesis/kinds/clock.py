@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from cluster.kafka_node import FAKETIME_CONTROL
 from cluster.remote import sh
 from nemesis.clock import STROBE_PIDFILE, ClockNemesis
-from nemesis.kinds import NODE_TARGETS, choice, chosen
+from nemesis.kinds import choice, chosen
+from nemesis.targets import DEFAULT_TARGETS, is_target
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -26,7 +27,7 @@ def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     The draws come in a fixed order (target, fault, delta, sign, period) whatever
     the fault, so a seed replays the same ops across versions.
     """
-    target, rng = choice(rng, chosen(opts.targets, NODE_TARGETS))
+    target, rng = choice(rng, chosen(opts.targets, is_target, DEFAULT_TARGETS))
     fault, rng = choice(rng, ("bump", "bump", "strobe", "freeze"))
     delta, rng = choice(rng, DELTAS_MS)
     sign, rng = choice(rng, (1, -1))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nemesis.kinds import NODE_TARGETS, choice, chosen
+from nemesis.kinds import choice, chosen
 from nemesis.process import KillNemesis
+from nemesis.targets import DEFAULT_TARGETS, is_target
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -16,7 +17,9 @@ if TYPE_CHECKING:
 
 
 def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
-    return {"f": KillNemesis.start_f, "value": choice(rng, chosen(opts.targets, NODE_TARGETS))[0]}
+    """A drawn target (``DEFAULT_TARGETS`` unless ``--nemesis-targets`` names some)."""
+    target, _ = choice(rng, chosen(opts.targets, is_target, DEFAULT_TARGETS))
+    return {"f": KillNemesis.start_f, "value": target}
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

@@ -9,7 +9,7 @@ from cluster.remote import sh
 from nemesis.kinds import choice, chosen
 from nemesis.net import LOSS_CHAIN, list_rules
 from nemesis.packet import START, PacketNemesis
-from nemesis.targets import PLAIN_TARGETS
+from nemesis.targets import DEFAULT_PLAIN_TARGETS, PLAIN_TARGETS
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -31,7 +31,8 @@ SHAPING_QDISCS = ("netem", "tbf", "htb")
 
 def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     """One behaviour of ``--nemesis-packet`` at a drawn level, on a drawn plain target."""
-    target, rng = choice(rng, chosen(opts.targets, PLAIN_TARGETS))
+    target, rng = choice(rng, chosen(opts.targets, PLAIN_TARGETS.__contains__,
+                                         DEFAULT_PLAIN_TARGETS))
     behaviour, rng = choice(rng, opts.packet)
     key, levels = LEVELS[behaviour]
     level, rng = choice(rng, levels)

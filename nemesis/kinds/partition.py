@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nemesis.grudge import SHAPES
 from nemesis.kinds import choice, chosen
 from nemesis.net import PARTITION_CHAIN, list_rules
 from nemesis.partition import START, PartitionNemesis
+from nemesis.shapes import default_shapes, is_shape
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     """A partition of a shape drawn from the ``--nemesis-targets`` that are shapes."""
-    return {"f": START, "value": choice(rng, chosen(opts.targets, SHAPES))[0]}
+    shapes = chosen(opts.targets, is_shape, default_shapes(opts.nodes))
+    return {"f": START, "value": choice(rng, shapes)[0]}
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

@@ -46,8 +46,12 @@ class DiskFullNemesis:
         FILLED.clear()
 
 
+TARGETS = ("one", "all")
+
+
 def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
-    return {"f": "fill-disk", "value": choice(rng, chosen(opts.targets, ("one", "all")))[0]}
+    return {"f": "fill-disk",
+            "value": choice(rng, chosen(opts.targets, TARGETS.__contains__, TARGETS))[0]}
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

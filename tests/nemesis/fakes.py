@@ -87,9 +87,10 @@ class FakeNode:
         return [c for c in cmds if c.startswith("iptables")]
 
 
-def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False
-                 ) -> tuple[Cluster, dict[str, FakeNode]]:
-    spec = ClusterSpec(name="fake", nodes=n, controllers=min(3, n), faketime=faketime)
+def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False,
+                 controllers: int | None = None) -> tuple[Cluster, dict[str, FakeNode]]:
+    spec = ClusterSpec(name="fake", nodes=n, controllers=controllers or min(3, n),
+                       faketime=faketime)
     version = resolve_version("4.1.x")
     fakes = {name: FakeNode(name, netem=netem) for name in spec.node_names}
     nodes = {

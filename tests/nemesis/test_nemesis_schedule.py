@@ -88,13 +88,24 @@ def test_a_schedule_package_plays_the_script_and_heals_what_it_used(tmp_path: Pa
     path.write_text(JSONL)
     pkg = build_package(NemesisOptions(schedule=path))
     assert pkg.nemesis is not None
-    assert pkg.nemesis.fs() == frozenset({"kill", "start", "start-partition", "stop-partition"})
+    assert pkg.nemesis.fs() == frozenset({"kill", "start", "start-partition", "stop-partition",
+                                          "await-recovery"})
     assert pkg.final_generator == [{"f": "stop-partition", "value": None},
-                                   {"f": "start", "value": "all"}]
+                                   {"f": "start", "value": "all"},
+                                   {"f": "await-recovery", "value": None}]
     history = simulate(nemesis(pkg.generator), concurrency=1)
+    # a script's heals get no await-recovery of their own: the script says when things happen
     assert [op["f"] for op in history if op["type"] == "invoke"] == [
         "kill", "start", "start-partition"]
     assert not NemesisOptions(schedule=path).needs_faketime
     clock = tmp_path / "clock.toml"
     clock.write_text('[[step]]\nat = 1\nf = "bump-clock"\nvalue = {target = "n1", delta-ms = 5}\n')
     assert NemesisOptions(schedule=clock).needs_faketime
+
+
+def test_a_script_may_wait_for_recovery_itself(tmp_path: Path) -> None:
+    path = tmp_path / "wait.jsonl"
+    path.write_text('{"at": 1, "f": "kill", "value": "n1"}\n{"at": 2, "f": "start"}\n'
+                    '{"at": 2, "f": "await-recovery"}\n{"at": 3, "f": "kill", "value": "n2"}\n')
+    steps = NemesisOptions(schedule=path).steps()
+    assert [s.f for s in steps] == ["kill", "start", "await-recovery", "kill"]

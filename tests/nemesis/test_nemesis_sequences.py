@@ -1,9 +1,12 @@
 """The nemesis's seeded op sequences are pinned: a refactor must not change what a run does.
 
-``golden/sequences.json`` was recorded from ``build_package(...)`` as it was
-before the fault-kind registry existed (main at 4eafaa5): for each case, the
-nemesis ops a 300 s simulation issues (time, f, value), then the final heal,
-the package's ``fs`` and its report spans. A run's ``--seed`` must keep
+``golden/sequences.json`` was first recorded from ``build_package(...)`` as it
+was before the fault-kind registry existed (main at 4eafaa5), and re-recorded
+once on purpose (branch fault-targets): every heal is now followed by an
+``await-recovery`` op and the final heal ends with one, and the default targets
+no longer draw ``all``/``majority`` (nor ``primaries``, an alias of ``leaders``).
+For each case: the nemesis ops a 300 s simulation issues (time, f, value), then
+the final heal, the package's ``fs`` and its report spans. A run's ``--seed`` must keep
 replaying the same faults across insync versions, so any difference here is a
 behaviour change, not a detail. When a change of behaviour is intended,
 regenerate with ``python -m tests.nemesis.test_nemesis_sequences`` and say why
@@ -37,6 +40,8 @@ CASES: dict[str, dict[str, Any]] = {
     "packet-netem": {"faults": ["packet"], "packet": ["loss", "rate", "delay", "duplicate"],
                      "seed": 9},
     "long-interval": {"faults": ["clock", "pause"], "interval": 30.0, "seed": 2},
+    # on 3 nodes the default ring is drawn as the bridge it would become
+    "three-nodes": {"faults": ["partition", "kill"], "nodes": 3, "seed": 7},
     # a script's kinds (not --nemesis) decide the final heal and the spans
     "schedule": {"faults": [], "schedule": [
         {"at": 5, "f": "kill", "value": "leader:t0-0"}, {"at": 9, "f": "strobe-clock"},
@@ -58,6 +63,7 @@ def options(case: dict[str, Any], tmp: Path) -> NemesisOptions:
         targets=tuple(case.get("targets", ())),
         seed=case.get("seed", 3),
         packet=tuple(case.get("packet", ("loss", "rate"))),
+        nodes=case.get("nodes"),
     )
 
 
