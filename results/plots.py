@@ -7,6 +7,7 @@ They draw the same data as the page (``results.plot_data``), with at most
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
 
 from results.plot_data import OUTCOMES, Array, Band
+from results.store import write_atomic
 
 COLORS = {"ok": "#2f9e5b", "fail": "#d64545", "info": "#e0a000"}
 BAND_COLORS = {"partition": "#4c78c8", "kill": "#c0392b", "pause": "#8e5bb5", "clock": "#d98c00",
@@ -44,6 +47,16 @@ def _legend(ax: Axes, **kwargs: Any) -> None:
     """A legend, unless nothing was drawn (a run with no client ops)."""
     if ax.get_legend_handles_labels()[0]:
         ax.legend(**kwargs)
+
+
+def _save(fig: Figure, path: Path) -> None:
+    """The figure as a PNG at ``path``, written atomically (``store.write_atomic``)."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    write_atomic(path, buf.getvalue())
 
 
 def _sample(rows: Array) -> Array:
@@ -73,8 +86,7 @@ def timeline_png(path: Path, *, start: Array, end: Array, lane: Array, outcome: 
     ax.set_title(title, fontsize=10, loc="left", pad=12)
     _legend(ax, loc="upper right", fontsize=8, ncols=3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def latency_png(path: Path, *, start: Array, latency_ms: Array, outcome: Array,
@@ -101,8 +113,7 @@ def latency_png(path: Path, *, start: Array, latency_ms: Array, outcome: Array,
     _legend(qax, loc="upper right", fontsize=8, ncols=len(qs))
     qax.set_xlabel("time since the first op (s)")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def throughput_png(path: Path, *, bucket_t: Array, rates: Array, bands: Sequence[Band],
@@ -120,5 +131,4 @@ def throughput_png(path: Path, *, bucket_t: Array, rates: Array, bands: Sequence
     _legend(ax, loc="upper right", fontsize=8, ncols=3)
     ax.set_title(title, fontsize=10, loc="left", pad=12)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)

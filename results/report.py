@@ -8,18 +8,15 @@ regenerate. It needs only ``history.jsonl``: the verdict comes from
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
-from harness.errors import HistoryError, UsageError
-from results import report_data, report_template
-from results.history_table import OpTable, read_table
+from harness.errors import EnvironmentProblem, HistoryError
+from results import report_data, report_template, run_files
+from results.history_table import HISTORY_HINT, OpTable, read_table
 from results.plot_data import (
     assign_lanes,
     bucket_width,
@@ -27,62 +24,61 @@ from results.plot_data import (
     nemesis_bands,
     throughput,
 )
+from results.store import HISTORY, write_atomic
 
 REPORT_NAME = "report.html"
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")
 
 
 def load_verdict(run_dir: Path) -> dict[str, Any]:
-    """results.json's verdict, or the checker's when the run has none (a bare history)."""
-    results = run_dir / "results.json"
-    if results.is_file():
-        try:
-            verdict = json.loads(results.read_text())
-        except (OSError, ValueError) as err:
-            raise HistoryError(f"{results} is not readable JSON: {err}",
-                               hint="delete it to have the checker recompute it") from err
-        if isinstance(verdict, dict):
-            return verdict
+    """results.json's verdict, or the checker's when the run has none (a bare history).
+
+    A malformed results.json is a ``HistoryError`` naming it (``run_files``); so
+    is a malformed history, whose message the checker gives per line and this
+    prefixes with the file, since ``insync report`` was given a directory.
+    """
+    verdict = run_files.read_verdict(run_dir)
+    if verdict is not None:
+        return verdict
     from checkers import check_file
 
-    return check_file(run_dir)
+    try:
+        return check_file(run_dir)
+    except HistoryError as err:
+        raise HistoryError(f"{run_dir / HISTORY}: {err.message}", hint=HISTORY_HINT) from err
 
 
 def load_test(run_dir: Path) -> dict[str, Any] | None:
-    """test.json, or None for a bare history; a broken file is shown as such, not fatal."""
-    path = run_dir / "test.json"
-    if not path.is_file():
-        return None
-    try:
-        test = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        return {"unreadable_test_json": str(err)}
-    return test if isinstance(test, dict) else {"test_json": test}
+    """test.json, or None for a bare history; a malformed one is a ``HistoryError``."""
+    return run_files.read_test(run_dir)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+def _outputs(run_dir: Path, pngs: bool) -> list[Path]:
+    """The files ``write_report`` will write, each checked to be writable before any work."""
+    names = (REPORT_NAME, *(PNG_NAMES if pngs else ()))
+    hint = "move it out of the way, then run insync report again"
+    return [run_files.output_file(run_dir / n, hint) for n in names]
+
+
+def _write(path: Path, data: bytes) -> None:
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_atomic(path, data)
+    except OSError as err:
+        raise EnvironmentProblem(f"cannot write {path}: {err.strerror or err}",
+                                 hint="make the run directory writable, or free space") from err
 
 
 def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     """Write ``report.html`` and (unless ``pngs`` is False) the PNGs; returns the report's path.
 
-    Raises ``UsageError`` when ``run_dir`` has no history.jsonl, and
-    ``HistoryError`` when the history cannot be judged for lack of a verdict.
+    Raises ``UsageError`` when ``run_dir`` has no history.jsonl or an output is
+    in the way (a directory named ``report.html``), ``HistoryError`` when the
+    history, test.json or results.json is malformed, ``EnvironmentProblem``
+    when the files cannot be written.
     """
     run_dir = Path(run_dir)
-    history = run_dir / "history.jsonl"
-    if not history.is_file():
-        raise UsageError(f"{run_dir} has no history.jsonl",
-                         hint="give a run directory written by 'insync run'")
+    history = run_files.history_path(run_dir)
+    _outputs(run_dir, pngs)
     verdict = load_verdict(run_dir)
     test = load_test(run_dir)
     table = read_table(history, report_data.keys_of_interest(verdict))
@@ -90,9 +86,14 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     title = str(payload["name"])
     page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY))
     out = run_dir / REPORT_NAME
-    _atomic_write(out, page)
+    _write(out, page)
     if pngs:
-        write_pngs(run_dir, table, test, title)
+        try:
+            write_pngs(run_dir, table, test, title)
+        except OSError as err:
+            raise EnvironmentProblem(f"cannot write the PNGs into {run_dir}: "
+                                     f"{err.strerror or err}",
+                                     hint="make the run directory writable, or free space") from err
     return out
 
 
