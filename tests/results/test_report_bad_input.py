@@ -68,7 +68,7 @@ BAD_NUMBERS = {"string": "12", "float": 1.5, "null": None, "bool": True, "negati
 @pytest.mark.parametrize("field", ["time", "index"])
 @pytest.mark.parametrize("value", list(BAD_NUMBERS.values()), ids=list(BAD_NUMBERS))
 def test_history_times_and_indices_must_be_integers(
-    run: Path, capsys: pytest.CaptureFixture[str], field: str, value: Any, line: int,
+    run: Path, capsys: pytest.CaptureFixture[str], *, field: str, value: Any, line: int,
     with_results: bool,
 ) -> None:
     if not with_results:
