@@ -13,7 +13,7 @@ import json
 import logging
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -179,3 +179,27 @@ def test_head_answers_as_get_without_a_body(server: ResultsServer, path: str) ->
     for name in ("content-type", "content-length", "cache-control"):
         assert head_headers.get(name) == get_headers.get(name)
     assert int(head_headers["content-length"]) == len(get_body)
+
+
+@pytest.mark.parametrize(("make", "what"), [
+    (lambda tmp: [str(tmp / "missing")], "does not exist"),
+    (lambda tmp: [str(tmp / "file.txt")], "is a file, not a directory"),
+    (lambda tmp: [str(tmp / "file.txt" / "x")], "parent of it is not a directory"),
+    (lambda tmp: [str(tmp / ("r" * 300))], "too long"),
+    (lambda tmp: [str(tmp / "loop")], "symlink loop"),
+    (lambda tmp: [str(tmp), "--port", "70000"], "is not a TCP port"),
+    (lambda tmp: [str(tmp), "--port", "-1"], "is not a TCP port"),
+], ids=["missing", "a-file", "under-a-file", "name-too-long", "symlink-loop", "port-too-big",
+        "port-negative"])
+def test_serve_command_refuses_bad_arguments(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                             make: Callable[[Path], list[str]],
+                                             what: str) -> None:
+    from harness.cli import main
+
+    (tmp_path / "file.txt").write_text("")
+    (tmp_path / "loop").symlink_to("loop")
+    dir_and_more = make(tmp_path)
+    assert main(["serve", "--results-dir", *dir_and_more]) == 64
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("insync: ") and err.rstrip().endswith(")")
+    assert what in err
