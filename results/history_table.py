@@ -194,6 +194,8 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
             if started[4] or (want_bytes and any(k in line for k in want_bytes)):
                 _gather(records, want, index=index, outcome=outcome, invoked=started[3],
                         completed=op.get("value"))
+    if first_time is None:  # not one readable op: an empty file, or a single broken line
+        raise unreadable or HistoryError(f"{path} is empty", hint=HISTORY_HINT)
     last_time = max(itertools.chain([first_time or 0], (r[3] for r in rows),
                                     (op["time"] for op in nemesis),
                                     (started[1] for started in pending.values())))

@@ -85,7 +85,9 @@ def test_history_times_and_indices_must_be_integers(
     (set_field(3, "f", {"x": 1}), "f must be a string"),
     (set_field(3, "type", 5), "type"),
     (lambda run: (run / "history.jsonl").write_bytes(b"\x00\xff\xfe\n" * 40), "line 1: not JSON"),
-], ids=["process-list", "f-object", "type-int", "binary-history"])
+    (lambda run: (run / "history.jsonl").write_bytes(b"\x00\xff\xfe" * 40), "line 1: not JSON"),
+    (lambda run: (run / "history.jsonl").write_bytes(b""), "empty"),
+], ids=["process-list", "f-object", "type-int", "binary-history", "binary-one-line", "empty"])
 def test_other_malformed_history_lines(run: Path, capsys: pytest.CaptureFixture[str],
                                        mutate: Mutate, what: str) -> None:
     mutate(run)
