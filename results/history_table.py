@@ -147,6 +147,7 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     records: dict[str, list[Record]] = {k: [] for k in want}
     first_time: int | None = None
     line_no = -1
+    top, client_types = INT64_MAX, CLIENT_TYPES  # locals: this loop runs once per line
     with _open(path) as fh:
         unreadable: HistoryError | None = None  # fatal unless it was the last line
         for line_no, line in enumerate(fh):
@@ -162,8 +163,8 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
             except (KeyError, TypeError):
                 raise _malformed(path, line_no, _what_is_wrong(op)) from None
             index = op.get("index", line_no)
-            if (type(t) is not int or type(index) is not int or not 0 <= t <= INT64_MAX
-                    or not 0 <= index <= INT64_MAX):
+            if (type(t) is not int or type(index) is not int or not 0 <= t <= top
+                    or not 0 <= index <= top):
                 raise _malformed(path, line_no, _what_is_wrong(op))
             if first_time is None:
                 first_time = t
@@ -172,13 +173,13 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
                                 "f": op.get("f"), "value": op.get("value"),
                                 "error": op.get("error")})
                 continue
-            if (type(process) is not int or not 0 <= process <= INT64_MAX
-                    or type(type_) is not str or type_ not in CLIENT_TYPES
-                    or type(op.get("f")) is not str):
+            f = op.get("f")
+            if (type(process) is not int or not 0 <= process <= top
+                    or type(type_) is not str or type_ not in client_types or type(f) is not str):
                 raise _malformed(path, line_no, _what_is_wrong(op))
             if type_ == "invoke":
                 names = any(k in line for k in want_bytes)
-                pending[process] = (index, t, op["f"],
+                pending[process] = (index, t, f,
                                     op.get("value") if names else None, names)
                 continue
             started = pending.pop(process, None)
