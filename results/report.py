@@ -48,11 +48,6 @@ def load_verdict(run_dir: Path) -> dict[str, Any]:
         raise HistoryError(f"{run_dir / HISTORY}: {err.message}", hint=HISTORY_HINT) from err
 
 
-def load_test(run_dir: Path) -> dict[str, Any] | None:
-    """test.json, or None for a bare history; a malformed one is a ``HistoryError``."""
-    return run_files.read_test(run_dir)
-
-
 def _outputs(run_dir: Path, pngs: bool) -> list[Path]:
     """The files ``write_report`` will write, each checked to be writable before any work."""
     names = (REPORT_NAME, *(PNG_NAMES if pngs else ()))
@@ -80,7 +75,7 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     history = run_files.history_path(run_dir)
     _outputs(run_dir, pngs)
     verdict = load_verdict(run_dir)
-    test = load_test(run_dir)
+    test = run_files.read_test(run_dir)
     table = read_table(history, report_data.keys_of_interest(verdict))
     payload = report_data.build(history, verdict, test, table)
     title = str(payload["name"])

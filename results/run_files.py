@@ -20,6 +20,7 @@ on the directories and files they are pointed at, so a bad path is a one-line
 from __future__ import annotations
 
 import errno
+import os
 import shlex
 import stat
 from collections.abc import Callable, Mapping
@@ -206,16 +207,24 @@ def _read_bytes(path: Path, hint: str, within: Path | None) -> bytes | None:
         except Refused as err:
             raise HistoryError(f"{shown_path(path)}: {err}", hint=hint) from None
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_JSON_BYTES + 1)
+        # O_NONBLOCK: a FIFO planted as test.json must not hang the reader
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise HistoryError(f"{path} is a directory, not a file",
-                           hint=f"move that directory out of {path.parent}") from None
     except OSError as err:
         raise HistoryError(f"cannot read {shown_path(path)}: {err.strerror or err}",
                            hint=hint) from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise HistoryError(f"{path} is a directory, not a file",
+                               hint=f"move that directory out of {path.parent}")
+        if not stat.S_ISREG(mode):
+            raise HistoryError(f"{path} is not a regular file", hint=hint)
+        try:
+            data = fh.read(MAX_JSON_BYTES + 1)
+        except OSError as err:
+            raise HistoryError(f"cannot read {path}: {err.strerror or err}", hint=hint) from None
     if len(data) > MAX_JSON_BYTES:
         raise HistoryError(f"{path} is larger than {MAX_JSON_BYTES >> 20} MiB", hint=hint)
     return data

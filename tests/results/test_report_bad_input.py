@@ -8,6 +8,7 @@ directory, a bad RUN_DIR argument) goes through the real command line.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -114,6 +115,14 @@ def make_dir(name: str) -> Mutate:
     return mutate
 
 
+def make_fifo(name: str) -> Mutate:
+    """A named pipe in a file's place: reading it naively would hang forever."""
+    def mutate(run: Path) -> None:
+        (run / name).unlink()
+        os.mkfifo(run / name)
+    return mutate
+
+
 LOST = '{"valid": false, "anomaly-types": ["lost-write"], '
 
 
@@ -139,9 +148,10 @@ LOST = '{"valid": false, "anomaly-types": ["lost-write"], '
     (write("results.json", '{"valid": true, "stats": [1]}'), "stats must be an object"),
     (write("results.json", '{"valid": true, "ops": {"3": 7}}'), "ops.3 must be an object"),
     (make_dir("results.json"), "is a directory"),
+    (make_fifo("results.json"), "not a regular file"),
 ], ids=["list", "string", "null", "empty", "truncated", "binary", "latin-1", "no-valid",
         "valid-string", "anomalies-list", "examples-int", "example-string", "count-string",
-        "types-string", "stats-list", "op-meta-int", "directory"])
+        "types-string", "stats-list", "op-meta-int", "directory", "fifo"])
 def test_results_json_of_the_wrong_shape(run: Path, capsys: pytest.CaptureFixture[str],
                                          mutate: Mutate, what: str) -> None:
     mutate(run)
@@ -164,8 +174,9 @@ def test_results_json_of_the_wrong_shape(run: Path, capsys: pytest.CaptureFixtur
      "nemesis.fault_spans.kill must be"),
     (write("test.json", '{"workload": {"txn": "yes"}}'), "workload.txn must be true or false"),
     (make_dir("test.json"), "is a directory"),
+    (make_fifo("test.json"), "not a regular file"),
 ], ids=["list", "string", "binary", "latin-1", "name-int", "argv-string", "argv-item-int",
-        "nemesis-list", "spans-list", "spans-triple", "txn-string", "directory"])
+        "nemesis-list", "spans-list", "spans-triple", "txn-string", "directory", "fifo"])
 def test_test_json_of_the_wrong_shape(run: Path, capsys: pytest.CaptureFixture[str],
                                       mutate: Mutate, what: str) -> None:
     mutate(run)
