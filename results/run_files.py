@@ -214,13 +214,14 @@ def _read_bytes(path: Path, hint: str, within: Path | None) -> bytes | None:
     except OSError as err:
         raise HistoryError(f"cannot read {shown_path(path)}: {err.strerror or err}",
                            hint=hint) from None
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise HistoryError(f"{path} is a directory, not a file",
                                hint=f"move that directory out of {path.parent}")
-        if not stat.S_ISREG(mode):
-            raise HistoryError(f"{path} is not a regular file", hint=hint)
+        raise HistoryError(f"{path} is not a regular file", hint=hint)
+    with os.fdopen(fd, "rb") as fh:
         try:
             data = fh.read(MAX_JSON_BYTES + 1)
         except OSError as err:
