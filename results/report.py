@@ -8,6 +8,8 @@ regenerate. It needs only ``history.jsonl``: the verdict comes from
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from results.plot_data import (
     nemesis_bands,
     throughput,
 )
-from results.store import HISTORY, write_atomic
+from results.store import HISTORY
 
 REPORT_NAME = "report.html"
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")
@@ -55,9 +57,23 @@ def _outputs(run_dir: Path, pngs: bool) -> list[Path]:
     return [run_files.output_file(run_dir / n, hint) for n in names]
 
 
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write through a temporary file renamed over ``path``: a reader never sees half a
+    report, and a symlink planted at ``path`` is replaced, never written through."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _write(path: Path, data: bytes) -> None:
     try:
-        write_atomic(path, data)
+        _atomic_write(path, data)
     except OSError as err:
         raise EnvironmentProblem(f"cannot write {path}: {err.strerror or err}",
                                  hint="make the run directory writable, or free space") from err
@@ -83,12 +99,7 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     out = run_dir / REPORT_NAME
     _write(out, page)
     if pngs:
-        try:
-            write_pngs(run_dir, table, test, title)
-        except OSError as err:
-            raise EnvironmentProblem(f"cannot write the PNGs into {run_dir}: "
-                                     f"{err.strerror or err}",
-                                     hint="make the run directory writable, or free space") from err
+        write_pngs(run_dir, table, test, title)
     return out
 
 
@@ -105,11 +116,14 @@ def write_pngs(run_dir: Path, table: OpTable, test: dict[str, Any] | None, title
     latency_ms = (table.end - table.start) / 1e6
     qt, qv = latency_quantiles(table.start, latency_ms, width, report_data.QUANTILES, t0=t0)
     tt, tv = throughput(table.end, outcome, width, t0=t0, end=t_end)
-    plots.timeline_png(run_dir / "timeline.png", start=table.start, end=table.end, lane=lanes,
-                       outcome=outcome, n_lanes=n_lanes, bands=bands, t0=t0,
-                       title=f"{title}: operations by worker")
-    plots.latency_png(run_dir / "latency.png", start=table.start, latency_ms=latency_ms,
-                      outcome=outcome, quantile_t=qt, quantiles=qv, qs=report_data.QUANTILES,
-                      bands=bands, t0=t0, title=f"{title}: latency")
-    plots.throughput_png(run_dir / "throughput.png", bucket_t=tt, rates=tv, bands=bands, t0=t0,
-                         title=f"{title}: throughput")
+    timeline = plots.timeline_png(start=table.start, end=table.end, lane=lanes,
+                                  outcome=outcome, n_lanes=n_lanes, bands=bands, t0=t0,
+                                  title=f"{title}: operations by worker")
+    _write(run_dir / "timeline.png", timeline)
+    latency = plots.latency_png(start=table.start, latency_ms=latency_ms, outcome=outcome,
+                                quantile_t=qt, quantiles=qv, qs=report_data.QUANTILES,
+                                bands=bands, t0=t0, title=f"{title}: latency")
+    _write(run_dir / "latency.png", latency)
+    rates = plots.throughput_png(bucket_t=tt, rates=tv, bands=bands, t0=t0,
+                                 title=f"{title}: throughput")
+    _write(run_dir / "throughput.png", rates)
