@@ -25,16 +25,28 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from harness.base.faults import fault_kind
+
 MS = 1_000_000
 INJECTABLE = ("lost-write", "duplicate", "inconsistent-offsets", "G1a")
-#: (kind, start f, stop f, start value, stop value) of the faults a run cycles through.
-FAULTS: dict[str, tuple[str, str, Any, Any]] = {
-    "partition": ("start-partition", "stop-partition",
-                  {"isolated": [["n1"], ["n2", "n3"]]}, {"healed": ["n1", "n2", "n3"]}),
-    "kill": ("kill", "start", {"killed": {"n2": 4242}}, {"started": ["n2"]}),
-    "pause": ("pause", "resume", {"paused": ["n3"]}, {"resumed": ["n3"]}),
-    "clock": ("bump-clock", "reset-clock", {"n1": 250}, {"reset": ["n1"]}),
+#: What a simulated fault's start and stop say they did, by kind (others: ``GENERIC``).
+VALUES: dict[str, tuple[Any, Any]] = {
+    "partition": ({"isolated": [["n1"], ["n2", "n3"]]}, {"healed": ["n1", "n2", "n3"]}),
+    "kill": ({"killed": {"n2": 4242}}, {"started": ["n2"]}),
+    "pause": ({"paused": ["n3"]}, {"resumed": ["n3"]}),
+    "clock": ({"n1": 250}, {"reset": ["n1"]}),
 }
+GENERIC: tuple[Any, Any] = ({"target": "n1"}, {"healed": ["n1"]})
+
+
+def fault_ops(kind: str) -> tuple[str, str, Any, Any]:
+    """(start f, stop f, start value, stop value) of a simulated ``kind`` fault.
+
+    The ops are the registry's (a kind's first start and its stop), so every
+    registered kind can be simulated; only the values are made up here.
+    """
+    fault = fault_kind(kind)
+    return (fault.starts[0], fault.stop, *VALUES.get(kind, GENERIC))
 
 
 @dataclass
@@ -120,7 +132,7 @@ class _Sim:
             if next_fault is not None and events[0][0] >= next_fault:
                 t = next_fault
                 kind = self.faults[fault_i % len(self.faults)]
-                start_f, stop_f, start_v, stop_v = FAULTS[kind]
+                start_f, stop_f, start_v, stop_v = fault_ops(kind)
                 if not self.fault_on:
                     self._nemesis(t, start_f, start_v)
                     next_fault = t + self.interval // 2
@@ -144,7 +156,7 @@ class _Sim:
             if self.clients[ci].pending is not None:
                 self._complete(t, self.clients[ci])
         if self.fault_on:
-            start_f, stop_f, _, stop_v = FAULTS[self.faults[fault_i % len(self.faults)]]
+            _, stop_f, _, stop_v = fault_ops(self.faults[fault_i % len(self.faults)])
             t += 10 * MS
             self._nemesis(t, stop_f, stop_v)
         self._drain(t + 100 * MS)

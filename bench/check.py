@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 #: Default sizes; the 10M run is opt-in (it takes minutes).
 DEFAULT_SIZES = (100_000, 1_000_000)

@@ -2,9 +2,11 @@
 
 Measures, on this machine: warm-cache time from ``cluster up`` to ready (every
 broker registered and an ``acks=all`` write acknowledged) for each node count,
-the resident memory of every broker JVM once ready, and the node image size.
-``--cold`` first measures the one-time setup: Kafka jars resolved into an empty
-cache and the node image rebuilt from Debian packages.
+the resident memory of every broker JVM once ready, and what the provisioner
+prepares nodes from (Docker: the node image and its size). ``--cold`` first
+measures the one-time setup: Kafka jars resolved into an empty cache and the
+provisioner's preparation redone from scratch (Docker: the node image rebuilt
+from Debian packages).
 """
 
 from __future__ import annotations
@@ -16,11 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cluster import lifecycle
+from cluster import KafkaNode, provisioner_for
 from cluster.distribution import ensure_distribution
-from cluster.docker_cli import inspect_one
-from cluster.image import build_image, ensure_image
-from cluster.kafka_node import KafkaNode
 from cluster.remote import sh
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
@@ -44,19 +43,18 @@ def _rss_mib(node: KafkaNode) -> float:
 
 def main(args: argparse.Namespace) -> int:
     version = resolve_version(args.kafka_version)
+    provisioner = provisioner_for()
     if args.cold:
         with tempfile.TemporaryDirectory(prefix="insync-cold-") as tmp:
             t0 = time.monotonic()
             ensure_distribution(version, cache_root=Path(tmp))
             jars_s = time.monotonic() - t0
         t0 = time.monotonic()
-        build_image(rebuild=True)
-        image_s = time.monotonic() - t0
+        provisioner.prepare(rebuild=True)
+        prepare_s = time.monotonic() - t0
         print(f"cold: Kafka {version.version} jars resolved in {jars_s:.1f}s, "
-              f"node image built in {image_s:.1f}s")
-    image = ensure_image()
-    size = (inspect_one("image", image) or {}).get("Size", 0)
-    print(f"image {image}: {size / 2**20:.0f} MiB")
+              f"nodes prepared in {prepare_s:.1f}s")
+    print(provisioner.prepare())
     for count in (int(n) for n in args.nodes.split(",")):
         times = []
         for _ in range(args.repeat):
@@ -64,11 +62,11 @@ def main(args: argparse.Namespace) -> int:
                                mode=args.mode, controllers=min(3, count))
             try:
                 t0 = time.monotonic()
-                cluster = lifecycle.up(spec, fresh=True, say=lambda _m: None)
+                cluster = provisioner.up(spec, fresh=True, say=lambda _m: None)
                 times.append(time.monotonic() - t0)
                 rss = [_rss_mib(n) for n in cluster.nodes.values()]
             finally:
-                lifecycle.down(spec.name)
+                provisioner.down(spec.name)
         print(f"{count} nodes ({args.mode}, Kafka {version.version}): up to ready "
               f"median {statistics.median(times):.1f}s (runs: "
               f"{', '.join(f'{t:.1f}' for t in times)}); broker RSS "

@@ -5,8 +5,8 @@ It brings up its own cluster (default 5 nodes, brokers under libfaketime),
 creates a replicated topic, then for every fault kind times the nemesis's
 ``invoke`` of the fault and of its heal, ``--repeat`` times, waiting for the
 ISR to recover between rounds (not timed). The times are what a run's history
-shows between a nemesis invoke and its completion: the docker-exec round trips
-to every node, and for metadata targets the lookup (``controller`` runs the
+shows between a nemesis invoke and its completion: the round trips through
+every node's ``Remote``, and for metadata targets the lookup (``controller`` runs the
 KRaft quorum tool, a JVM start). Afterwards it checks that teardown left no
 residue.
 
@@ -26,10 +26,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cluster import lifecycle
+from cluster import Cluster, provisioner_for
 from cluster.kafka_clients import admin, producer
 from cluster.kafka_node import faketime_env
-from cluster.lifecycle import Cluster
 from cluster.metadata import partitions
 from cluster.remote import sh, write_file
 from cluster.spec import ClusterSpec
@@ -167,7 +166,7 @@ def _warm_up(cluster: Cluster) -> None:
 
 
 def restart_brokers(cluster: Cluster, faketime: bool) -> None:
-    """Restart every broker with or without libfaketime (same data, same containers)."""
+    """Restart every broker with or without libfaketime (same data, same nodes)."""
     for name, node in list(cluster.nodes.items()):
         node.kill()
         spec = dataclasses.replace(node.spec, faketime=faketime)
@@ -215,7 +214,7 @@ def main(args: argparse.Namespace) -> int:
     spec = ClusterSpec(name=args.name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
-        cluster = lifecycle.up(spec, fresh=not args.reuse)
+        cluster = provisioner_for().up(spec, fresh=not args.reuse)
         print(f"cluster of {args.nodes} up in {time.monotonic() - t0:.0f}s", flush=True)
         new = NewTopic(TOPIC, num_partitions=args.nodes, replication_factor=min(3, args.nodes))
         client = admin(cluster.bootstrap)  # keep a reference until the future resolves
@@ -230,5 +229,5 @@ def main(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2))
     finally:
         if not args.keep:
-            lifecycle.down(args.name)
+            provisioner_for().down(args.name)
     return 0

@@ -139,8 +139,8 @@ def insync_loop(
 ) -> Loop:
     """The runner's own path, send-only, as fast as it goes, recording every op."""
     from cluster.kafka_clients import admin
+    from harness.base.history import HistoryWriter
     from harness.gen import QueueGen, QueueOptions, clients, time_limit
-    from harness.history import HistoryWriter
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
     from workloads.client import ClientOptions, Completed
@@ -239,8 +239,8 @@ class _MemoryClient:
 
 def memory_loop(threads: int, seconds: float, workdir: Path) -> Loop:
     """The runner's path (generator, interpreter, workers, history) with no Kafka at all."""
+    from harness.base.history import HistoryWriter
     from harness.gen import QueueGen, QueueOptions, clients, time_limit
-    from harness.history import HistoryWriter
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
 
@@ -284,7 +284,7 @@ def _total(loops: list[Loop]) -> Loop:
 def main(args: argparse.Namespace) -> int:
     from confluent_kafka.cimpl import NewTopic
 
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from cluster.kafka_clients import admin
     from cluster.spec import ClusterSpec
 
@@ -292,7 +292,7 @@ def main(args: argparse.Namespace) -> int:
     spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes)
     seconds = args.seconds / args.rounds
     try:
-        cluster = lifecycle.up(spec, say=lambda msg: print(f"bench: {msg}"))
+        cluster = provisioner_for().up(spec, say=lambda msg: print(f"bench: {msg}"))
         topic = f"bench-bare-{int(time.time())}"
         client = admin(cluster.bootstrap)
         new = NewTopic(
@@ -320,7 +320,7 @@ def main(args: argparse.Namespace) -> int:
         bare, recorded = _total(bares), _total(recordeds)
     finally:
         if not args.keep_cluster:
-            lifecycle.down(args.cluster_name)
+            provisioner_for().down(args.cluster_name)
     result = {
         "nodes": args.nodes,
         "concurrency": args.concurrency,

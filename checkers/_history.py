@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 #: Outcome codes, shared by every stage. ``PENDING`` is an invoke that never completed.
 INVOKE, OK, FAIL, INFO = 0, 1, 2, 3

@@ -114,7 +114,7 @@ def render(props: BrokerProperties, known_keys: frozenset[str] | None = None) ->
 
 def parse_overrides(items: list[str], mode: Mode) -> dict[str, str]:
     """Parse ``key=value`` items from the command line; reject reserved keys."""
-    from harness.errors import UsageError
+    from harness.base.errors import UsageError
 
     out: dict[str, str] = {}
     for item in items:

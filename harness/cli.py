@@ -2,7 +2,12 @@
 
 Each subcommand lives in its own module under ``harness.commands`` and exposes
 ``register(subparsers)``; this module only wires them together and turns
-deliberate errors (``harness.errors.InsyncError``) into one-line messages.
+deliberate errors (``harness.base.errors.InsyncError``) into one-line messages.
+
+Usage errors of every command and subcommand (unknown flag, missing argument,
+bad choice, bad type) go through :class:`Parser`, which every subparser
+inherits: one line and exit 64, never argparse's usage block and exit 2,
+because 2 is the checker's "unknown" verdict and a script must tell them apart.
 """
 
 from __future__ import annotations
@@ -10,10 +15,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
-from harness.errors import InsyncError
+from harness.base.errors import InsyncError, UsageError
+from harness.base.version import insync_version
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix")
@@ -21,13 +29,37 @@ COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "ben
 Handler = Callable[[argparse.Namespace], int]
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are ``UsageError``: one line, exit 64.
+
+    ``add_subparsers`` makes every subparser of the same class, so each command
+    and subcommand gets this without doing anything. ``--help`` and
+    ``--version`` still print and exit 0.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        raise UsageError(message, hint=f"see `{self.prog} --help`")
+
+    # One signature for typeshed's three overloads (it accepts what each of them does).
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        """Refuse unknown arguments in the (sub)parser that saw them, so the hint
+        names that command's ``--help`` rather than the top level's."""
+        ns, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="insync",
         description="Jepsen-style verification of Apache Kafka: run real clusters, "
         "inject faults, check what happened to the data.",
     )
-    parser.add_argument("--version", action="version", version=f"insync {_version()}")
+    parser.add_argument("--version", action="version", version=f"insync {insync_version()}")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="log progress (-vv: debug detail)"
     )
@@ -39,18 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("insync")
-    except PackageNotFoundError:
-        return "unknown"
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as err:
+        print(f"insync: {err.one_line()}", file=sys.stderr)
+        return err.exit_code
     if args.verbose:
         logging.basicConfig(
             level=logging.DEBUG if args.verbose > 1 else logging.INFO,

@@ -39,6 +39,15 @@ scalar, top level or under ``[matrix]``; ``runs`` and ``keep-cluster`` too::
     runs = 3
     time-limit = 60
 
+Every combination is checked before the first run starts (``setup.preflight``:
+values, ranges, Kafka version and mode, files, broker keys): a value no cell
+could use (an unknown version, ``nan`` seconds) is one ``UsageError`` line; a
+combination that cannot work (``min-insync`` above ``replication-factor``,
+ZooKeeper mode on a KRaft-only version) is skipped with its reason, and if
+every one is skipped that is the error. The cluster is removed at the end only
+if one of this matrix's runs brought it up (the provisioner's ``up`` returned
+it): a matrix that fails before that leaves a same-named cluster alone.
+
 Resume rule: run ``k`` of a combination is done when some
 ``<results-dir>/<test-name>/*/`` holds a ``test.json`` whose optional
 ``matrix`` block (written here after each run) names the same combination,
@@ -51,16 +60,16 @@ from __future__ import annotations
 
 import itertools
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.errors import InsyncError, UsageError
-from harness.run.options import BY_NAME, RunOptions, convert
-from harness.run.setup import cluster_spec, nemesis_options
-from results.store import RESULTS, TEST, read_json, write_json
+from harness.base.errors import InsyncError, UsageError
+from harness.base.rundir import RESULTS, TEST, read_json, write_json
+from harness.run.options import BY_NAME, RunOptions, convert, read_toml
+from harness.run.setup import cluster_spec, preflight
+from harness.run.values import Range, Spec, whole
 
 #: Option names that may take several values, in the order test names spell them.
 AXES = (
@@ -73,6 +82,8 @@ AXES = (
 )
 #: Options that do not make two runs different tests (resume ignores them).
 NOT_SETTINGS = frozenset({"seed", "name", "results_dir", "cluster_name", "teardown"})
+#: ``--runs`` / ``runs =``: runs per combination.
+RUNS = Spec("runs", whole, "runs per combination (default: 1)", "N", range=Range(1, 1000))
 
 
 @dataclass(frozen=True)
@@ -123,7 +134,8 @@ def axis_values(key: str, raw: Any, origin: str) -> list[Any]:
         items = [i for i in items if str(i).strip() != ""]
         out = [convert({key: item}, origin)[key] for item in items]
     if not out:
-        raise UsageError(f"{origin}: {spec.flag} has no values")
+        where = f"{origin}: " if origin else ""
+        raise UsageError(f"{where}{spec.flag} has no values", hint="give at least one value")
     unique: list[Any] = []
     for value in out:
         if value not in unique:
@@ -147,21 +159,13 @@ def split(values: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], dict[
 def read_config(path: str | Path) -> Matrix:
     """A ``matrix.toml`` (module docstring) as a :class:`Matrix`."""
     origin = f"--config {path}"
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"--config: no such file {path}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{origin}: not TOML: {err}") from None
-    if isinstance(data.get("matrix"), dict):
-        data = data["matrix"]
-    data = dict(data)
-    runs = data.pop("runs", 1)
+    data = read_toml(path, "matrix")
+    runs = RUNS.parse(data.pop("runs", 1), f"{origin}: ")
     keep = data.pop("keep-cluster", data.pop("keep_cluster", False))
-    if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
-        raise UsageError(f"{origin}: runs must be a positive integer, got {runs!r}")
     if not isinstance(keep, bool):
-        raise UsageError(f"{origin}: keep-cluster must be true or false, got {keep!r}")
+        raise UsageError(
+            f"{origin}: keep-cluster must be true or false, got {keep!r}", hint="fix the file"
+        )
     base, axes = split(data, origin)
     return Matrix(base, axes, runs, keep)
 
@@ -203,7 +207,11 @@ def test_name(values: Mapping[str, Any], shown: Iterable[str], prefix: str = "ma
 
 
 def expand(matrix: Matrix) -> tuple[list[Combination], list[Skipped]]:
-    """Every combination of the axes, minus the ones ``insync run`` would reject."""
+    """Every combination of the axes, minus the ones ``insync run`` would reject.
+
+    Each is checked as ``insync run`` checks before it creates anything
+    (``setup.preflight``), so no run of the grid can fail on its input.
+    """
     base_fields = {f.name for f in fields(RunOptions)}
     base = {k: v for k, v in matrix.base.items() if k in base_fields}
     # Axes the user did not give still name the test, so the names say what ran.
@@ -221,9 +229,7 @@ def expand(matrix: Matrix) -> tuple[list[Combination], list[Skipped]]:
         name = test_name(values, shown, base.get("name") or "matrix")
         opts = replace(opts, name=name, teardown=False)
         try:
-            opts.validate()
-            cluster_spec(opts)
-            nemesis_options(opts)
+            preflight(opts)
         except UsageError as err:
             skipped.append(Skipped(name, err.one_line()))
             continue
@@ -309,7 +315,15 @@ def progress(done: int, total: int, durations: Sequence[float]) -> str:
 
 
 class RunFn(Protocol):
-    def __call__(self, opts: RunOptions, *, say: Callable[[str], None] | None = ...) -> Any: ...
+    """``harness.run.run``'s shape; ``on_cluster(name)`` once the run owns that cluster."""
+
+    def __call__(
+        self,
+        opts: RunOptions,
+        *,
+        say: Callable[[str], None] | None = ...,
+        on_cluster: Callable[[str], None] | None = ...,
+    ) -> Any: ...
 
 
 @dataclass
@@ -389,13 +403,19 @@ def drive(
     down: Callable[[str], object] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Outcome:
-    """Run every (combination, run number) not done yet; tear the cluster down at the end."""
+    """Run every (combination, run number) not done yet; tear the cluster down at the end.
+
+    Only a cluster one of these runs owned (``on_cluster``) is torn down.
+    """
     combos, skipped = expand(matrix)
     if not combos:  # bad input, not a bad corner of the grid: one line, nothing started
         reasons = sorted({s.reason for s in skipped})
         if len(reasons) == 1:
             raise UsageError(reasons[0])
-        raise UsageError(f"no valid combination in the matrix; first: {skipped[0].reason}")
+        raise UsageError(
+            f"no valid combination in the matrix; first: {skipped[0].reason}",
+            hint="change the axes so that at least one combination can run",
+        )
     for s in skipped:
         say(f"skipping {s.name}: {s.reason}")
     combos = order(combos)
@@ -418,12 +438,17 @@ def drive(
         f"{rebuilds([c for c, _ in todo])} cluster spec change(s)"
     )
     durations: list[float] = []
-    cluster_name = combos[0].opts.cluster_name
+    owned: list[str] = []
+
+    def own(name: str) -> None:
+        if name not in owned:
+            owned.append(name)
+
     try:
         for i, (c, k) in enumerate(todo, 1):
             say(f"[{i}/{len(todo)}] {c.name} run {k}/{matrix.runs}")
             t0 = clock()
-            result = run_fn(c.opts, say=say)
+            result = run_fn(c.opts, say=say, on_cluster=own)
             durations.append(clock() - t0)
             _mark(result, c, k)
             outcome.tallies[c.name].add(result.verdict)
@@ -438,12 +463,13 @@ def drive(
                 say("matrix interrupted: the same command resumes it")
                 break
     finally:
-        if todo and down is not None and not matrix.keep_cluster:
-            try:
-                down(cluster_name)
-                say(f"removed cluster {cluster_name!r}")
-            except InsyncError as err:
-                say(f"could not remove cluster {cluster_name!r}: {err.one_line()}")
+        if down is not None and not matrix.keep_cluster:
+            for name in owned:
+                try:
+                    down(name)
+                    say(f"removed cluster {name!r}")
+                except InsyncError as err:
+                    say(f"could not remove cluster {name!r}: {err.one_line()}")
     return outcome
 
 

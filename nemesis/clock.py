@@ -30,8 +30,8 @@ from nemesis.errors import TeardownIncomplete
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 STROBE_PIDFILE = "/var/run/insync/strobe.pid"
 FS = frozenset({"bump-clock", "strobe-clock", "freeze-clock", "reset-clock"})

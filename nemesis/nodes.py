@@ -20,8 +20,8 @@ from cluster.remote import sh
 from nemesis.targets import Facts, Target, resolve
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 LOG = logging.getLogger("insync.nemesis")
 T = TypeVar("T")

@@ -21,13 +21,21 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cluster.remote import sh
-from nemesis import net
 from nemesis.errors import TeardownIncomplete
+from nemesis.net import (
+    LOSS_CHAIN,
+    drop_from,
+    flush,
+    netem_probe,
+    remove_chain,
+    tc_clear,
+    tc_replace,
+)
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 START, STOP = "start-packet", "stop-packet"
 NETEM_ONLY = ("delay-ms", "jitter-ms", "duplicate")
@@ -66,7 +74,7 @@ class PacketNemesis:
         """Clear leftovers, then probe every node for netem."""
         self.teardown(cluster)
         probed, _ = on_nodes(
-            lambda n: sh(n.remote, net.netem_probe(), check=False).ok, cluster, cluster.nodes
+            lambda n: sh(n.remote, netem_probe(), check=False).ok, cluster, cluster.nodes
         )
         self.netem = {n: probed.get(n, False) for n in cluster.nodes}
 
@@ -89,15 +97,15 @@ class PacketNemesis:
             missing: dict[str, float] = {}
             if "loss" in behaviour:
                 peers = [a for n, a in addresses.items() if n != node.name]
-                sh(node.remote, net.drop_from(net.LOSS_CHAIN, peers, behaviour["loss"]))
+                sh(node.remote, drop_from(LOSS_CHAIN, peers, behaviour["loss"]))
                 applied["loss"] = behaviour["loss"]
             shaping = {k: v for k, v in behaviour.items() if k != "loss"}
             if self.netem.get(node.name) and shaping:
-                sh(node.remote, net.tc_replace(netem_args(shaping)))
+                sh(node.remote, tc_replace(netem_args(shaping)))
                 applied.update(shaping)
             else:
                 if "rate-kbit" in shaping:
-                    sh(node.remote, net.tc_replace(tbf_args(shaping["rate-kbit"])))
+                    sh(node.remote, tc_replace(tbf_args(shaping["rate-kbit"])))
                     applied["rate-kbit"] = shaping["rate-kbit"]
                 missing = {k: v for k, v in shaping.items() if k in NETEM_ONLY}
             return {"applied": applied, "not-applied": missing}
@@ -117,11 +125,11 @@ class PacketNemesis:
 
     @staticmethod
     def _clear(node: KafkaNode) -> None:
-        sh(node.remote, f"{net.flush(net.LOSS_CHAIN)}; {net.tc_clear()}")
+        sh(node.remote, f"{flush(LOSS_CHAIN)}; {tc_clear()}")
 
     def teardown(self, cluster: Cluster) -> None:
         def clear(node: KafkaNode) -> None:
-            sh(node.remote, f"{net.remove_chain(net.LOSS_CHAIN)}; {net.tc_clear()}")
+            sh(node.remote, f"{remove_chain(LOSS_CHAIN)}; {tc_clear()}")
 
         _, errors = on_nodes(clear, cluster, cluster.nodes)
         if errors:

@@ -18,8 +18,8 @@ from nemesis.errors import TeardownIncomplete
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 
 def _target(op: Mapping[str, Any], default: str) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cluster.metadata import PartitionState
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 #: Targets that need no metadata, then those that do. Also: ``leader:KEY``,
 #: ``followers:KEY`` (the replicas of one partition), a node name, or a list of names.

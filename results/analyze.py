@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.faults import start_fs, stop_fs
 from results.ingest import ANOMALIES, OPS, RUNS
 from results.run_files import existing_dir, output_file, shown_path
 
@@ -39,8 +40,8 @@ CONFIG_COLUMNS = (
     "faults",
     "txn",
 )
-STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
-STOPS = ("start", "resume", "reset-clock", "heal")
+#: ops that open / heal a fault, from the fault-kind registry
+STARTS, STOPS = start_fs(), stop_fs()
 METRIC_COLUMNS = (
     "runs",
     "acked",

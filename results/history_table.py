@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import orjson
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 from results.op_lookup import line_offsets
 from results.plot_data import OUTCOMES, Array
 from results.run_files import got

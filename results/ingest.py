@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 from results.run_files import existing_dir, read_test, read_verdict
 
 if TYPE_CHECKING:

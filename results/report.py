@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from harness.errors import EnvironmentProblem, HistoryError
+from harness.base.errors import EnvironmentProblem, HistoryError
+from harness.base.rundir import HISTORY
 from results import report_data, report_template, run_files
 from results.history_table import HISTORY_HINT, OpTable, read_table
 from results.plot_data import (
@@ -26,7 +27,6 @@ from results.plot_data import (
     nemesis_bands,
     throughput,
 )
-from results.store import HISTORY
 
 REPORT_NAME = "report.html"
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")

@@ -1,6 +1,6 @@
 """A run directory's ``test.json`` and ``results.json``, read and shape-checked in one place.
 
-``results.store.RunDir`` writes these files; the report, the Spark ingestion
+``harness.base.rundir.RunDir`` writes these files; the report, the Spark ingestion
 and the ``insync serve`` index read them here. A run directory is a plain
 folder that people copy, hand-edit and fill with other tools' output, so a
 file may be truncated, binary, a list instead of an object, or hold a string
@@ -30,8 +30,8 @@ from typing import Any
 
 import orjson
 
-from harness.errors import HistoryError, UsageError
-from results.store import HISTORY, RESULTS, TEST
+from harness.base.errors import HistoryError, UsageError
+from harness.base.rundir import HISTORY, RESULTS, TEST
 from results.within import Refused, resolve_within, too_long
 
 #: Longest file a run directory's JSON may be (a verdict keeps at most ~1000 examples).

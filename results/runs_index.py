@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 from results.run_files import read_test, read_verdict
 
 log = logging.getLogger(__name__)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.fault_spans import FAULT_SPANS
+from harness.base.faults import fault_kind
 
 #: The configuration grid the synthetic runs cycle through.
 GRID: dict[str, list[Any]] = {
@@ -122,9 +122,9 @@ class _History:
         if self.fault is None:
             self.fault = faults[self.counts["faults"] % len(faults)]
             self.counts["faults"] += 1
-            self._line("nemesis", "info", FAULT_SPANS[self.fault][0], '{"nodes":["n1"]}')
+            self._line("nemesis", "info", fault_kind(self.fault).starts[0], '{"nodes":["n1"]}')
         else:
-            self._line("nemesis", "info", FAULT_SPANS[self.fault][1], '{"nodes":["n1"]}')
+            self._line("nemesis", "info", fault_kind(self.fault).stop, '{"nodes":["n1"]}')
             self.fault = None
 
     def _send(self, process: int) -> int:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def register(sub: Any) -> None:

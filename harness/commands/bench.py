@@ -16,7 +16,7 @@ import pkgutil
 from typing import Any
 
 import bench
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def bench_names() -> list[str]:
@@ -48,7 +48,9 @@ def _handle(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"bench.{args.name.replace('-', '_')}")
     if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "main")):
         raise UsageError(f"bench.{args.name} is not runnable (no HELP/add_arguments/main)")
-    parser = argparse.ArgumentParser(prog=f"insync bench {args.name}", description=module.HELP)
+    from harness.cli import Parser  # its usage errors are one line, exit 64
+
+    parser = Parser(prog=f"insync bench {args.name}", description=module.HELP)
     module.add_arguments(parser)
     result: int = module.main(parser.parse_args(args.options))
     return result

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EnvironmentProblem, UsageError
+from harness.base.errors import EnvironmentProblem, UsageError
 
 
 def register(sub: Any) -> None:

@@ -5,6 +5,7 @@ time_limit, stagger, mix, phases, ...), ``queue`` (the queue workload and its
 final drain), ``plan`` (a run's phases), ``simulate`` (virtual-time runs).
 """
 
+from harness.base.history import NEMESIS, Op
 from harness.gen.combinators import (
     any_of,
     clients,
@@ -25,18 +26,7 @@ from harness.gen.combinators import (
     synchronize,
     time_limit,
 )
-from harness.gen.core import (
-    NEMESIS,
-    PENDING,
-    Context,
-    Gen,
-    GenLike,
-    Op,
-    Pending,
-    Rng,
-    Step,
-    lift,
-)
+from harness.gen.core import PENDING, Context, Gen, GenLike, Pending, Rng, Step, lift
 from harness.gen.plan import queue_plan, run_plan
 from harness.gen.queue import (
     Drain,

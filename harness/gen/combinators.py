@@ -13,13 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.base.history import NEMESIS, Op
 from harness.gen.core import (
-    NEMESIS,
     PENDING,
     Context,
     Gen,
     GenLike,
-    Op,
     Pending,
     Seq,
     Step,

@@ -32,7 +32,8 @@ from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from harness.gen.core import PENDING, Context, Gen, Op, Process, Rng, Step
+from harness.base.history import Op, Process
+from harness.gen.core import PENDING, Context, Gen, Rng, Step
 
 OPS: tuple[str, ...] = ("send", "poll", "txn", "assign", "subscribe", "crash")
 

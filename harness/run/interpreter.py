@@ -21,12 +21,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from harness.gen.core import NEMESIS, Context, Gen, GenLike, Op, Pending, Rng, Thread, lift
-from harness.history import HistoryWriter, ProcessTable
+from harness.base.history import NEMESIS, HistoryWriter, Op, ProcessTable
+from harness.gen.core import Context, Gen, GenLike, Pending, Rng, Thread, lift
 from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.protocol import Nemesis
 
 LOG = logging.getLogger("insync.run")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from harness.base.history import NEMESIS, Op
 from harness.gen import (
     Context,
     Drain,
@@ -33,7 +34,6 @@ from harness.gen import (
     stagger,
     time_limit,
 )
-from harness.gen.core import NEMESIS, Op
 from harness.run.options import RunOptions
 
 if TYPE_CHECKING:

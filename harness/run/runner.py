@@ -16,6 +16,14 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
    cluster stays), collect every node's logs into ``nodes/``, remove the
    cluster if ``--teardown``; each step logged and passed if it fails;
 7. check the history, write ``results.json``, point ``results/latest`` here.
+
+Before step 1, ``setup.preflight`` checks every option (values, version and
+mode, files, broker keys): bad input is one ``UsageError`` line with nothing
+created and Docker never asked. Cleanup touches only what this run owns: its
+topics, and the cluster once the provisioner's ``up`` returned it. A failure
+before that (an engine that does not answer, Maven unreachable, a node that
+never became ready) leaves any cluster of that name alone: not ``down``-ed, its
+logs not read; the provisioner keeps a half-built one for ``insync cluster logs``.
 """
 
 from __future__ import annotations
@@ -28,24 +36,25 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HistoryError, InsyncError
-from harness.history import HistoryWriter
+from harness.base.errors import HistoryError, InsyncError
+from harness.base.history import HistoryWriter
+from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import PARTITIONS_PER_TOPIC, DrainFeed, drive
-from harness.run.setup import build_package, cluster_spec, nemesis_options, test_json
+from harness.run.setup import build_package, preflight, test_json
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
-from results.store import RunDir
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
     from workloads.topics import Topics
 
 LOG = logging.getLogger("insync.run")
 Say = Callable[[str], None]
+OnCluster = Callable[[str], None]
 
 
 @dataclass
@@ -63,18 +72,27 @@ class RunResult:
 class Run:
     """The state of one run while its layers nest and unwind."""
 
-    def __init__(self, opts: RunOptions, *, say: Say, live: bool | None = None) -> None:
+    def __init__(
+        self,
+        opts: RunOptions,
+        *,
+        say: Say,
+        live: bool | None = None,
+        on_cluster: OnCluster | None = None,
+    ) -> None:
         # Everything that can be wrong with the options fails here, before a directory
         # or a container exists: a UsageError is cheap.
-        cluster_spec(opts)
-        self.nopts = nemesis_options(opts)
+        self.spec, self.nopts = preflight(opts)
         self.opts = opts
         self.say = say
         self.live = live
+        self.on_cluster = on_cluster
         self.started = datetime.now(UTC)
         self.t0 = time.monotonic()
         self.run_dir = RunDir.create(opts.results_dir, opts.name or "run", self.started)
         self.token = "i" + self.run_dir.path.name.lower().replace(".", "").replace("-", "")
+        # Set once the provisioner's up() returned it: only then is the cluster this
+        # run's to read logs from and (--teardown) to remove.
         self.cluster: Cluster | None = None
         self.topics: Topics | None = None
         self.package: NemesisPackage | None = None
@@ -101,7 +119,8 @@ class Run:
             except Exception as err:
                 self.error = err
                 LOG.error("run stopped by %s", err, exc_info=not isinstance(err, InsyncError))
-                self.say(f"run stopped: {err}")
+                if not self._raised_at_the_end():  # else the CLI prints it: once
+                    self.say(f"run stopped: {err}")
             finally:
                 with signals_ignored(self.say):
                     self._cleanup()
@@ -110,13 +129,15 @@ class Run:
     # -- the layers -------------------------------------------------------------------
 
     def _run(self, nopts: NemesisOptions | None) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
         self.stats.enter("cluster")
-        spec = cluster_spec(self.opts)
+        spec = self.spec
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
-        self.cluster = lifecycle.up(spec, say=self.say)
+        self.cluster = provisioner_for().up(spec, say=self.say)
+        if self.on_cluster is not None:  # from now on the cluster is this run's
+            self.on_cluster(spec.name)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
         self.stats.enter("topics")
         self.topics = self._topics(self.cluster)
@@ -136,6 +157,13 @@ class Run:
         warm = self.interp.warm_up()
         LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
+
+    def _raised_at_the_end(self) -> bool:
+        """``_judge`` re-raises a deliberate error that stopped the run before any op."""
+        return self._no_history() and isinstance(self.error, InsyncError)
+
+    def _no_history(self) -> bool:
+        return self.history is None or not self.run_dir.history.exists()
 
     def _topics(self, cluster: Cluster) -> Topics:
         from cluster.kafka_clients import admin
@@ -225,14 +253,9 @@ class Run:
             self.topics.delete_all()
 
     def _collect_logs(self) -> None:
-        from cluster import lifecycle
-
         cluster = self.cluster
         if cluster is None:
-            try:
-                cluster = lifecycle.attach(self.opts.cluster_name)
-            except InsyncError:
-                return
+            return  # up() never returned: whatever runs under that name is not ours
         for node in cluster.nodes.values():
             try:
                 node.collect_logs(self.run_dir.nodes)
@@ -240,20 +263,19 @@ class Run:
                 LOG.warning("could not collect logs of %s: %s", node.name, err)
 
     def _remove_cluster(self) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
-        if self.opts.teardown:
-            removed = lifecycle.down(self.opts.cluster_name)
-            self.say(f"removed cluster {self.opts.cluster_name!r} ({removed})")
+        if self.opts.teardown and self.cluster is not None:
+            removed = provisioner_for().down(self.spec.name)
+            self.say(f"removed cluster {self.spec.name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------
 
     def _judge(self) -> RunResult:
-        from checkers import check_file
-        from harness.commands.check import exit_code
+        from checkers import check_file, exit_code
 
         error = None if self.error is None else str(self.error)
-        if self.history is None or not self.run_dir.history.exists():
+        if self._no_history():
             if isinstance(self.error, InsyncError):
                 raise self.error
             verdict: dict[str, Any] = {
@@ -294,11 +316,22 @@ class Run:
         return RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
 
 
-def run(opts: RunOptions, *, say: Say | None = None, live: bool | None = None) -> RunResult:
-    """Run the test ``opts`` describes (validated and resolved here) and judge it."""
+def run(
+    opts: RunOptions,
+    *,
+    say: Say | None = None,
+    live: bool | None = None,
+    on_cluster: OnCluster | None = None,
+) -> RunResult:
+    """Run the test ``opts`` describes (validated and resolved here) and judge it.
+
+    ``on_cluster(name)`` is called once this run owns the cluster ``name`` (the
+    provisioner's ``up`` returned it): ``insync matrix`` removes at the
+    end only clusters its runs owned.
+    """
 
     def to_stderr(text: str) -> None:
         print(f"insync: {text}", file=sys.stderr, flush=True)
 
     resolved = opts.validate().resolved()
-    return Run(resolved, say=say or to_stderr, live=live).execute()
+    return Run(resolved, say=say or to_stderr, live=live, on_cluster=on_cluster).execute()

@@ -1,7 +1,8 @@
 """What a run is built from, derived from its options: cluster spec, nemesis, test.json.
 
-Each of these can reject bad options (reserved broker keys, unknown faults),
-so the runner calls them before it creates anything.
+Each of these can reject bad options (reserved broker keys, unknown faults), so
+:func:`preflight` calls them all before the runner (or the matrix, for every
+cell of its grid) creates a directory or asks Docker anything.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.rundir import iso
+from harness.base.version import insync_version
 from harness.run.options import RunOptions
 from harness.run.plan import PARTITIONS_PER_TOPIC
-from results.store import iso
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from cluster.spec import ClusterSpec
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
@@ -41,6 +43,22 @@ def cluster_spec(opts: RunOptions) -> ClusterSpec:
     )
 
 
+def preflight(opts: RunOptions) -> tuple[ClusterSpec, NemesisOptions | None]:
+    """Everything that can be wrong with ``opts``, found with nothing created or contacted.
+
+    Values, ranges and combinations (``RunOptions.validate``), the files named,
+    the Kafka version and its mode, reserved and (when the jars are cached)
+    unknown broker config keys, the nemesis and its schedule. Returns the cluster
+    spec and nemesis options the run is then built from.
+    """
+    from cluster import preflight as cluster_preflight
+
+    opts.validate()
+    spec = cluster_spec(opts)
+    cluster_preflight.check(spec)
+    return spec, nemesis_options(opts)
+
+
 def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
     """The nemesis's own options for this run (checked now, before anything starts)."""
     if not opts.faults and not opts.nemesis_schedule:
@@ -52,7 +70,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
             f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
             hint="use --nemesis none",
         ) from None
-    return NemesisOptions(
+    nopts = NemesisOptions(
         faults=frozenset(opts.faults),
         interval=opts.nemesis_interval,
         targets=tuple(opts.nemesis_targets),
@@ -61,6 +79,8 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
     )
+    nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
+    return nopts
 
 
 def build_package(nopts: NemesisOptions) -> NemesisPackage:
@@ -70,7 +90,6 @@ def build_package(nopts: NemesisOptions) -> NemesisPackage:
 
 
 def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
-    from harness.cli import _version
 
     spec = cluster_spec(opts)
     return {
@@ -78,7 +97,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
         "argv": opts.argv(),
         "seed": opts.seed,
         "started": iso(started),
-        "insync_version": _version(),
+        "insync_version": insync_version(),
         "cluster": {
             "name": spec.name,
             "nodes": spec.nodes,

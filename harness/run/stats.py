@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history import NEMESIS, Op
+from harness.base.history import NEMESIS, Op
 
 
 @dataclass

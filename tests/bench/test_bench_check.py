@@ -46,7 +46,7 @@ def test_a_size_is_measured_both_ways_in_fresh_processes(tmp_path: Path) -> None
 
 
 def test_sizes_must_be_integers() -> None:
-    from harness.errors import UsageError
+    from harness.base.errors import UsageError
 
     with pytest.raises(UsageError):
         bench_check.main(argparse.Namespace(sizes="1e6", repeat=1, workdir=None))

@@ -36,7 +36,7 @@ from checkers._history import NeedsWholeFile, Scanner
 from checkers._key_parts import join, judge_keys, split
 from checkers._parallel import chunk_count, plan, read_chunked
 from checkers._verdict import Anomalies
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 SETTINGS = st.builds(
     km.Settings,
@@ -210,7 +210,7 @@ import json, sys
 from pathlib import Path
 from checkers import check_file
 from checkers._parallel import chunk_count
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 path = Path(sys.argv[1])
 chunks = chunk_count(path.stat().st_size, jobs=3)
 def outcome(jobs):

@@ -6,7 +6,7 @@ import pytest
 
 from cluster.broker_config import parse_overrides, properties_for, render
 from cluster.spec import ClusterSpec
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def _props(text: str) -> dict[str, str]:

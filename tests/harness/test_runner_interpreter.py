@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from checkers import check_file
-from harness.history import HistoryWriter
+from harness.base.history import HistoryWriter
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, drive

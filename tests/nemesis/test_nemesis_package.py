@@ -1,20 +1,22 @@
-"""The combined package: composition, generators (by simulation) and options."""
+"""The combined package: composition, generators (by simulation) and options.
+
+Fault vocabulary (kinds, their ops and heals) comes from the registry,
+``harness.base.faults``, as the package itself takes it."""
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.faults import FAULT_KINDS, all_fs, fault_names, kind_of
 from harness.gen import nemesis, phases, simulate, time_limit
-from nemesis import FAULTS, NemesisOptions, add_nemesis_options, build_package, options_from_args
-from nemesis.package import FAULT_FS, HEALS
+from nemesis import NemesisOptions, build_package
 
-ALL = frozenset(FAULTS)
+ALL = frozenset(fault_names())
+HEALS = len(FAULT_KINDS)  # the final generator heals every kind once
 
 
 def run(opts: NemesisOptions, seconds: float = 600.0, seed: int = 0) -> list[dict[str, Any]]:
@@ -31,7 +33,7 @@ def test_no_faults_no_nemesis() -> None:
 def test_union_handles_every_op_of_every_fault() -> None:
     pkg = build_package(NemesisOptions(faults=ALL))
     assert pkg.nemesis is not None
-    assert pkg.nemesis.fs() == frozenset().union(*FAULT_FS.values())
+    assert pkg.nemesis.fs() == all_fs()
     assert set(pkg.fault_spans) >= {"partition", "kill", "pause", "packet", "clock-bump"}
 
 
@@ -39,13 +41,12 @@ def test_each_kind_alternates_start_and_heal_and_all_kinds_occur() -> None:
     history = run(NemesisOptions(faults=ALL, interval=5), seconds=2000)
     invokes = [op for op in history if op["type"] == "invoke"]
     assert {op["process"] for op in history} == {"nemesis"}
-    for kind, fs in FAULT_FS.items():
-        heal = dict(HEALS)[kind]["f"]
-        seq = [op["f"] for op in invokes[:-len(HEALS)] if op["f"] in fs]
-        assert seq, f"no {kind} faults in 2000 s"
-        starts = [f != heal for f in seq]
-        assert starts[::2] == [True] * len(starts[::2]), f"{kind}: {seq}"
-        assert starts[1::2] == [False] * len(starts[1::2]), f"{kind}: {seq}"
+    for kind in FAULT_KINDS:
+        seq = [op["f"] for op in invokes[:-HEALS] if op["f"] in kind.fs]
+        assert seq, f"no {kind.name} faults in 2000 s"
+        starts = [f != kind.stop for f in seq]
+        assert starts[::2] == [True] * len(starts[::2]), f"{kind.name}: {seq}"
+        assert starts[1::2] == [False] * len(starts[1::2]), f"{kind.name}: {seq}"
 
 
 def test_interval_is_the_mean_spacing() -> None:
@@ -57,7 +58,7 @@ def test_interval_is_the_mean_spacing() -> None:
 
 def test_final_generator_heals_everything_once_in_order() -> None:
     history = run(NemesisOptions(faults=ALL), seconds=60)
-    tail = [op["f"] for op in history if op["type"] == "invoke"][-len(HEALS):]
+    tail = [op["f"] for op in history if op["type"] == "invoke"][-HEALS:]
     assert tail == ["resume", "stop-partition", "stop-packet", "reset-clock", "start"]
 
 
@@ -97,61 +98,46 @@ def test_clock_values_stay_within_minutes_and_packet_defaults_avoid_netem() -> N
     ({"interval": 0}, "must be > 0"),
     ({"targets": ("everyone",)}, "unknown nemesis targets"),
     ({"packet": ("corrupt",)}, "unknown packet behaviours"),
-], ids=["fault", "interval", "target", "packet"])
+    ({"faults": frozenset({"packet"}), "packet": ()}, "at least one behaviour"),
+], ids=["fault", "interval", "target", "packet", "no-packet-behaviour"])
 def test_bad_options_are_usage_errors(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(UsageError, match=match):
         NemesisOptions(**kwargs)  # type: ignore[arg-type]
 
 
-def test_argparse_options_round_trip(tmp_path: Path) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seed", type=int)
-    add_nemesis_options(parser)
-    sched = tmp_path / "s.jsonl"
-    sched.write_text('{"at": 1, "f": "kill", "value": "n1"}\n')
-    args = parser.parse_args([
-        "--nemesis", "partition,clock", "--nemesis-interval", "3", "--nemesis-targets",
-        "one,leaders", "--partition-clients", "--seed", "7", "--nemesis-schedule", str(sched)])
-    opts = options_from_args(args, topics=("t0",))
-    assert opts == NemesisOptions(
-        faults=frozenset({"partition", "clock"}), interval=3.0, targets=("one", "leaders"),
-        schedule=sched, partition_clients=True, seed=7, topics=("t0",))
-    assert opts.needs_faketime
-    defaults = options_from_args(add_and_parse([]))
-    assert defaults == NemesisOptions()
-
-
-def add_and_parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_nemesis_options(parser)
-    return parser.parse_args(argv)
+@pytest.mark.parametrize("faults", [{"partition", "clock"}, {"clock"}, {"kill", "pause"}, set()],
+                         ids=["partition+clock", "clock", "kill+pause", "none"])
+def test_only_clock_faults_need_faketime(faults: set[str]) -> None:
+    assert NemesisOptions(faults=frozenset(faults)).needs_faketime == ("clock" in faults)
 
 
 def test_public_names_are_pinned() -> None:
     import nemesis as pkg
 
     assert sorted(pkg.__all__) == sorted([
-        "ALL_FS", "FAULTS", "ComposedNemesis", "Nemesis", "NemesisError", "NemesisOptions",
-        "NemesisPackage", "ScheduleStep", "TeardownIncomplete", "add_nemesis_options",
-        "build_package", "load_schedule", "options_from_args", "parse_schedule", "residue"])
+        "ComposedNemesis", "FaultImpl", "Nemesis", "NemesisError", "NemesisOptions",
+        "NemesisPackage", "ScheduleStep", "TeardownIncomplete", "build_package",
+        "load_schedule", "parse_schedule", "residue"])
+    assert all(hasattr(pkg, name) for name in pkg.__all__)
 
 
-@pytest.mark.parametrize("kinds", [{"partition", "kill"}, set(FAULTS)], ids=["two", "all"])
+@pytest.mark.parametrize("kinds", [{"partition", "kill"}, set(ALL)], ids=["two", "all"])
 def test_first_fault_waits_an_interval_and_every_fault_heals_within_a_round(
     kinds: set[str],
 ) -> None:
     """Faults of different kinds overlap, but none stays in force for the whole run."""
     history = run(NemesisOptions(faults=frozenset(kinds), interval=10), seconds=1500, seed=4)
-    invokes = [op for op in history if op["type"] == "invoke"][: -len(HEALS)]
+    invokes = [op for op in history if op["type"] == "invoke"][:-HEALS]
     assert invokes[0]["time"] >= 10 * 10**9, "clients get one interval before the first fault"
     open_at: dict[str, int] = {}
     overlapped = False
     for i, op in enumerate(invokes):
-        kind = next(k for k, fs in FAULT_FS.items() if op["f"] in fs)
-        if op["f"] == dict(HEALS)[kind]["f"]:
-            started = open_at.pop(kind)
-            assert i - started == len(kinds), f"{kind} healed {i - started} ops later"
+        kind = kind_of(op["f"])
+        assert kind is not None
+        if op["f"] == kind.stop:
+            started = open_at.pop(kind.name)
+            assert i - started == len(kinds), f"{kind.name} healed {i - started} ops later"
         else:
             overlapped = overlapped or bool(open_at)
-            open_at[kind] = i
+            open_at[kind.name] = i
     assert overlapped, "faults of different kinds should still overlap"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.faults import all_fs
 from harness.gen import nemesis, simulate
-from nemesis import ALL_FS, NemesisOptions, build_package
+from nemesis import NemesisOptions, build_package
 from nemesis.schedule import ScheduleStep, parse_schedule, schedule_gen
 
 TOML = """
@@ -44,8 +45,8 @@ EXPECTED = [
 
 
 def test_toml_and_json_lines_give_the_same_sorted_steps() -> None:
-    assert parse_schedule(TOML, toml=True, known_fs=ALL_FS) == EXPECTED
-    assert parse_schedule(JSONL, toml=False, known_fs=ALL_FS) == EXPECTED
+    assert parse_schedule(TOML, toml=True, known_fs=all_fs()) == EXPECTED
+    assert parse_schedule(JSONL, toml=False, known_fs=all_fs()) == EXPECTED
 
 
 @pytest.mark.parametrize(("text", "toml", "match"), [
@@ -60,7 +61,7 @@ def test_toml_and_json_lines_give_the_same_sorted_steps() -> None:
 ], ids=["unknown-f", "negative", "bool", "extra-key", "not-json", "no-f", "bad-toml", "extra"])
 def test_bad_schedules_say_which_step(text: str, toml: bool, match: str) -> None:
     with pytest.raises(UsageError, match=match):
-        parse_schedule(text, toml=toml, known_fs=ALL_FS)
+        parse_schedule(text, toml=toml, known_fs=all_fs())
 
 
 def test_steps_run_at_their_times_on_the_nemesis_thread() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster.metadata import PartitionState
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 from nemesis.targets import Facts, resolve
 
 NODES = ["n1", "n2", "n3", "n4", "n5"]

@@ -31,7 +31,7 @@ if SUPPORT not in sys.path:
 import kafka_model as km  # noqa: E402
 
 from checkers import check_file, check_history  # noqa: E402
-from harness.errors import HistoryError  # noqa: E402
+from harness.base.errors import HistoryError  # noqa: E402
 
 pyspark = pytest.importorskip("pyspark")
 

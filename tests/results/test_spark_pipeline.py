@@ -21,6 +21,7 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
+from harness.base.faults import start_fs, stop_fs  # noqa: E402
 from harness.cli import main  # noqa: E402
 from results.analyze import CONFIG_COLUMNS, compare  # noqa: E402
 from results.ingest import ingest  # noqa: E402
@@ -30,8 +31,7 @@ from results.synthetic import plans, write_run  # noqa: E402
 pytestmark = pytest.mark.integration
 
 OPS_PER_RUN = 2500
-STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
-STOPS = ("start", "resume", "reset-clock", "heal")
+STARTS, STOPS = start_fs(), stop_fs()  # the registry: the spec analyze.py must follow
 
 
 @pytest.fixture(scope="session")

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.docker_cli import inspect_one, run_docker
+from cluster.docker.docker_cli import inspect_one, run_docker
 from cluster.spec import ClusterSpec
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 LABEL = "insync"
+#: Where the host's Kafka distribution is bind-mounted (read-only) in every node.
 KAFKA_MOUNT = "/opt/kafka"
 
 
@@ -78,6 +79,8 @@ class NodeContainer:
     node: str
     container: str
     address: str
+    #: The network's gateway: the host, and so the harness's clients, reach the node from it.
+    gateway: str
     running: bool
     spec: ClusterSpec
 
@@ -91,6 +94,7 @@ def _node_container(data: dict[str, Any]) -> NodeContainer:
         node=labels["insync.node"],
         container=data["Name"].lstrip("/"),
         address=net.get("IPAddress", ""),
+        gateway=net.get("Gateway", ""),
         running=bool(data["State"]["Running"]),
         spec=spec,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 __all__ = [
     "DOCKERD_LOG",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster.docker_cli import DockerError, inspect, inspect_one, run_docker
-from harness.errors import EnvironmentProblem
+from cluster.docker.docker_cli import DockerError, inspect, inspect_one, run_docker
+from harness.base.errors import EnvironmentProblem
 
 FAKE_DOCKER = r"""#!/bin/sh
 case "$*" in

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any
 
-from harness.errors import EnvironmentProblem, InsyncError
+from harness.base.errors import EnvironmentProblem, InsyncError
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

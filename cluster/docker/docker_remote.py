@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster.docker_cli import run_docker
+from cluster.docker.docker_cli import run_docker
 from cluster.remote import ExecResult, RemoteCommandFailed
-from harness.errors import ClusterError, EnvironmentProblem
+from harness.base.errors import ClusterError, EnvironmentProblem
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Literal
 
 import orjson
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 Op = dict[str, Any]
 Process = int | str

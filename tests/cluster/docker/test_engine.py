@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster.engine import EngineInfo, RealHost, apt_install, ensure_engine, file_lock
-from harness.errors import EnvironmentProblem
+from cluster.docker.engine import EngineInfo, RealHost, apt_install, ensure_engine, file_lock
+from harness.base.errors import EnvironmentProblem
 
 Handler = Callable[[list[str]], tuple[int, str, str]]
 
