@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,22 @@ def test_outputs_and_cli(spark: Any, ingested: dict[str, Any], capsys: Any) -> N
     assert "loss rate by configuration" in page
     assert "http://" not in page and "https://" not in page and "<script" not in page
     assert (out / "trend.csv").is_file()  # two nights
+
+
+def test_a_bad_run_is_skipped_and_the_rest_analysed(spark: Any, tmp_path: Path,
+                                                    capsys: Any) -> None:
+    """One malformed results.json costs one skip line, not the whole ingestion."""
+    root = tmp_path / "results"
+    good = write_run(root, plans(1, 500, seed=9, nights=1)[0])
+    bad = root / "broken" / good.name
+    shutil.copytree(good, bad)
+    (bad / "results.json").write_text('{"valid": false, "anomalies": []}')
+    assert main(["analyze", str(root)]) == 0
+    captured = capsys.readouterr()
+    assert "ingested 1 new run(s); 0 already" in captured.out
+    assert "skipped 1 unreadable" in captured.out
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"insync: skipping broken/{good.name}: {bad / 'results.json'}")
+    assert "anomalies must be an object" in line
+    with (root / "parquet" / "comparison.csv").open() as f:
+        assert sum(int(r["runs"]) for r in csv.DictReader(f)) == 1
