@@ -19,8 +19,7 @@ from pathlib import Path
 from cluster import jvm
 from cluster.config_keys import known_broker_keys, validate_keys
 from cluster.distribution import ensure_distribution
-from cluster.model import Cluster, each_node
-from cluster.provisioner import Say
+from cluster.model import Cluster, Say, each_node
 from cluster.readiness import wait_ready
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion, resolve_version

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 from cluster import deploy
 from cluster.kafka_node import KafkaNode
-from cluster.model import Cluster
-from cluster.provisioner import Say
+from cluster.model import Cluster, Say
 from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion

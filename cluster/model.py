@@ -18,6 +18,8 @@ from cluster.versions import KafkaVersion
 from harness.base.errors import UsageError
 
 T = TypeVar("T")
+#: How a provisioner reports progress a user should see (``print`` by default).
+Say = Callable[[str], None]
 
 
 @dataclass

@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from cluster.model import Say
 from harness.base.errors import UsageError
 
 if TYPE_CHECKING:
     from cluster.model import Cluster
     from cluster.spec import ClusterSpec
 
-#: How a provisioner reports progress a user should see (``print`` by default).
-Say = Callable[[str], None]
 
 DEFAULT_PROVISIONER = "docker"
 

@@ -20,8 +20,7 @@ from cluster.docker.docker_remote import DockerRemote
 from cluster.docker.engine import ensure_engine
 from cluster.docker.image import build_image, ensure_image
 from cluster.kafka_node import KafkaNode
-from cluster.model import Cluster
-from cluster.provisioner import Say
+from cluster.model import Cluster, Say
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
 from harness.base.errors import ClusterError
