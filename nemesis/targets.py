@@ -81,13 +81,18 @@ def is_target(target: str) -> bool:
 
 
 def is_explicit(target: Target, nodes: Collection[str]) -> bool:
-    """Whether ``target`` asks outright for what it hits: ``all``, ``majority``, names, a list.
+    """Whether ``target`` asks outright for what it hits: ``all``, ``majority``, names, a
+    list, or the replicas of one named partition (``leader:KEY``, ``followers:KEY``).
 
-    Everything else (``one``, ``minority``, ``leaders``, ``controller``,
-    ``leader:KEY``, ``followers:KEY``) is narrowed rather than allowed to take
-    down every node or a majority of the KRaft controllers.
+    A scenario that partitions or pauses the followers of one partition means
+    exactly those nodes, whatever else they host: narrowing them would quietly
+    turn the scenario into another one. Everything drawn at random (``one``,
+    ``minority``, ``leaders``, ``controller``) is narrowed rather than allowed to
+    take down every node or a majority of the KRaft controllers.
     """
-    return not isinstance(target, str) or target in WIDE_TARGETS or target in nodes
+    if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
+        return True
+    return target.startswith(("leader:", "followers:"))
 
 
 def _partition(facts: Facts, key: str) -> PartitionState:
