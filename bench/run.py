@@ -140,12 +140,14 @@ def insync_loop(
     """The runner's own path, send-only, as fast as it goes, recording every op."""
     from cluster.kafka_clients import admin
     from harness.base.history import HistoryWriter
-    from harness.gen import QueueGen, QueueOptions, clients, time_limit
+    from harness.gen import clients, time_limit
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
-    from workloads.client import ClientOptions, Completed
-    from workloads.queue_client import QueueClient
-    from workloads.topics import Topics
+    from workloads.client import Completed
+    from workloads.queue.client import QueueClient
+    from workloads.queue.config import ClientOptions
+    from workloads.queue.generator import QueueGen, QueueOptions
+    from workloads.queue.topics import Topics
 
     token = f"bench{int(time.time())}"
     topics = Topics(
@@ -162,8 +164,10 @@ def insync_loop(
         """Joins without a consumer: idle consumers fetching every partition would load
         the brokers, which the bare loop does not, and the ratio would measure that."""
 
-        def _assign(self, op: Any) -> Completed:
-            return Completed("ok", list(op["value"]))
+        def invoke(self, op: Any) -> Completed:
+            if op["f"] == "assign":
+                return Completed("ok", list(op["value"]))
+            return super().invoke(op)
 
     workdir.mkdir(parents=True, exist_ok=True)
     history = HistoryWriter(workdir / "history.jsonl")
@@ -240,9 +244,10 @@ class _MemoryClient:
 def memory_loop(threads: int, seconds: float, workdir: Path) -> Loop:
     """The runner's path (generator, interpreter, workers, history) with no Kafka at all."""
     from harness.base.history import HistoryWriter
-    from harness.gen import QueueGen, QueueOptions, clients, time_limit
+    from harness.gen import clients, time_limit
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
+    from workloads.queue.generator import QueueGen, QueueOptions
 
     logs: dict[str, list[int]] = {}
     lock = threading.Lock()

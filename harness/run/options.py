@@ -1,19 +1,23 @@
 """Every setting of ``insync run``, from flags, a TOML file, or a stored test.json.
 
 One table (:data:`OPTIONS`) names each option once: its flag, its type, its
-default and its help. The same table parses the command line, a ``--config
-run.toml`` file (keys spelled as the flags, with or without dashes) and the
-``argv`` stored in a run's ``test.json`` (``--replay``), so the three can never
-disagree. Precedence: defaults < replayed test < config file < flags given.
-Each number option's row also holds its :class:`~harness.run.values.Range`, so
-``nan``, ``inf``, ``1e400`` and out-of-range values are refused the same way
-from every source, naming the flag and what it accepts.
+default and its help. The run's own rows are here; each registered workload
+adds its own (``workloads.<name>.options``), so a workload's options are
+declared in the workload and nowhere else. The same table parses the command
+line, a ``--config run.toml`` file (keys spelled as the flags, with or without
+dashes) and the ``argv`` stored in a run's ``test.json`` (``--replay``), so the
+three can never disagree. Precedence: defaults < replayed test < config file <
+flags given. Each number option's row also holds its
+:class:`~harness.base.values.Range`, so ``nan``, ``inf``, ``1e400`` and
+out-of-range values are refused the same way from every source, naming the
+flag and what it accepts.
 
-:class:`RunOptions` is the result: plain data, checked once by
+:class:`RunOptions` is the result: plain data (the run's fields, and every
+workload's, inherited from ``workloads.WorkloadSettings``), checked once by
 :meth:`RunOptions.validate` before anything starts (a bad combination is one
-``UsageError`` line), then filled in by :meth:`RunOptions.resolved` (seed,
-concurrency, idempotence, name), and turned back into the canonical ``argv``
-that re-runs the same test.
+``UsageError`` line; the workload checks its own), then filled in by
+:meth:`RunOptions.resolved` (seed, concurrency, name, and what the workload
+decides), and turned back into the canonical ``argv`` that re-runs the same test.
 """
 
 from __future__ import annotations
@@ -46,9 +50,16 @@ from harness.run.values import (
     usable_dir,
     whole,
 )
+from workloads import (
+    DEFAULT_WORKLOAD,
+    WORKLOADS,
+    WorkloadSettings,
+    check_only_its_options,
+    workload_name,
+    workload_of,
+    workload_rows,
+)
 
-#: librdkafka refuses more in-flight requests than this with enable.idempotence.
-IDEMPOTENT_MAX_IN_FLIGHT = 5
 DAY_S = 86_400
 
 # A number option's range is part of its row: flags, run.toml, replay and the
@@ -62,7 +73,8 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("heap_mb", whole, "broker JVM heap in MiB (default: 384)",
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable", "KEY=VALUE", True),
-    Spec("workload", choice("queue"), "the workload (default: queue)"),
+    Spec("workload", workload_name,
+         f"the workload: {', '.join(WORKLOADS)} (default: {DEFAULT_WORKLOAD})"),
     Spec("time_limit", number, "seconds of the main phase (default: 60)", "SECONDS",
          range=Range(0, 7 * DAY_S, open_lo=True)),
     Spec("rate", number, "client ops per second in total; 0: as fast as clients go "
@@ -72,28 +84,13 @@ OPTIONS: tuple[Spec, ...] = (
          range=Range(0, DAY_S)),
     Spec("quiet_time", number, "pause between healing and the drain (default: 5)", "SECONDS",
          range=Range(0, 3600)),
-    Spec("acks", choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
     Spec("replication_factor", whole, "replicas per partition (default: 3)",
          range=Range(1, MAX_NODES)),
     Spec("min_insync", whole, "min.insync.replicas of the workload topics (default: 2)",
          range=Range(1, MAX_NODES)),
     Spec("unclean_leader_election", boolean,
          "unclean.leader.election.enable of the topics (default: false)", "true|false"),
-    Spec("sub_via", choice("assign", "subscribe"),
-         "how consumers get partitions (default: assign)"),
-    Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
-    Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
-         "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
-    Spec("idempotence", boolean, "enable.idempotence (default: true when --acks all)",
-         "true|false"),
-    Spec("retries", opt_whole, "producer retries (default: librdkafka's)",
-         range=Range(0, 2**31 - 1)),
-    Spec("max_in_flight", whole, "max.in.flight.requests.per.connection (default: 5; "
-         f"at most {IDEMPOTENT_MAX_IN_FLIGHT} with idempotence)", range=Range(1, 1_000_000)),
-    Spec("max_writes_per_key", whole, "sends per key before a fresh key replaces it "
-         "(default: 256)", range=Range(1, 1_000_000)),
-    Spec("poll_ms", whole, "how long a poll waits for a first record (default: 100)",
-         range=Range(1, 60_000)),
+    *workload_rows(),
     Spec("nemesis", items, "faults, comma-separated, or none (default: none)", "FAULTS"),
     Spec("nemesis_interval", number, "seconds between faults (default: 10)", "SECONDS",
          range=Range(0, DAY_S, open_lo=True)),
@@ -112,8 +109,12 @@ BY_NAME = {s.name: s for s in OPTIONS}
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """The settings of one run (plain data; ``resolved()`` fills the automatic ones)."""
+class RunOptions(WorkloadSettings):
+    """The settings of one run (plain data; ``resolved()`` fills the automatic ones).
+
+    The run's own fields are here; every registered workload's (``--acks``,
+    ``--txn``, ...) are inherited from ``workloads.WorkloadSettings``.
+    """
 
     name: str | None = None
     cluster_name: str = "insync"
@@ -122,24 +123,15 @@ class RunOptions:
     mode: str = "kraft"
     heap_mb: int = 384
     broker_config: dict[str, str] = field(default_factory=dict)
-    workload: str = "queue"
+    workload: str = DEFAULT_WORKLOAD
     time_limit: float = 60.0
     rate: float = 1000.0
     concurrency: int | None = None
     final_time_limit: float = 60.0
     quiet_time: float = 5.0
-    acks: str = "all"
     replication_factor: int = 3
     min_insync: int = 2
     unclean_leader_election: bool = False
-    sub_via: str = "assign"
-    txn: bool = False
-    txn_abort_p: float = 0.1
-    idempotence: bool | None = None
-    retries: int | None = None
-    max_in_flight: int = 5
-    max_writes_per_key: int = 256
-    poll_ms: int = 100
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
     nemesis_targets: list[str] = field(default_factory=list)
@@ -155,8 +147,8 @@ class RunOptions:
 
         Every value is checked as if it had been typed (type, range, known version),
         so options built in code are held to the same rules as flags; then the
-        combinations, the version/mode pair and the files named. Nothing here
-        needs Docker, the network, or creates anything.
+        combinations (the workload checks its own), the version/mode pair and the
+        files named. Nothing here needs Docker, the network, or creates anything.
         """
         for spec in OPTIONS:
             value = getattr(self, spec.name)
@@ -174,30 +166,8 @@ class RunOptions:
                 f"{self.replication_factor}: no write could ever be acknowledged",
                 hint="lower --min-insync",
             )
-        if self.txn and self.acks != "all":
-            raise UsageError(
-                f"--txn needs --acks all (transactions require it), got --acks {self.acks}",
-                hint="pass --acks all",
-            )
-        if self.idempotence and self.acks != "all":
-            raise UsageError(
-                f"--idempotence needs --acks all, got --acks {self.acks}",
-                hint="pass --idempotence false",
-            )
-        if self.txn and self.idempotence is False:
-            raise UsageError(
-                "--txn needs idempotence (transactions require it)",
-                hint="drop --idempotence false",
-            )
-        idempotent = self.txn or (
-            self.acks == "all" if self.idempotence is None else self.idempotence
-        )
-        if idempotent and self.max_in_flight > IDEMPOTENT_MAX_IN_FLIGHT:
-            raise UsageError(
-                f"--max-in-flight {self.max_in_flight} is over {IDEMPOTENT_MAX_IN_FLIGHT}, "
-                "which idempotent producers refuse",
-                hint=f"lower it to {IDEMPOTENT_MAX_IN_FLIGHT} or pass --idempotence false",
-            )
+        check_only_its_options(self, self.workload)
+        workload_of(self.workload).validate(self)
         from cluster.versions import resolve_for_mode
 
         resolve_for_mode(self.kafka_version, self.mode)
@@ -208,16 +178,13 @@ class RunOptions:
 
     def resolved(self) -> RunOptions:
         """A copy with every automatic setting decided (what test.json records)."""
-        parts = ["queue", f"acks-{self.acks}"]
-        parts += ["txn"] if self.txn else []
-        parts += ["subscribe"] if self.sub_via == "subscribe" else []
-        parts += self.faults
+        workload = workload_of(self.workload)
         return replace(
             self,
-            name=self.name or "-".join(parts),
+            name=self.name or "-".join([*workload.name_parts(self), *self.faults]),
             concurrency=self.concurrency or 2 * self.nodes,
-            idempotence=self.acks == "all" if self.idempotence is None else self.idempotence,
             seed=secrets.randbelow(2**31) if self.seed is None else self.seed,
+            **workload.automatic(self),
         )
 
     @property

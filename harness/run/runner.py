@@ -4,18 +4,21 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
 
 1. the run directory, ``test.json`` and ``insync.log`` (results/LAYOUT.md);
 2. the cluster: reuse a running one with the same spec, else build it;
-3. the workload topics (``--replication-factor``, ``min.insync.replicas``,
+3. the workload (``workloads.WORKLOADS[--workload]``) and its ``setup`` (the
+   queue's topics, with ``--replication-factor``, ``min.insync.replicas`` and
    ``unclean.leader.election.enable`` set per topic, so changing them never
    forces a cluster rebuild);
 4. the nemesis package (``nemesis.build_package``, imported only when faults
    are asked for) and its ``setup``;
-5. the phases main → heal → quiet → drain, each op written to
+5. the phases main → heal → quiet → drain (``harness.run.plan``: the list the
+   simulator tests), clients made by the workload, each op written to
    ``history.jsonl`` as it happens;
 6. ``finally``, whatever happened (Ctrl-C, SIGTERM, a dead cluster, a bug):
-   stop the workers, ``nemesis.teardown``, delete the run's topics (when the
-   cluster stays), collect every node's logs into ``nodes/``, remove the
-   cluster if ``--teardown``; each step logged and passed if it fails;
-7. check the history, write ``results.json``, point ``results/latest`` here.
+   stop the workers, ``nemesis.teardown``, the workload's ``teardown`` (its
+   topics, when the cluster stays), collect every node's logs into ``nodes/``,
+   remove the cluster if ``--teardown``; each step logged and passed if it fails;
+7. judge the history with the workload's checker (``harness.run.verdict``),
+   write ``results.json``, point ``results/latest`` here.
 
 Before step 1, ``setup.preflight`` checks every option (values, version and
 mode, files, broker keys): bad input is one ``UsageError`` line with nothing
@@ -36,21 +39,23 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.base.errors import HistoryError, InsyncError
+from harness.base.errors import InsyncError
 from harness.base.history import HistoryWriter
 from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
-from harness.run.plan import PARTITIONS_PER_TOPIC, DrainFeed, drive
-from harness.run.setup import build_package, preflight, test_json
+from harness.run.plan import DrainFeed, build_plan, drive
+from harness.run.setup import build_package, preflight, run_env, test_json
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
+from harness.run.verdict import judge, unknown
+from workloads import workload_of
 
 if TYPE_CHECKING:
     from cluster import Cluster
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
-    from workloads.topics import Topics
+    from workloads.protocol import WorkloadRun
 
 LOG = logging.getLogger("insync.run")
 Say = Callable[[str], None]
@@ -94,13 +99,14 @@ class Run:
         # Set once the provisioner's up() returned it: only then is the cluster this
         # run's to read logs from and (--teardown) to remove.
         self.cluster: Cluster | None = None
-        self.topics: Topics | None = None
+        self.workload = workload_of(opts.workload)
+        self.session: WorkloadRun | None = None  # the workload within this run
         self.package: NemesisPackage | None = None
         self.nemesis_ready = False
         self.interp: Interpreter | None = None
         self.history: HistoryWriter | None = None
         self.stats = Stats()
-        self.feed = DrainFeed()
+        self.feed = DrainFeed(self.workload.tracker())
         self.interrupted = False
         self.error: BaseException | None = None
 
@@ -139,9 +145,10 @@ class Run:
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
-        self.stats.enter("topics")
-        self.topics = self._topics(self.cluster)
-        self.topics.ensure(0)
+        self.stats.enter("workload-setup")
+        env = run_env(self.opts, self.cluster.bootstrap, self.token)
+        self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
+        self.session.setup()
         if nopts is not None:
             self.package = build_package(nopts)
             self.stats.fault_spans = dict(self.package.fault_spans)
@@ -151,7 +158,7 @@ class Run:
                 self.package.nemesis.setup(self.cluster)
         t0 = time.monotonic_ns()  # one time zero for the history and the generators
         self.history = HistoryWriter(self.run_dir.history, start_ns=t0)
-        self.interp = self._interpreter(self.cluster, self.topics, self.history, t0)
+        self.interp = self._interpreter(self.cluster, self.session, self.history, t0)
         self.interp.start()
         self.stats.enter("warm-up")
         warm = self.interp.warm_up()
@@ -165,49 +172,16 @@ class Run:
     def _no_history(self) -> bool:
         return self.history is None or not self.run_dir.history.exists()
 
-    def _topics(self, cluster: Cluster) -> Topics:
-        from cluster.kafka_clients import admin
-        from workloads.topics import Topics
-
-        config = {
-            "min.insync.replicas": str(self.opts.min_insync),
-            "unclean.leader.election.enable": str(self.opts.unclean_leader_election).lower(),
-        }
-        return Topics(
-            lambda: admin(cluster.bootstrap),
-            prefix=f"{self.token}-",
-            partitions=PARTITIONS_PER_TOPIC,
-            replication_factor=self.opts.replication_factor,
-            config=config,
-        )
-
     def _interpreter(
-        self, cluster: Cluster, topics: Topics, history: HistoryWriter, t0: int
+        self, cluster: Cluster, session: WorkloadRun, history: HistoryWriter, t0: int
     ) -> Interpreter:
-        from workloads.client import ClientOptions
-        from workloads.queue_client import QueueClient
-
-        o = self.opts
-        copts = ClientOptions(
-            bootstrap=cluster.bootstrap,
-            acks="all" if o.acks == "all" else ("1" if o.acks == "1" else "0"),
-            idempotence=bool(o.idempotence),
-            retries=o.retries,
-            max_in_flight=o.max_in_flight,
-            txn=o.txn,
-            sub_via="subscribe" if o.sub_via == "subscribe" else "assign",
-            group_id=f"{self.token}-group",
-            txn_id_prefix=f"{self.token}-txn",
-            abort_p=o.txn_abort_p if o.txn else 0.0,
-            poll_ms=o.poll_ms,
-            seed=o.seed or 0,
-        )
-        assert o.concurrency is not None
+        """Client workers whose clients the workload makes, and the nemesis worker."""
+        assert self.opts.concurrency is not None  # resolved() decided it
         return Interpreter(
             history=history,
-            concurrency=o.concurrency,
-            seed=o.seed or 0,
-            client_factory=lambda thread, process: QueueClient(copts, topics, thread, process),
+            concurrency=self.opts.concurrency,
+            seed=self.opts.seed or 0,
+            client_factory=session.client,
             nemesis=self.package.nemesis if self.package else None,
             cluster=cluster,
             start_ns=t0,
@@ -217,9 +191,10 @@ class Run:
     def _phases(self, interp: Interpreter) -> None:
         from harness.run.display import Display
 
+        plan = build_plan(self.opts, self.workload, self.package)
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
-            drive(interp, self.opts, stats=self.stats, feed=self.feed, package=self.package)
-        if not self.feed.complete:
+            drive(interp, plan, stats=self.stats, feed=self.feed)
+        if self.feed.started and not self.feed.complete:
             self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread")
 
     def _cleanup(self) -> None:
@@ -227,7 +202,7 @@ class Run:
         steps: list[tuple[str, Callable[[], None]]] = [
             ("stop clients", self._stop_clients),
             ("nemesis teardown", self._nemesis_teardown),
-            ("delete topics", self._delete_topics),
+            ("workload teardown", self._workload_teardown),
             ("collect logs", self._collect_logs),
             ("remove cluster", self._remove_cluster),
         ]
@@ -248,9 +223,9 @@ class Run:
         if self.nemesis_ready and self.package and self.package.nemesis and self.cluster:
             self.package.nemesis.teardown(self.cluster)
 
-    def _delete_topics(self) -> None:
-        if self.topics is not None and not self.opts.teardown:
-            self.topics.delete_all()
+    def _workload_teardown(self) -> None:
+        if self.session is not None and not self.opts.teardown:  # else the cluster goes
+            self.session.teardown()
 
     def _collect_logs(self) -> None:
         cluster = self.cluster
@@ -272,33 +247,13 @@ class Run:
     # -- the verdict ---------------------------------------------------------------------
 
     def _judge(self) -> RunResult:
-        from checkers import check_file, exit_code
-
         error = None if self.error is None else str(self.error)
         if self._no_history():
             if isinstance(self.error, InsyncError):
                 raise self.error
-            verdict: dict[str, Any] = {
-                "valid": "unknown",
-                "anomaly-types": [],
-                "bad-anomaly-types": [],
-                "anomalies": {},
-                "error": error or "interrupted before any op",
-            }
-            code = 2
+            verdict, code = unknown(error or "interrupted before any op"), 2
         else:
-            try:
-                verdict = check_file(self.run_dir.history)
-                code = exit_code(verdict)
-            except HistoryError as err:
-                verdict = {
-                    "valid": "unknown",
-                    "anomaly-types": [],
-                    "bad-anomaly-types": [],
-                    "anomalies": {},
-                    "error": f"malformed history: {err.one_line()}",
-                }
-                code = 3
+            verdict, code = judge(self.workload.checker, self.run_dir.history)
         summary = self.stats.summary()
         summary.update(
             {

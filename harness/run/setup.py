@@ -1,4 +1,4 @@
-"""What a run is built from, derived from its options: cluster spec, nemesis, test.json.
+"""What a run is built from, derived from its options: cluster spec, nemesis, workload, test.json.
 
 Each of these can reject bad options (reserved broker keys, unknown faults), so
 :func:`preflight` calls them all before the runner (or the matrix, for every
@@ -15,7 +15,8 @@ from harness.base.errors import UsageError
 from harness.base.rundir import iso
 from harness.base.version import insync_version
 from harness.run.options import RunOptions
-from harness.run.plan import PARTITIONS_PER_TOPIC
+from workloads import workload_of
+from workloads.protocol import RunEnv
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -90,8 +91,38 @@ def build_package(nopts: NemesisOptions) -> NemesisPackage:
     return build(nopts)
 
 
-def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
+def run_env(opts: RunOptions, bootstrap: str, token: str) -> RunEnv:
+    """What the run gives its workload: the cluster, its unique token, the topics' durability."""
+    return RunEnv(
+        bootstrap=bootstrap,
+        token=token,
+        seed=opts.seed or 0,
+        replication_factor=opts.replication_factor,
+        topic_config={
+            "min.insync.replicas": str(opts.min_insync),
+            "unclean.leader.election.enable": str(opts.unclean_leader_election).lower(),
+        },
+    )
 
+
+def workload_block(opts: RunOptions) -> dict[str, Any]:
+    """``test.json``'s ``workload`` block: its name, the run's shape, and its own part."""
+    return {
+        "name": opts.workload,
+        "replication_factor": opts.replication_factor,
+        "min_insync": opts.min_insync,
+        "unclean_leader_election": opts.unclean_leader_election,
+        "rate": opts.rate,
+        "concurrency": opts.concurrency,
+        "time_limit": opts.time_limit,
+        "final_time_limit": opts.final_time_limit,
+        "quiet_time": opts.quiet_time,
+        **workload_of(opts.workload).block(opts),
+    }
+
+
+def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
+    """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again."""
     spec = cluster_spec(opts)
     return {
         "name": opts.name,
@@ -110,27 +141,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
             "broker_config": dict(spec.broker_config),
             "base_image": spec.base_image,
         },
-        "workload": {
-            "name": opts.workload,
-            "acks": opts.acks,
-            "idempotence": opts.idempotence,
-            "retries": opts.retries,
-            "max_in_flight": opts.max_in_flight,
-            "txn": opts.txn,
-            "txn_abort_p": opts.txn_abort_p,
-            "sub_via": opts.sub_via,
-            "replication_factor": opts.replication_factor,
-            "min_insync": opts.min_insync,
-            "unclean_leader_election": opts.unclean_leader_election,
-            "rate": opts.rate,
-            "concurrency": opts.concurrency,
-            "time_limit": opts.time_limit,
-            "final_time_limit": opts.final_time_limit,
-            "quiet_time": opts.quiet_time,
-            "max_writes_per_key": opts.max_writes_per_key,
-            "partitions_per_topic": PARTITIONS_PER_TOPIC,
-            "poll_ms": opts.poll_ms,
-        },
+        "workload": workload_block(opts),
         "nemesis": {
             "faults": opts.faults,
             "interval": opts.nemesis_interval,

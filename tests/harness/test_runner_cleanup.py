@@ -12,57 +12,18 @@ exactly as it would find Docker.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_provisioner import comes_up, install
+from mem_kafka import fake_workload
 
-from cluster.provisioner import DEFAULT_PROVISIONER, PROVISIONERS
 from harness.base.errors import ClusterError, EnvironmentProblem, InsyncError
 from harness.run import parse, run
-from harness.run.runner import Run
+from workloads import WORKLOADS
 
 pytestmark = pytest.mark.usefixtures("engine")  # belt and braces: a fake docker on PATH too
-
-
-@dataclass
-class FakeVersion:
-    version: str = "4.1.2"
-
-
-@dataclass
-class FakeCluster:
-    nodes: dict[str, Any] = field(default_factory=dict)
-    version: FakeVersion = field(default_factory=FakeVersion)
-    bootstrap: str = "127.0.0.1:9"
-
-
-@dataclass
-class RecordingProvisioner:
-    """A ``Provisioner`` that records every call; ``up`` does what the test says."""
-
-    up_does: Callable[[], Any]
-    calls: list[tuple[str, str | None]] = field(default_factory=list)
-
-    def up(self, spec: Any, **_: Any) -> Any:
-        self.calls.append(("up", spec.name))
-        return self.up_does()
-
-    def attach(self, name: str = "insync") -> Any:
-        self.calls.append(("attach", name))
-        return FakeCluster()
-
-    def down(self, name: str | None) -> str:
-        self.calls.append(("down", name))
-        return "0 node(s)"
-
-    def prepare(self, *, rebuild: bool = False) -> str:
-        self.calls.append(("prepare", None))
-        return "nothing"
-
-    def touched(self) -> list[str]:
-        return [what for what, _ in self.calls if what != "up"]
 
 
 def no_engine() -> Any:
@@ -71,16 +32,6 @@ def no_engine() -> Any:
 
 def never_ready() -> Any:
     raise ClusterError("node n2 never became ready", hint="see `insync cluster logs`")
-
-
-def comes_up() -> Any:
-    return FakeCluster()
-
-
-def install(monkeypatch: pytest.MonkeyPatch, up_does: Callable[[], Any]) -> RecordingProvisioner:
-    fake = RecordingProvisioner(up_does)
-    monkeypatch.setitem(PROVISIONERS, DEFAULT_PROVISIONER, lambda: fake)
-    return fake
 
 
 def go(tmp_path: Path, *flags: str) -> tuple[list[str], list[str], InsyncError | None]:
@@ -113,13 +64,14 @@ def test_a_cluster_up_returned_is_removed_only_with_teardown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, teardown: bool
 ) -> None:
     fake = install(monkeypatch, comes_up)
-
-    def no_topics(self: Run, cluster: Any) -> Any:
-        raise ClusterError("cannot create the workload topics", hint="see the broker logs")
-
-    monkeypatch.setattr(Run, "_topics", no_topics)
-    said, owned, err = go(tmp_path, *(["--teardown"] if teardown else []))
+    no_topics = ClusterError("cannot create the workload topics", hint="see the broker logs")
+    workload, state = fake_workload(setup_error=no_topics)
+    monkeypatch.setitem(WORKLOADS, "fake", workload)
+    flags = ["--workload", "fake", *(["--teardown"] if teardown else [])]
+    said, owned, err = go(tmp_path, *flags)
     assert isinstance(err, ClusterError) and owned == ["mine"]
     assert fake.touched() == (["down"] if teardown else [])  # logs came from the returned cluster
     assert ("removed cluster 'mine' (0 node(s))" in said) is teardown
     assert not any(line.startswith("run stopped") for line in said)
+    # what the workload made is undone only on a cluster that stays
+    assert [run.calls for run in state.runs] == [["setup"] if teardown else ["setup", "teardown"]]

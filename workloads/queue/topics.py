@@ -25,7 +25,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from harness.gen.queue import parse_key
+from workloads.queue.generator import parse_key
 
 LOG = logging.getLogger("insync.topics")
 

@@ -1,8 +1,8 @@
-"""The queue workload generator, its final drain and a run's phases, by simulation.
+"""The queue workload's generator, and a run's phases around it, by simulation.
 
-``FakeKafka`` is the in-memory stand-in: an outcome function (a handler) that
-keeps one log per key and a read position per process, so simulated histories
-carry real-looking offsets and reads.
+``FakeKafka`` (``tests/support/sim_kafka.py``) is the in-memory stand-in: an
+outcome function (a handler) that keeps one log per key and a read position per
+process, so simulated histories carry real-looking offsets and reads.
 """
 
 from __future__ import annotations
@@ -15,74 +15,44 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_kafka import FakeKafka
 
+from checkers._history import F_CODES
 from harness.gen import (
     NEMESIS,
-    Drain,
-    DrainTracker,
+    Gen,
+    GenLike,
     Op,
-    QueueGen,
-    QueueOptions,
     clients,
     cycle,
-    drain_complete,
-    key_name,
     limit,
     ns,
-    parse_key,
-    queue_plan,
+    plan_gen,
+    run_phases,
     simulate,
     sleep,
-    unread,
 )
+from workloads.queue.drain import Drain
+from workloads.queue.generator import OPS, QueueGen, QueueOptions, key_name, parse_key
 
 MS = 1_000_000
 
 
-class FakeKafka:
-    """One in-memory log per key; each process reads its assigned keys from its position.
-
-    A transaction's sends are appended when it commits (its end), so its polls,
-    like a ``read_committed`` consumer's, never see its own uncommitted sends.
-    """
-
-    def __init__(self, batch: int = 3) -> None:
-        self.batch = batch
-        self.logs: dict[str, list[int]] = defaultdict(list)
-        self.assigned: dict[Any, list[str]] = {}
-        self.pos: dict[tuple[Any, str], int] = {}
-
-    def __call__(self, op: Op, rng: random.Random) -> Mapping[str, Any]:
-        p, f = op["process"], op["f"]
-        if p == NEMESIS or f == "crash":
-            return {"type": "info"}
-        if f in ("assign", "subscribe"):
-            self.assigned[p] = list(op["value"])
-            for key in op["value"]:
-                if op.get("seek") == "beginning" or (p, key) not in self.pos:
-                    self.pos[(p, key)] = 0
-            return {"type": "ok"}
-        out: list[list[Any]] = []
-        pending: list[tuple[int, str, int]] = []
-        for mop in op["value"]:
-            if mop[0] == "send":
-                pending.append((len(out), mop[1], mop[2]))
-                out.append(mop)
-            else:
-                out.append(["poll", self._poll(p)])
-        for i, key, value in pending:
-            self.logs[key].append(value)
-            out[i] = ["send", key, [len(self.logs[key]) - 1, value]]
-        return {"type": "ok", "value": out}
-
-    def _poll(self, p: Any) -> dict[str, list[list[int]]]:
-        reads: dict[str, list[list[int]]] = {}
-        for key in self.assigned.get(p, []):
-            start = self.pos[(p, key)]
-            records = self.logs[key][start:start + self.batch]
-            self.pos[(p, key)] = start + len(records)
-            reads[key] = [[start + i, v] for i, v in enumerate(records)]
-        return reads
+def queue_plan(
+    opts: QueueOptions | None = None,
+    *,
+    rate: float | None,
+    time_limit_s: float,
+    nemesis_gen: GenLike = None,
+    final_nemesis: GenLike = None,
+    quiet_s: float = 0.0,
+    final_time_limit_s: float = 60.0,
+) -> Gen:
+    """A run of the queue workload as one generator: the run's phases around it."""
+    return plan_gen(run_phases(QueueGen.start(opts), rate=rate, time_limit_s=time_limit_s,
+                               nemesis_gen=nemesis_gen, final_nemesis=final_nemesis,
+                               quiet_s=quiet_s, drain=Drain(),
+                               final_time_limit_s=final_time_limit_s))
 
 
 def invokes(history: list[Op], *fs: str) -> list[Op]:
@@ -198,77 +168,6 @@ def test_a_failed_join_is_retried() -> None:
     assert [op["f"] for op in invokes(history)] == ["assign", "assign", "poll"]
 
 
-def test_the_drain_rereads_every_key_ever_from_the_beginning_as_fresh_processes() -> None:
-    opts = QueueOptions(key_count=2, max_writes_per_key=5, weights={"send": 1, "poll": 1})
-    kafka = FakeKafka()
-    history = simulate(queue_plan(opts, rate=100, time_limit_s=3, quiet_s=1,
-                                  final_time_limit_s=2),
-                       concurrency=3, seed=8, outcome_fn=kafka)
-    every_key = sorted({k for k, _ in sends(history)} |
-                       {k for op in invokes(history, "assign") for k in op["value"]})
-    drain = [op for op in invokes(history) if op.get("seek") == "beginning"]
-    assert {op["process"] for op in drain} == {3, 4, 5}  # threads 0-2 after one crash each
-    assert all(op["value"] == every_key for op in drain)
-    for op in drain:  # the old process crashed just before; it never re-reads itself
-        old = [o for o in invokes(history) if o["process"] == op["process"] - 3]
-        assert old[-1]["f"] == "crash"
-        assert old[-1]["index"] > max(o["index"] for o in invokes(history, "send"))
-    assert len(every_key) > 10
-    tracker = DrainTracker()
-    done_at = None
-    for op in history:
-        tracker = tracker.observe(op)
-        if done_at is None and tracker.complete and op["index"] > drain[-1]["index"]:
-            done_at = op["time"]
-    assert done_at is not None, unread(tracker.acked, tracker.read)
-    assert tracker.missing == {}
-    assert unread(tracker.acked, tracker.read) == {}
-    assert done_at < history[-1]["time"]  # the runner could have stopped before the time limit
-
-
-def test_the_drain_stays_incomplete_while_a_write_is_missing() -> None:
-    history_ops: list[Op] = [
-        {"type": "ok", "f": "send", "value": [["send", "t0-0", [0, 1]], ["send", "t0-0", 2]]},
-        {"type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 1]]}]]},
-        {"type": "info", "f": "poll", "value": [["poll", {"t0-0": [[1, 2]]}]]},
-        {"type": "ok", "f": "txn", "value": [["send", "t0-1", [0, 7]], ["poll", {}]]},
-    ]
-    tracker = DrainTracker()
-    for op in history_ops:
-        tracker = tracker.observe(op)
-    assert not tracker.complete  # value 2 was read only by an info op; 7 never
-    assert unread(tracker.acked, tracker.read) == {"t0-0": {2}, "t0-1": {7}}
-    assert tracker.missing == {"t0-0": {2}, "t0-1": {7}}
-    tracker = tracker.observe({"type": "ok", "f": "poll",
-                               "value": [["poll", {"t0-0": [[1, 2]], "t0-1": [[0, 7]]}]]})
-    assert tracker.complete
-
-
-@pytest.mark.parametrize(
-    ("acked", "read", "complete"),
-    [
-        pytest.param({}, {}, True, id="nothing-acked"),
-        pytest.param({"a": [1, 2]}, {"a": [2, 1, 3]}, True, id="all-read-plus-more"),
-        pytest.param({"a": [1, 2]}, {"a": [1]}, False, id="one-missing"),
-        pytest.param({"a": [1], "b": [5]}, {"a": [1]}, False, id="key-never-read"),
-        pytest.param({"a": []}, {}, True, id="empty-key"),
-    ],
-)
-def test_drain_complete(acked: dict[str, list[int]], read: dict[str, list[int]],
-                        complete: bool) -> None:
-    assert drain_complete(acked, read) is complete
-
-
-def test_an_empty_run_has_nothing_to_drain() -> None:
-    assert Drain().op(_ctx()) is None
-
-
-def _ctx() -> Any:
-    from harness.gen import Context
-
-    return Context(0, (0,), frozenset({0}), {0: 0})
-
-
 def test_the_plan_runs_main_then_heal_then_quiet_then_drain() -> None:
     nem = cycle([sleep(1), {"f": "start-partition", "value": "majority"}, sleep(1),
                  {"f": "stop-partition", "value": None}])
@@ -378,3 +277,8 @@ def test_the_same_run_with_a_lost_write_fails_the_checker() -> None:
     verdict = check_history(history)
     assert verdict["valid"] is False
     assert set(verdict["anomaly-types"]) & {"lost-write", "unseen"}
+
+
+def test_the_queue_asks_only_for_the_history_contracts_client_ops() -> None:
+    """Its ops are shared/HISTORY.md's client ``f`` s, which the checker reads by code."""
+    assert set(OPS) <= set(F_CODES)
