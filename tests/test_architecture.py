@@ -68,11 +68,12 @@ def imports(path: Path, known: dict[str, Path]) -> Iterator[str]:
                 f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
                 for a in node.names
             ]
-        for name in names:
-            while name and name not in known:
-                name = name.rpartition(".")[0]
-            if name:
-                yield name
+        for imported in names:
+            module = imported
+            while module and module not in known:
+                module = module.rpartition(".")[0]
+            if module:
+                yield module
 
 
 def graph() -> nx.DiGraph:

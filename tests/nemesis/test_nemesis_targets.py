@@ -103,7 +103,8 @@ def test_a_bad_leader_count_is_a_usage_error_and_not_a_target(target: str) -> No
 @pytest.mark.parametrize(("target", "explicit"), [
     ("all", True), ("majority", True), ("n2", True), (["n1", "n2"], True),
     ("one", False), ("minority", False), ("leaders", False), ("leaders:2", False),
-    ("controller", False), ("leader:t0-0", True), ("followers:t0-0", True)], ids=str)
+    ("controller", False), ("leader:t0-0", True), ("followers:t0-0", True),
+], ids=str)
 def test_only_wide_targets_names_and_named_partitions_are_explicit(target: str | list[str], explicit: bool) -> None:
     assert is_explicit(target, NODES) == explicit
 
