@@ -105,7 +105,9 @@ def test_a_bad_leader_count_is_a_usage_error_and_not_a_target(target: str) -> No
     ("one", False), ("minority", False), ("leaders", False), ("leaders:2", False),
     ("controller", False), ("leader:t0-0", True), ("followers:t0-0", True),
 ], ids=str)
-def test_only_wide_targets_names_and_named_partitions_are_explicit(target: str | list[str], explicit: bool) -> None:
+def test_wide_targets_names_and_named_partitions_are_explicit(
+    target: str | list[str], explicit: bool
+) -> None:
     assert is_explicit(target, NODES) == explicit
 
 
