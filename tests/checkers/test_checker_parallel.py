@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench._synth_run import INJECTABLE, write_run
+from harness.bench._synth_run import INJECTABLE, write_run
 from checkers import _parallel as parallel
 from checkers import check_file
 from checkers._check import _judge, _proven_info_ops, _proven_offsets

@@ -1,4 +1,4 @@
-"""``bench.check``: its synthetic history must be valid, or the benchmark measures nothing."""
+"""``harness.bench.check``: its synthetic history must be valid, or the benchmark measures nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import check as bench_check
+from harness.bench import check as bench_check
 from checkers import check_file
 
 

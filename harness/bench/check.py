@@ -211,7 +211,7 @@ def _keep_min(best: dict[str, float], name: str, seconds: float) -> None:
 
 
 def _measure_in_child(path: Path, repeat: int, jobs: int | None) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "bench.check", "--measure", str(path), str(repeat)]
+    argv = [sys.executable, "-m", "harness.bench.check", "--measure", str(path), str(repeat)]
     proc = subprocess.run(
         [*argv, *([str(jobs)] if jobs else [])], check=True, capture_output=True, text=True
     )
@@ -310,14 +310,14 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _child(argv: list[str]) -> int:
-    """``python -m bench.check --measure PATH [REPEAT [JOBS]]`` prints one JSON object."""
+    """``python -m harness.bench.check --measure PATH [REPEAT [JOBS]]`` prints one JSON object."""
     if 2 <= len(argv) <= 4 and argv[0] == "--measure":
         repeat = int(argv[2]) if len(argv) >= 3 else 1
         jobs = int(argv[3]) if len(argv) == 4 else None
         print(json.dumps(measure(Path(argv[1]), repeat, jobs)))
         return 0
     print(
-        "usage: python -m bench.check --measure PATH [REPEAT [JOBS]] (or: insync bench check)",
+        "usage: python -m harness.bench.check --measure PATH [REPEAT [JOBS]] (or: insync bench check)",
         file=sys.stderr,
     )
     return 64

@@ -167,7 +167,7 @@ def add_spark_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def spark_check_main(args: argparse.Namespace) -> int:
-    from bench.check import write_history
+    from harness.bench.check import write_history
 
     sizes = [int(s) for s in args.sizes.split(",") if s]
     engines = [e for e in args.engines.split(",") if e]
