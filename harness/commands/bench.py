@@ -15,7 +15,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-import harness.bench as bench
+from harness import bench
 from harness.base.errors import UsageError
 
 
