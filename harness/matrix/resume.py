@@ -4,8 +4,9 @@ Resume rule: run ``k`` of a combination is done when some
 ``<results-dir>/<test-name>/*/`` holds a ``test.json`` whose optional
 ``matrix`` block (written by :func:`mark` after each run) names the same
 combination, the same run number and the same settings (every run option but
-seed, name, results dir, cluster name and teardown), and a ``results.json`` of a
-run that was not interrupted. Everything else is run (again).
+seed, name, results dir, cluster name and teardown; an unset option is the same
+as one the block does not name), and a ``results.json`` of a run that was not
+interrupted. Everything else is run (again).
 """
 
 from __future__ import annotations
@@ -46,12 +47,25 @@ def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
         block = test.get("matrix")
         if not isinstance(block, dict) or block.get("combination") != combo.name:
             continue
-        if block.get("settings") != settings or not isinstance(block.get("run"), int):
+        if not same_settings(block.get("settings"), settings):
+            continue
+        if not isinstance(block.get("run"), int):
             continue
         if (results.get("run") or {}).get("interrupted"):
             continue
         out[block["run"]] = Done(run_dir, results)
     return out
+
+
+def same_settings(stored: Any, settings: dict[str, Any]) -> bool:
+    """Do a stored block's settings equal these? An unset (None) option counts as absent,
+    so a run stored before an option existed (``--controllers``, ``--base-image``) still
+    resumes while that option is left unset."""
+    if not isinstance(stored, dict):
+        return False
+    return {k: v for k, v in stored.items() if v is not None} == {
+        k: v for k, v in settings.items() if v is not None
+    }
 
 
 def mark(result: Any, combo: Combination, run_no: int) -> None:

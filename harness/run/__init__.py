@@ -1,6 +1,8 @@
 """``insync run``: the runner, split by job.
 
-Modules: ``options`` (every setting: flags, run.toml, replay), ``values`` (how
+Modules: ``options`` (every setting: flags, run.toml, replay),
+``cluster_options`` (the cluster's settings, shared with ``insync cluster``
+and ``insync matrix``), ``values`` (how
 one raw value is converted and range-checked; files the user names), ``setup``
 (cluster spec and nemesis from the options; ``preflight``), ``plan`` (the
 phases' generators, drain completion), ``workers`` (threads that perform and
