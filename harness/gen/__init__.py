@@ -1,7 +1,8 @@
 """Pure, Jepsen-style generators: what the runner does next, tested by simulation.
 
 Modules: ``core`` (the protocol, context, RNG), ``combinators`` (limit,
-time_limit, stagger, mix, phases, ...), ``queue`` (the queue workload and its
+time_limit, stagger, mix, phases, ...; their classes by job in ``choose``,
+``timing``, ``threads`` and ``repetition``), ``queue`` (the queue workload and its
 final drain), ``plan`` (a run's phases), ``simulate`` (virtual-time runs).
 """
 
