@@ -15,42 +15,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
 from harness.base.errors import InsyncError, UsageError
+from harness.base.usage import Parser
 from harness.base.version import insync_version
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix")
 
 Handler = Callable[[argparse.Namespace], int]
-
-
-class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are ``UsageError``: one line, exit 64.
-
-    ``add_subparsers`` makes every subparser of the same class, so each command
-    and subcommand gets this without doing anything. ``--help`` and
-    ``--version`` still print and exit 0.
-    """
-
-    def error(self, message: str) -> NoReturn:
-        message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
-        raise UsageError(message, hint=f"see `{self.prog} --help`")
-
-    # One signature for typeshed's three overloads (it accepts what each of them does).
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: Any = None
-    ) -> tuple[Any, list[str]]:
-        """Refuse unknown arguments in the (sub)parser that saw them, so the hint
-        names that command's ``--help`` rather than the top level's."""
-        ns, extras = super().parse_known_args(args, namespace)
-        if extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return ns, extras
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -48,7 +48,7 @@ def _handle(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"{bench.__name__}.{args.name.replace('-', '_')}")
     if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "main")):
         raise UsageError(f"bench.{args.name} is not runnable (no HELP/add_arguments/main)")
-    from harness.cli import Parser  # its usage errors are one line, exit 64
+    from harness.base.usage import Parser  # its usage errors are one line, exit 64
 
     parser = Parser(prog=f"insync bench {args.name}", description=module.HELP)
     module.add_arguments(parser)

@@ -285,7 +285,7 @@ def read_config(path: str | Path) -> dict[str, Any]:
 
 def read_replay(path: str | Path) -> dict[str, Any]:
     """The options of a stored run, from the ``argv`` its test.json recorded."""
-    from harness.cli import Parser
+    from harness.base.usage import Parser
 
     p = Path(path)
     if p.is_dir():
@@ -326,7 +326,7 @@ def options_from(
 
 def parse(argv: Sequence[str]) -> RunOptions:
     """Options from a flag list (tests, bench): as ``insync run`` would read them."""
-    from harness.cli import Parser
+    from harness.base.usage import Parser
 
     parser = Parser(prog="insync run", add_help=False)
     add_arguments(parser)

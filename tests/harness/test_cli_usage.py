@@ -2,7 +2,7 @@
 
 Exit 2 is the checker's "unknown" verdict; argparse's own usage errors used to
 exit 2 as well, so a script could not tell "bad command line" from "the
-history's verdict is unknown". ``harness.cli.Parser`` fixes that once for every
+history's verdict is unknown". ``harness.base.usage.Parser`` fixes that once for every
 subparser; these tests walk the real parser so a new command is covered too.
 """
 
