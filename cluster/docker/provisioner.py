@@ -72,7 +72,8 @@ class DockerProvisioner:
         except BaseException:
             say(
                 f"cluster {spec.name!r} did not come up; its containers are kept for "
-                f"`insync cluster logs` (remove with `insync cluster down --name {spec.name}`)"
+                f"`insync cluster logs` (remove with "
+                f"`insync cluster down --cluster-name {spec.name}`)"
             )
             raise
         LOG.info("cluster %s up in %.1fs", spec.name, time.monotonic() - started)

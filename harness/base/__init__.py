@@ -1,4 +1,4 @@
-"""The ground floor: modules every other insync package may import,
+r"""The ground floor: modules every other insync package may import,
 which import nothing of insync above them.
 
 Why a floor: vocabulary that both the side that acts (the nemesis, the
@@ -10,5 +10,6 @@ machinery to speak it:
 - ``history``: the op model, the live ``HistoryWriter`` and the reader;
 - ``rundir``: the run directory's layout (results/LAYOUT.md);
 - ``faults``: the fault-kind registry;
-- ``version``: the installed insync's version.
+- ``version``: the installed insync's version;
+- ``usage``: the argparse parser whose errors are one-line usage errors.
 """

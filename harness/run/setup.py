@@ -26,22 +26,8 @@ if TYPE_CHECKING:
 
 
 def cluster_spec(opts: RunOptions) -> ClusterSpec:
-    from cluster.broker_config import parse_overrides
-    from cluster.spec import ClusterSpec
-
-    overrides = parse_overrides(
-        [f"{k}={v}" for k, v in opts.broker_config.items()],
-        "kraft" if opts.mode == "kraft" else "zookeeper",
-    )
-    return ClusterSpec(
-        name=opts.cluster_name,
-        nodes=opts.nodes,
-        kafka_version=opts.kafka_version,
-        mode="kraft" if opts.mode == "kraft" else "zookeeper",
-        controllers=min(3, opts.nodes),
-        heap_mb=opts.heap_mb,
-        broker_config=overrides,
-    )
+    """The run's cluster (``ClusterOptions.cluster_spec``: the one mapping of the settings)."""
+    return opts.cluster_spec()
 
 
 def preflight(opts: RunOptions) -> tuple[ClusterSpec, NemesisOptions | None]:

@@ -26,7 +26,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench._synth_run import INJECTABLE, write_run
 from checkers import _parallel as parallel
 from checkers import check_file
 from checkers._check import _judge, _proven_info_ops, _proven_offsets
@@ -37,6 +36,7 @@ from checkers._key_parts import join, judge_keys, split
 from checkers._parallel import chunk_count, plan, read_chunked
 from checkers._verdict import Anomalies
 from harness.base.errors import HistoryError
+from harness.bench._synth import INJECTABLE, write_run
 
 SETTINGS = st.builds(
     km.Settings,

@@ -195,6 +195,17 @@ def test_resume_counts_only_finished_runs_of_the_same_settings(tmp_path: Path) -
     assert sorted(mx.done_runs(tmp_path, combo)) == [1]
 
 
+def test_a_run_stored_before_an_option_existed_still_resumes(tmp_path: Path) -> None:
+    """Blocks written before --controllers and --base-image lack them; unset, they match."""
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    ok = {"valid": True, "run": {"interrupted": False}}
+    before = {k: v for k, v in combo.settings().items() if k not in ("controllers", "base_image")}
+    stored(tmp_path, combo, 1, results=ok, settings=before)
+    assert sorted(mx.done_runs(tmp_path, combo)) == [1]
+    (other,), _ = mx.expand(flags(f"--acks all --controllers 1 --results-dir {tmp_path}"))
+    assert other.name == combo.name and mx.done_runs(tmp_path, other) == {}
+
+
 # -- progress ------------------------------------------------------------------------------
 
 

@@ -22,11 +22,11 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 
 from harness.base.faults import start_fs, stop_fs  # noqa: E402
+from harness.bench._synth import plans, write_plan  # noqa: E402
 from harness.cli import main  # noqa: E402
 from results.analyze import CONFIG_COLUMNS, compare  # noqa: E402
 from results.ingest import ingest  # noqa: E402
 from results.spark_session import get_session, stop_session  # noqa: E402
-from results.synthetic import plans, write_run  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -47,10 +47,10 @@ def ingested(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     root = tmp_path_factory.mktemp("runs")
     out = root / "parquet"
     chosen = plans(6, OPS_PER_RUN, seed=3, nights=2)
-    first = [write_run(root, p) for p in chosen[:4]]
+    first = [write_plan(root, p) for p in chosen[:4]]
     r1 = ingest(spark, root, out)
     counts1 = _counts(spark, out)
-    later = [write_run(root, p) for p in chosen[4:]]
+    later = [write_plan(root, p) for p in chosen[4:]]
     r2 = ingest(spark, root, out)
     r3 = ingest(spark, root, out)
     return {
@@ -241,7 +241,7 @@ def test_a_bad_run_is_skipped_and_the_rest_analysed(spark: Any, tmp_path: Path,
                                                     capsys: Any) -> None:
     """One malformed results.json costs one skip line, not the whole ingestion."""
     root = tmp_path / "results"
-    good = write_run(root, plans(1, 500, seed=9, nights=1)[0])
+    good = write_plan(root, plans(1, 500, seed=9, nights=1)[0])
     bad = root / "broken" / good.name
     shutil.copytree(good, bad)
     (bad / "results.json").write_text('{"valid": false, "anomalies": []}')

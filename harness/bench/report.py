@@ -1,6 +1,6 @@
 """``insync bench report``: how long a report takes to write, how big it is, how fast it opens.
 
-For each size N (history lines) it simulates a run (``bench._synth_run``: faults,
+For each size N (history lines) it simulates a run (``harness.bench._synth``: faults,
 fail/info ops, transactions, one of each injectable anomaly), checks it and
 writes results.json as the runner would, then times ``write_report`` (page only,
 then page + PNGs), and opens the page in headless chromium three times,
@@ -70,8 +70,8 @@ def load_times(report: Path, chromium: str, phases: list[dict[str, int]],
 
 
 def measure(n: int, root: Path, chromium: str | None) -> dict[str, Any]:
-    from bench._synth_run import INJECTABLE, write_run
     from checkers import check_file
+    from harness.bench._synth import INJECTABLE, write_run
     from results.report import write_report
 
     run = root / f"bench-{n}" / "20261121T031501.123Z"
