@@ -19,9 +19,9 @@ import numpy as np
 import orjson
 
 from harness.base.errors import HistoryError
+from harness.base.shapes import got
 from results.op_lookup import line_offsets
 from results.plot_data import OUTCOMES, Array
-from results.run_files import got
 
 TYPE_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 

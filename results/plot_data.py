@@ -1,5 +1,9 @@
 """The numbers behind every plot, computed once from the history, shared by HTML and PNG.
 
+``Series`` holds them for one run: ``results.report_data.series`` fills it
+once per report, the page embeds it and ``results.plots`` draws the PNGs from
+the very same object, so the two can never disagree.
+
 Kept apart from drawing so it can be tested on known data: which nemesis op
 opens and closes each fault band, latency quantiles per time bucket,
 throughput per outcome, and downsampling that never drops an op an anomaly
@@ -36,6 +40,33 @@ class Band:
     stop_index: int | None
     label: str
     open: bool = False
+
+
+@dataclass(frozen=True)
+class Series:
+    """Every plot of one run, as numbers: per-op columns and what was derived from them.
+
+    Times are ns on the history's clock; ``t0`` (the first op) is every plot's zero.
+    """
+
+    t0: int
+    t_end: int
+    #: Per op (one row per client op, as in the op table): start, end, outcome code, latency.
+    start: Array
+    end: Array
+    outcome: Array
+    latency_ms: Array
+    #: Timeline row of each op (``assign_lanes``) and the number of rows.
+    lanes: Array
+    n_lanes: int
+    bands: list[Band]
+    #: Time-bucket width (``bucket_width``) of the quantile and throughput series.
+    width: int
+    qs: tuple[float, ...]
+    quantile_t: Array  # bucket start times
+    quantiles: Array  # [bucket, q]
+    bucket_t: Array
+    rates: Array  # [outcome, bucket], ops/s
 
 
 def _span_lookup(

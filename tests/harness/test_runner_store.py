@@ -22,8 +22,10 @@ def test_timestamps_follow_the_layout() -> None:
 def test_create_makes_the_directory_with_nodes(tmp_path: Path) -> None:
     run = RunDir.create(tmp_path / "results", "queue-acks-all", WHEN)
     assert run.path == tmp_path / "results" / "queue-acks-all" / "20261121T031501.123Z"
-    assert run.nodes.is_dir()
-    assert run.history.name == "history.jsonl" and run.log.name == "insync.log"
+    assert run.nodes_path.is_dir() and run.root == tmp_path / "results"
+    assert run.history_path.name == "history.jsonl" and run.log_path.name == "insync.log"
+    assert (run.test_path.name, run.results_path.name, run.report_path.name) == (
+        "test.json", "results.json", "report.html")
 
 
 def test_two_runs_in_one_millisecond_both_kept(tmp_path: Path) -> None:
@@ -44,8 +46,8 @@ def test_json_files_are_written_whole(tmp_path: Path) -> None:
     run = RunDir.create(tmp_path, "t", WHEN)
     run.write_test({"name": "t", "seed": 1})
     run.write_results({"valid": True, "run": {"exit_code": 0}})
-    assert json.loads(run.test.read_text()) == {"name": "t", "seed": 1}
-    assert read_json(run.results)["run"]["exit_code"] == 0
+    assert json.loads(run.test_path.read_text()) == {"name": "t", "seed": 1}
+    assert read_json(run.results_path)["run"]["exit_code"] == 0
     assert not list(run.path.glob(".*.tmp"))
 
 

@@ -20,7 +20,6 @@ Every test.json carries ``"synthetic": true`` and an ``argv`` that
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -28,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from harness.base.rundir import RunDir
 from harness.bench._synth.shape import CHECK, Shape, analyze_shape, report_shape
 from harness.bench._synth.sim import Simulation, Summary
 
@@ -104,13 +104,14 @@ def write_run(
 ) -> Path:
     """Write ``history.jsonl`` and ``test.json`` of a simulated run of about ``ops`` lines."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    run = RunDir(run_dir)
     fault_list, inject_list = list(faults), list(inject)
     shape = replace(report_shape(concurrency, keys), inject=frozenset(inject_list))
     shape = shape.with_faults(fault_list, int(interval_s * 1e9))
-    simulate(run_dir / "history.jsonl", shape, ops=ops, seed=seed)
-    test = synthetic_test_json(name, seed, "2026-11-21T03:15:01.123Z", concurrency=concurrency,
-                               faults=fault_list, interval_s=interval_s, inject=inject_list)
-    (run_dir / "test.json").write_text(json.dumps(test, indent=2) + "\n")
+    simulate(run.history_path, shape, ops=ops, seed=seed)
+    run.write_test(synthetic_test_json(name, seed, "2026-11-21T03:15:01.123Z",
+                                       concurrency=concurrency, faults=fault_list,
+                                       interval_s=interval_s, inject=inject_list))
     return run_dir
 
 
@@ -169,13 +170,14 @@ def write_plan(root: Path, plan: Plan) -> Path:
 
     run_dir = root / plan.name / plan.timestamp
     run_dir.mkdir(parents=True, exist_ok=True)
+    run = RunDir(run_dir)
     shape = plan_shape(plan)
-    summary = simulate(run_dir / "history.jsonl", shape, ops=plan.ops, seed=plan.seed)
+    summary = simulate(run.history_path, shape, ops=plan.ops, seed=plan.seed)
     started = plan.started.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     test = synthetic_test_json(plan.name, plan.seed, started, concurrency=len(shape.roles),
                                faults=list(plan.config["faults"]),
                                interval_s=shape.interval_ns / 1e9, config=plan.config)
-    (run_dir / "test.json").write_text(json.dumps(test, indent=2) + "\n")
+    run.write_test(test)
     verdict = check_file(run_dir)
     seconds = summary.duration_ns / 1e9
     verdict["run"] = {
@@ -185,7 +187,7 @@ def write_plan(root: Path, plan: Plan) -> Path:
         **summary.counts,
         "phase_times": {"main": [0.0, seconds]},
     }
-    (run_dir / "results.json").write_text(json.dumps(verdict) + "\n")
+    run.write_results(verdict)
     return run_dir
 
 
