@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.base.faults import fault_spans
+from harness.base.history import NemesisPair, Op, pairs
 
 Array = npt.NDArray[Any]
 
@@ -81,28 +82,15 @@ def _span_lookup(
     return starts, stops
 
 
-def _fault_events(nemesis_ops: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """One event per nemesis action: its completion, or its invoke if it never completed.
+def _fault_events(nemesis_ops: Iterable[Op]) -> list[Op]:
+    """One event per nemesis action (``harness.base.history.pairs``): its completion, or
+    its invoke if it never completed.
 
     The completion is when the fault is known to be in force (the nemesis says
     what it really did there); a bare invoke at the end of a cut-short run still
     counts, from the moment it was attempted.
     """
-    events: list[Mapping[str, Any]] = []
-    pending: Mapping[str, Any] | None = None
-    for op in nemesis_ops:
-        if op.get("type") == "invoke":
-            if pending is not None:
-                events.append(pending)
-            pending = op
-        else:
-            if pending is not None and pending.get("f") != op.get("f"):
-                events.append(pending)
-            pending = None
-            events.append(op)
-    if pending is not None:
-        events.append(pending)
-    return events
+    return [p.op for p in pairs(nemesis_ops) if isinstance(p, NemesisPair)]
 
 
 def _label(kind: str, value: Any, failed: bool = False) -> str:
@@ -121,7 +109,7 @@ def _compact(value: Any) -> str:
 
 
 def nemesis_bands(
-    nemesis_ops: Iterable[Mapping[str, Any]],
+    nemesis_ops: Iterable[Op],
     end_time: int,
     spans: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Band]:
