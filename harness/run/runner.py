@@ -148,20 +148,20 @@ class Run:
         self.cluster = provisioner_for().up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
-        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
+        if nopts is not None:  # pure values: built now so test.json records its fault spans
+            self.package = build_package(nopts)
+            self.stats.fault_spans = dict(self.package.fault_spans)
+        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
         self.stats.enter("workload-setup")
         env = run_env(self.opts, self.cluster.bootstrap, self.token)
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
         with stage(self.say, f"workload {self.opts.workload!r} set up"):
             self.session.setup()
-        if nopts is not None:
-            self.package = build_package(nopts)
-            self.stats.fault_spans = dict(self.package.fault_spans)
-            if self.package.nemesis is not None:
-                self.stats.enter("nemesis-setup")
-                self.nemesis_ready = True
-                with stage(self.say, "nemesis set up"):
-                    self.package.nemesis.setup(self.cluster)
+        if self.package is not None and self.package.nemesis is not None:
+            self.stats.enter("nemesis-setup")
+            self.nemesis_ready = True
+            with stage(self.say, "nemesis set up"):
+                self.package.nemesis.setup(self.cluster)
         t0 = time.monotonic_ns()  # one time zero for the history and the generators
         self.t0_ns = t0
         self.history = HistoryWriter(self.run_dir.history_path, start_ns=t0)

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from harness.base.faults import fault_spans
 from harness.base.rundir import RunDir
 from harness.bench._synth.shape import CHECK, Shape, analyze_shape, report_shape
 from harness.bench._synth.sim import Simulation, Summary
@@ -86,7 +87,8 @@ def synthetic_test_json(name: str, seed: int, started: str, *, concurrency: int,
                      "time_limit": opts.time_limit, "final_time_limit": opts.final_time_limit,
                      "synthetic_inject": list(inject)},
         "nemesis": {"faults": faults, "interval": interval_s, "targets": ["one"],
-                    "schedule": None, "partition_clients": False},
+                    "schedule": None, "partition_clients": False,
+                    "fault_spans": {k: list(v) for k, v in fault_spans(faults).items()}},
     }
 
 
