@@ -17,7 +17,10 @@ Pairing a completion with its invoke uses a window per (file, process) ordered
 by line, which also finds the structural errors of HISTORY.md (a completion
 with no pending invoke, a second invoke, a differing ``f``). Every kind of
 error is one frame of (hid, line, message); one job takes the first line per
-file, as the in-memory checker stops at the first bad line.
+file, as the in-memory checker stops at the first bad line. This is a pairing
+of its own, not the ground floor's reader (``harness.base.history.pairs``),
+on purpose: that reader walks ops one by one in Python, and here no line may
+pass through Python; the agreement tests hold both to the in-memory checker.
 
 Plans are cut with ``localCheckpoint`` after each stage (parsed lines, pairs,
 ops, micro-ops): without it, the later analyses build one plan tree holding
