@@ -7,7 +7,10 @@ proves nothing. These figures say how much the run really exercised:
 - **live seconds**: the share of the main phase's seconds (1-second bins from
   its start) in which at least one send was acknowledged;
 - per fault kind: how long it was in force, how many sends were acknowledged
-  while it was, and the live share of the seconds it covered;
+  while it was, and the live share of the seconds it covered; and the same
+  figures for the seconds in which *any* fault was in force (``in_faults``: a
+  union, so overlapping faults count once), from which the seconds outside
+  faults follow (``outside_faults``);
 - per heal: the time from the heal to the first acknowledged send after it
   (how long the cluster took to recover, as a client sees it).
 
@@ -112,7 +115,37 @@ def coverage(
         "live_seconds": len(live),
         "live_share": round(len(live) / bins, 3) if bins else 0.0,
         "faults": _per_kind(faults, acks, spans, (start, end), live),
+        "in_faults": _figures(_windows(faults, end), acks, (start, end), live),
         "recoveries": _recoveries(_heals(rows, spans), acks, start),
+    }
+
+
+def _windows(faults: Iterable[_Fault], end: int) -> list[Window]:
+    """The faults' windows merged where they overlap (one still in force runs to ``end``)."""
+    merged: list[Window] = []
+    for a, b in sorted((f.start_ns, f.stop_ns if f.stop_ns is not None else end) for f in faults):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _figures(
+    windows: Sequence[Window], acks: Sequence[tuple[int, int]], main: Window, live: set[int]
+) -> dict[str, Any]:
+    """In force, acknowledged sends and live seconds over disjoint ``windows``."""
+    start, end = main
+    bins = math.ceil((end - start) / NS)
+    sent = sum(n for t, n in acks if any(a <= t < b for a, b in windows))
+    # a second of the main phase is "in a fault" when its middle is
+    covered = [b for b in range(bins)
+               if any(a <= start + b * NS + NS // 2 < z for a, z in windows)]
+    return {
+        "in_force_s": round(sum(b - a for a, b in windows) / NS, 3),
+        "acked_sends": sent,
+        "seconds": len(covered),
+        "live_seconds": sum(1 for b in covered if b in live),
     }
 
 
@@ -123,26 +156,22 @@ def _per_kind(
     main: Window,
     live: set[int],
 ) -> dict[str, dict[str, Any]]:
-    start, end = main
-    bins = math.ceil((end - start) / NS)
     out: dict[str, dict[str, Any]] = {}
     for label in spans:
-        windows = [(f.start_ns, f.stop_ns if f.stop_ns is not None else end)
-                   for f in faults if f.label == label]
-        if not windows:
-            continue
-        sent = sum(n for t, n in acks if any(a <= t < b for a, b in windows))
-        # a second of the main phase is "in this fault" when its middle is
-        covered = [b for b in range(bins)
-                   if any(a <= start + b * NS + NS // 2 < z for a, z in windows)]
-        out[label] = {
-            "count": len(windows),
-            "in_force_s": round(sum(b - a for a, b in windows) / NS, 3),
-            "acked_sends": sent,
-            "seconds": len(covered),
-            "live_seconds": sum(1 for b in covered if b in live),
-        }
+        mine = [f for f in faults if f.label == label]
+        if mine:
+            out[label] = {"count": len(mine),
+                          **_figures(_windows(mine, main[1]), acks, main, live)}
     return out
+
+
+def outside_faults(cov: Mapping[str, Any]) -> dict[str, int]:
+    """Seconds of the main phase with no fault in force, and how many of them were live."""
+    inside = cov.get("in_faults") or {}
+    return {
+        "seconds": int(cov.get("seconds", 0)) - int(inside.get("seconds", 0)),
+        "live_seconds": int(cov.get("live_seconds", 0)) - int(inside.get("live_seconds", 0)),
+    }
 
 
 def _recoveries(
