@@ -51,6 +51,15 @@ def acked_sends(op: Mapping[str, Any]) -> int:
     return sum(1 for m in op.get("value") or () if m and m[0] == "send")
 
 
+def slim(op: Mapping[str, Any]) -> dict[str, Any]:
+    """``op`` cut to the fields these figures read, so a long history's ops fit in memory
+    (the report and ``insync analyze`` compute coverage of old runs from the file)."""
+    out = {k: op[k] for k in ("process", "type", "f", "time", "error") if k in op}
+    if acked_sends(op):
+        out["value"] = op["value"]
+    return out
+
+
 def _ack_times(ops: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
     return [(int(op["time"]), n) for op in ops if (n := acked_sends(op))]
 
