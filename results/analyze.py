@@ -242,17 +242,27 @@ def _coverage_note(cell: dict[str, Any]) -> str:
 
 
 def render_terminal(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """The comparison as a rich table rendered to text."""
+    """The comparison as a rich table rendered to text.
+
+    At least 240 characters wide, wider when the columns need it: a header wraps
+    between its words, and no header word or cell is ever cut.
+    """
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title="insync: per-configuration comparison", show_lines=False)
-    for c in columns:
-        table.add_column(c.replace("_", " "), justify="left" if c in CONFIG_COLUMNS else "right")
-    for r in rows:
-        table.add_row(*(fmt(r.get(c), c) for c in columns))
+    cells = [[fmt(r.get(c), c) for c in columns] for r in rows]
+    widths = []
+    for i, c in enumerate(columns):
+        header = c.replace("_", " ")
+        widths.append(max([*(len(w) for w in header.split()), *(len(row[i]) for row in cells)]))
+        table.add_column(header, justify="left" if c in CONFIG_COLUMNS else "right",
+                         min_width=widths[-1], max_width=widths[-1])
+    for row in cells:
+        table.add_row(*row)
     buf = io.StringIO()
-    Console(file=buf, width=240, color_system=None).print(table)
+    width = max(240, sum(widths) + 3 * len(widths) + 1)  # padding and a rule per column
+    Console(file=buf, width=width, color_system=None).print(table)
     return buf.getvalue()
 
 

@@ -128,3 +128,12 @@ def test_the_heatmap_shows_coverage_under_each_rate_and_outlines_poor_cells() ->
     assert "coverage poor in 1 VALID run(s)" in poor[0]
     assert any("42.0 acked/s" in text and "poor" not in text for flag, text in cells if not flag)
     assert "<th>poor_coverage</th>" in page and "<td>POOR: 1</td>" in page
+
+
+def test_the_terminal_table_cuts_no_header_word_and_no_cell() -> None:
+    """26 columns: the table grows past 240 characters rather than cut a word or a column."""
+    wide = dict(STALLED, faults="clock+kill+packet+partition+pause")
+    text = render_terminal([wide, HEALTHY], [*CONFIG_COLUMNS, *METRIC_COLUMNS])
+    lines = text.splitlines()[1:]
+    assert "…" not in text and all(line.rstrip()[-1] in "┓┃┩│┘" for line in lines)
+    assert "clock+kill+packet+partition+pause" in text and "coverage" in lines[3]
