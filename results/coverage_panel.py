@@ -54,7 +54,7 @@ def _recoveries(recoveries: list[Any]) -> str:
     for r in recoveries:
         wait = r.get("first_ack_after_s")
         after = "never" if wait is None else _num(wait, ".1f", " s")
-        parts.append(f"{r.get('f')} at {_num(r.get('healed_at_s'), '.1f', ' s')}: {after}")
+        parts.append(f"{r.get('f')} (at {_num(r.get('healed_at_s'), '.1f', ' s')}): {after}")
     return "From each heal to the next acknowledged send: " + "; ".join(parts) + "."
 
 
@@ -63,7 +63,7 @@ def panel_html(rc: RunCoverage) -> str:
     cov = rc.figures
     label = "whole history" if rc.window == WHOLE_HISTORY else "main phase"
     rows = [
-        _row(["", "in force", "acknowledged sends", "live seconds"], head=True),
+        _row(["", "duration", "acknowledged sends", "live seconds"], head=True),
         _row([label, _num(cov.get("main_s"), ".1f", " s"),
               f"{_num(cov.get('acked_sends_main'))} "
               f"({_num(cov.get('acked_per_s'), '.1f')}/s)", _live(cov)]),

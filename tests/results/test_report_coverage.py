@@ -96,7 +96,7 @@ def test_a_valid_run_that_wrote_nothing_during_its_fault_says_so(stalled: Path) 
     assert "no send was acknowledged while kill was in force" in poor
     warning = " ".join(page.text["coverage-warning"].split())
     assert warning.startswith("VALID, but coverage is poor: only 29%")
-    assert "heal" in page.text["coverage-recovery"] and "start at 55.3 s" in \
+    assert "heal" in page.text["coverage-recovery"] and "start (at 55.3 s): 4.8 s" in \
         page.text["coverage-recovery"]
 
 
