@@ -8,8 +8,9 @@ proves nothing. These figures say how much the run really exercised:
   its start) in which at least one send was acknowledged;
 - per fault kind: how long it was in force, how many sends were acknowledged
   while it was, and the live share of the seconds it covered;
-- per heal: the time from the heal to the first acknowledged send after it
-  (how long the cluster took to recover, as a client sees it).
+- per heal inside the main phase: the time from the heal to the first
+  acknowledged send after it (how long the cluster took to recover, as a
+  client sees it; the final heals come when clients no longer send).
 
 A fault is *in force* from the completion of the op that started it to the
 invoke of the op that stopped it (conservative on both ends: a send
@@ -112,7 +113,9 @@ def coverage(
         "live_seconds": len(live),
         "live_share": round(len(live) / bins, 3) if bins else 0.0,
         "faults": _per_kind(faults, acks, spans, (start, end), live),
-        "recoveries": _recoveries(_heals(rows, spans), acks, start),
+        "recoveries": _recoveries(
+            [h for h in _heals(rows, spans) if start <= int(h["time"]) < end], acks, start
+        ),
     }
 
 
