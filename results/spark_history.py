@@ -1,4 +1,4 @@
-"""History files read by Spark into tables, with the shape rules of shared/HISTORY.md.
+"""History files read by Spark into tables, with the shape rules of docs/HISTORY.md.
 
 Why Spark reads the files itself: ``insync check --engine spark`` exists for
 histories too large for one machine's memory, so no line may pass through
