@@ -5,7 +5,7 @@ The report, its benchmark and its tests need runs that look like real ones
 ``info`` ops, processes retired after ``info``, transactions, nemesis start/stop
 pairs, a final drain) without a Kafka cluster. This module simulates one in
 virtual time, event by event, and writes ``history.jsonl`` and ``test.json`` in
-the formats of shared/HISTORY.md and results/LAYOUT.md.
+the formats of docs/HISTORY.md and results/LAYOUT.md.
 
 Every op takes effect atomically when it completes and events are handled in
 time order, so the history is valid unless an anomaly is asked for with
@@ -62,6 +62,7 @@ class _Sim:
         self.read_floor = dict.fromkeys(self.keys, 0)
         self.read: dict[str, set[int]] = {k: set() for k in self.keys}
         self.index = 0
+        self.last_time = 0
         self.next_value = 1
         self.next_process = 0
         self.buf: list[bytes] = []
@@ -87,6 +88,8 @@ class _Sim:
 
     def emit(self, time: int, process: int | str, type_: str, f: str, value: Any = None, *,
              error: Any = None, with_value: bool = True) -> None:
+        # the harness stamps a line when it writes it: times never go backwards in the file
+        self.last_time = time = max(time, self.last_time)
         op: dict[str, Any] = {"index": self.index, "time": time, "process": process,
                               "type": type_, "f": f}
         if with_value:

@@ -52,7 +52,7 @@ def check_files_spark(
     spark: SparkSession, paths: list[str | os.PathLike[str]], *, max_anomalies: int = 1000
 ) -> list[dict[str, Any]]:
     """Verdicts for several histories (files or run directories) in one set of Spark jobs."""
-    from checkers._history import resolve_path
+    from checkers._input import resolve_path
 
     files = [str(resolve_path(p).resolve()) for p in paths]
     tables = read_histories(spark, sorted(set(files)))
