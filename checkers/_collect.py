@@ -26,7 +26,7 @@ from array import array
 from typing import Any
 
 from checkers._history import ASSIGN_FS, FAIL, INFO, OK, check_key_list
-from checkers._malformed import malformed_mop, send_parts
+from checkers._malformed import I64_MAX, malformed_mop
 
 #: Offset recorded for a send whose offset is unknown or not in the version order.
 NO_OFFSET = -(2**63)
@@ -284,13 +284,24 @@ class Collector:
     def _write(
         self, mop: Any, kind: int, index: int, line: int, info_offsets: list[tuple[str, int, int]]
     ) -> tuple[str, KeyState, int, int, int]:
-        """Fold one send micro-op into its key's tables, validated by ``send_parts``.
+        """Fold one send micro-op into its key's tables, validated on the way.
 
         Returns the key, its state, the value, the offset it is known at
         (``NO_OFFSET`` unless the send is ok and reported one) and where it sits
         in ``svals``. An info send's reported offset goes to ``info_offsets``.
         """
-        k, o, v = send_parts(mop, line)
+        try:
+            _, k, x = mop
+            o, v = (None, x) if type(x) is int else x
+        except (ValueError, TypeError):
+            raise malformed_mop(mop, line) from None
+        if (  # one range test for both: a | b is in 0..2**63-1 iff a and b are
+            type(k) is not str
+            or type(v) is not int
+            or (o is not None and type(o) is not int)
+            or not 0 <= (v if o is None else o | v) <= I64_MAX
+        ):
+            raise malformed_mop(mop, line)
         ks = self.keys.get(k)
         if ks is None:
             ks = self.key(k)

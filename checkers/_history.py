@@ -16,7 +16,8 @@ hottest loop; invoke values are validated here.
 Per line, the rules are checked in one fixed order (the Spark engine follows
 it, so a line that breaks several rules gets the same message from both):
 JSON, an object, ``process``, the fields present, ``index``, ``time``,
-``type``, ``f``, then pairing and the micro-ops. Nemesis lines need no field
+``type``, ``f``, then pairing (where a negative process is refused, once per
+process rather than on every line) and the micro-ops. Nemesis lines need no field
 but ``process``; an ``index`` or ``time`` they do carry follows the same rules,
 since both number the whole file.
 """
@@ -31,6 +32,7 @@ import orjson
 
 from checkers._malformed import (
     I64_MAX,
+    empty_history_error,
     f_error,
     f_mismatch_error,
     index_error,
@@ -127,6 +129,7 @@ class Scanner:
         first_invoke = self.first_invoke
         line = self.lines
         last_time = self.last_time
+        i64_max = I64_MAX
         try:
             for op in ops:
                 line += 1
@@ -134,7 +137,7 @@ class Scanner:
                     raise not_an_object_error(op, line)
                 try:
                     process = op["process"]
-                    if type(process) is not int or process < 0:
+                    if type(process) is not int:
                         if process != NEMESIS:
                             raise process_error(process, line)
                         last_time = self._nemesis(op, line, last_time)
@@ -147,7 +150,7 @@ class Scanner:
                     raise HistoryError(f"missing field {err.args[0]!r}", line=line) from None
                 if type(index) is not int or index != line - 1:
                     raise index_error(index, line)
-                if type(time) is not int or not last_time <= time <= I64_MAX:
+                if type(time) is not int or not last_time <= time <= i64_max:
                     time = self._odd_time(time, last_time, line)
                 last_time = time
                 kind = type_codes.get(type_name) if type(type_name) is str else None
@@ -164,6 +167,8 @@ class Scanner:
                     if process in pending:
                         raise second_invoke_error(process, pending[process], line)
                     if process not in first_invoke:
+                        if process < 0:  # here, once per process, not on every line
+                            raise process_error(process, line)
                         first_invoke[process] = line
                     try:
                         value = op["value"]
@@ -191,8 +196,10 @@ class Scanner:
         except orjson.JSONDecodeError as err:
             raise not_json_error(err.msg, line + 1) from None  # that line was never counted
         except OverflowError:
-            if process <= I64_MAX >> 6:  # not ``meta``'s process * 64: a bug, not the input
+            if abs(process) <= I64_MAX >> 6:  # not ``meta``'s process * 64: a bug, not input
                 raise
+            if process < 0:
+                raise process_error(process, line) from None
             raise HistoryError(
                 f"process {process} is too large", line=line,
                 hint="client processes are small numbers: 0, 1, 2, ...",
@@ -248,11 +255,7 @@ class Scanner:
     def finish(self) -> None:
         """End of history: an empty one is malformed; pending invokes count as info."""
         if self.lines == 0:
-            raise HistoryError(
-                "the history is empty",
-                hint="a run writes one op per line from its start: was it cut before its "
-                "first op, or is this the wrong file?",
-            )
+            raise empty_history_error()
         self.never_completed = len(self.pending)
         for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
             if f in TXN_FS:

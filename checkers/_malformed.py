@@ -40,6 +40,15 @@ def short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def empty_history_error() -> HistoryError:
+    """A file with no line at all."""
+    return HistoryError(
+        "the history is empty",
+        hint="a run writes one op per line from its start: was it cut before its first op, "
+        "or is this the wrong file?",
+    )
+
+
 def not_json_error(reason: str, line: int) -> HistoryError:
     """A line orjson could not parse (``reason`` is its message)."""
     if "UTF-8" in reason:
@@ -115,7 +124,13 @@ def f_error(f: Any, line: int) -> HistoryError:
 
 
 def no_invoke_error(type_name: str, process: int, line: int) -> HistoryError:
-    """A completion that no pending invoke of its process explains."""
+    """A completion that no pending invoke of its process explains.
+
+    A negative process never has one (its first invoke is refused), so that is
+    what is said for it.
+    """
+    if process < 0:
+        return process_error(process, line)
     return HistoryError(
         f"{type_name} completion by process {process} with no pending invoke", line=line
     )
@@ -145,32 +160,6 @@ def malformed_mop(mop: Any, line: int, *, invoke: bool = False) -> HistoryError:
     if bad is not None:
         return HistoryError(f"{bad} in micro-op{where}: {short(mop)}", line=line, hint=RANGE_HINT)
     return HistoryError(f"malformed micro-op{where}: {short(mop)}", line=line, hint=MOP_HINT)
-
-
-def send_parts(mop: Any, line: int) -> tuple[str, int | None, int]:
-    """Key, offset (None when not known) and value of a completion's send micro-op.
-
-    One call per send: cheap next to what folding it costs, and it keeps the
-    range rules of HISTORY.md here rather than spread over the collector.
-    """
-    try:
-        _, k, x = mop
-    except ValueError:
-        raise malformed_mop(mop, line) from None
-    if type(x) is int:
-        o, v = None, x
-    elif type(x) is list and len(x) == 2:
-        o, v = x
-    else:
-        raise malformed_mop(mop, line)
-    if (
-        type(k) is not str
-        or type(v) is not int
-        or not 0 <= v <= I64_MAX
-        or (o is not None and (type(o) is not int or not 0 <= o <= I64_MAX))
-    ):
-        raise malformed_mop(mop, line)
-    return k, o, v
 
 
 def _out_of_range(mop: Any) -> str | None:
