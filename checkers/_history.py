@@ -130,14 +130,16 @@ class Scanner:
         line = self.lines
         last_time = self.last_time
         i64_max = I64_MAX
+        type_of = type
+        int_ = int
         try:
             for op in ops:
                 line += 1
-                if type(op) is not dict:
+                if type_of(op) is not dict:
                     raise not_an_object_error(op, line)
                 try:
                     process = op["process"]
-                    if type(process) is not int:
+                    if type_of(process) is not int_:
                         if process != NEMESIS:
                             raise process_error(process, line)
                         last_time = self._nemesis(op, line, last_time)
@@ -148,18 +150,18 @@ class Scanner:
                     f = op["f"]
                 except KeyError as err:
                     raise HistoryError(f"missing field {err.args[0]!r}", line=line) from None
-                if type(index) is not int or index != line - 1:
+                if type_of(index) is not int_ or index != line - 1:
                     raise index_error(index, line)
-                if type(time) is not int or not last_time <= time <= i64_max:
+                if type_of(time) is not int_ or not last_time <= time <= i64_max:
                     time = self._odd_time(time, last_time, line)
                 last_time = time
-                kind = type_codes.get(type_name) if type(type_name) is str else None
+                kind = type_codes.get(type_name) if type_of(type_name) is str else None
                 if kind is None:
                     raise HistoryError(
                         f"type must be invoke, ok, fail or info, got {short(type_name)}",
                         line=line,
                     )
-                f_code = f_codes.get(f) if type(f) is str else None
+                f_code = f_codes.get(f) if type_of(f) is str else None
                 if f_code is None:
                     raise f_error(f, line)
                 meta_append(process * 64 + f_code * 4 + kind)
