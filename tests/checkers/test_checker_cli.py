@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bad_histories import CASES, POLL, VALID, Bad, line
@@ -167,6 +169,33 @@ def test_unreadable_input_exits_3(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda d: d / "missing.jsonl", id="missing-file"),
+        pytest.param(lambda d: d, id="directory-without-history"),
+        pytest.param(lambda d: _bytes(d, gzip.compress(VALID)), id="gzip-file"),
+        pytest.param(lambda d: _bytes(d, b'{"index": 0, "ti'), id="only-line-cut-short"),
+    ],
+)
+def test_the_spark_engine_refuses_an_unreadable_file_as_the_memory_engine_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any
+) -> None:
+    """Before any JVM starts: one line, exit 3, the same words."""
+    path = str(make(tmp_path))
+    assert main(["check", path]) == 3
+    memory = capsys.readouterr().err
+    assert main(["check", "--engine", "spark", path]) == 3
+    assert capsys.readouterr().err == memory
+    assert memory.count("\n") == 1
+
+
+def _bytes(d: Path, content: bytes) -> Path:
+    path = d / "h.jsonl"
+    path.write_bytes(content)
+    return path
 
 
 def test_nemesis_lines_are_only_required_to_be_json(

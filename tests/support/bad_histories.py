@@ -102,6 +102,7 @@ CASES = [
     Bad("assign-keys-not-strings", line(0, f="assign", value=[1]), 1, "list of keys"),
     Bad("send-value-not-an-integer", INVOKE + sent(1, [["send", "x", "one"]]), 2,
         "malformed micro-op"),
+    Bad("send-pair-too-short", INVOKE + sent(1, [["send", "x", [0]]]), 2, "malformed micro-op"),
     Bad("poll-result-not-a-map", INVOKE + sent(1, [["poll", [[0, 1]]]]), 2,
         "malformed micro-op"),
     Bad("ok-value-null", INVOKE + sent(1, None), 2, "malformed micro-op"),
