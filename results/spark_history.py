@@ -21,9 +21,8 @@ engine's ``checkers._input``. Which lines break a rule is found by
 through the memory engine's scanner, so both engines give the same message.
 Pairing a completion with its invoke uses a window per (file, process) ordered
 by line. What Spark's typed JSON reader cannot tell apart, and so does not
-refuse: a number or a list written as a JSON *string* where HISTORY.md wants
-the number or list itself (``"process": "3"``, a micro-op ``"[\\"poll\\"]"``),
-and a second JSON document after the first on one line when it is an object.
+refuse: a second JSON document after the first on one line, when both are
+objects (``{...} {...}``).
 
 Plans are cut with ``localCheckpoint`` after each stage (parsed lines, pairs,
 ops, micro-ops): without it, the later analyses build one plan tree holding
@@ -45,7 +44,14 @@ from urllib.parse import unquote, urlparse
 from checkers._input import Source
 from checkers._malformed import empty_history_error
 from harness.errors import HistoryError
-from results.spark_rules import first_errors, line_flags, mop_flags, pairing_flags, time_flags
+from results.spark_rules import (
+    first_errors,
+    line_flags,
+    mop_flags,
+    pairing_flags,
+    rejoins,
+    time_flags,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -280,7 +286,8 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         F.when(is_pair, F.size(pair)).otherwise(F.lit(-1)).alias("arity"),
     )
     polls = parts.where((tag == "poll") & (F.size("a") == 2)).select(
-        "hid", "ord", "index", "kind", "mi", F.from_json(F.get(F.col("a"), 1), RECORDS).alias("m")
+        "hid", "ord", "index", "kind", "mi", "mop", "a",
+        F.from_json(F.get(F.col("a"), 1), RECORDS).alias("m"),
     )
     reads = polls.select(
         "hid", "ord", "index", "kind", "mi", F.posexplode("m").alias("ei", "key", "records")
@@ -313,7 +320,8 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         | ((tag == "poll") & (F.size("a") > 2))
     ).select("hid", "ord")
     bad_polls = polls.where(F.col("m").isNull()).select("hid", "ord")
-    bad_values = txn.where(F.from_json("value", "array<string>").isNull()).select("hid", "ord")
+    mops = F.from_json("value", "array<string>")
+    bad_values = txn.where(mops.isNull() | ~rejoins(mops, F.col("value"))).select("hid", "ord")
     bad = reduce(
         lambda a, b: a.unionByName(b),
         [bad_mops, bad_polls, bad_values, mop_flags(sends, reads, polls)],

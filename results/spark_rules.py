@@ -26,7 +26,7 @@ from checkers._replay import explain_line
 from harness.errors import HistoryError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 TXN_FS = ("send", "poll", "txn")
 ASSIGN_FS = ("assign", "subscribe")
@@ -45,6 +45,18 @@ KEY_LIST = rf"^\[({_KEY}(,{_KEY})*)?\]$"
 PLAIN_VALUE = rf",{_INT}\]$"
 #: at most this many flagged lines per file are replayed before giving up on exact words
 REPLAYED = 16
+
+
+def rejoins(parts: Column, text: Column) -> Column:
+    """True when the list ``text`` holds only lists, maps and numbers.
+
+    ``from_json(text, "array<string>")`` hands a nested list or map over as
+    its JSON text but a JSON string as its bare content: joined back, the
+    parts give ``text`` again only when no element was a string.
+    """
+    from pyspark.sql import functions as F
+
+    return F.concat(F.lit("["), F.array_join(parts, ","), F.lit("]")) == text
 
 
 def line_flags(parsed: DataFrame) -> DataFrame:
@@ -132,11 +144,15 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
     )
     invokes = paired.where(
         ~completion & col("f").isin(*TXN_FS) & (col("value") != '[["poll"]]')
-    ).select("hid", "line", F.from_json("value", "array<string>").alias("mops"))
-    mops = invokes.select("hid", "line", F.explode_outer("mops").alias("mop"), "mops")
+    ).select("hid", "line", "value", F.from_json("value", "array<string>").alias("mops"))
+    mops = invokes.select("hid", "line", F.explode_outer("mops").alias("mop"), "mops", "value")
     fits = F.regexp_extract("mop", SEND_INVOKE, 1).cast("decimal(20,0)") <= I64_MAX
     good_send = F.coalesce(col("mop").rlike(SEND_INVOKE) & fits, F.lit(False))
-    bad_invokes = mops.where(col("mops").isNull() | ((col("mop") != '["poll"]') & ~good_send))
+    bad_invokes = mops.where(
+        col("mops").isNull()
+        | ~rejoins(col("mops"), col("value"))
+        | ((col("mop") != '["poll"]') & ~good_send)
+    )
     return reduce(
         lambda a, b: a.unionByName(b),
         [paired.where(broken).select("hid", "line"), bad_invokes.select("hid", "line")],
@@ -164,7 +180,10 @@ def mop_flags(sends: DataFrame, reads: DataFrame, polls: DataFrame) -> DataFrame
         (col("n") != 2) | col("offset").isNull() | col("v").isNull() | (col("offset") < 0)
         | (col("v") < 0)
     ).select("hid", "ord")
-    null_records = polls.where(F.exists(F.map_values("m"), lambda r: r.isNull()))
+    null_records = polls.where(
+        F.exists(F.map_values("m"), lambda r: r.isNull())
+        | (F.concat(F.lit('["poll",'), F.get(col("a"), 1), F.lit("]")) != col("mop"))
+    )
     return bad_sends.unionByName(bad_reads).unionByName(null_records.select("hid", "ord"))
 
 

@@ -37,7 +37,7 @@ from harness.errors import HistoryError  # noqa: E402
 
 pyspark = pytest.importorskip("pyspark")
 
-from results.spark_check import CHECKED_TYPES, check_files_spark  # noqa: E402
+from results.spark_check import CHECKED_TYPES, check_files_spark, judge  # noqa: E402
 from results.spark_history import read_histories  # noqa: E402
 from results.spark_session import get_session, stop_session  # noqa: E402
 from results.synthetic import plans, write_run  # noqa: E402
@@ -161,6 +161,38 @@ def test_malformed_histories_get_the_memory_engines_line_and_words(
     got = {cid: str(errors.get(str(s.path.resolve()))) for cid, s in sources.items()}
     assert got == {cid: memory[cid] for cid in sources}
     assert len(sources) >= len(bad_histories.CASES) - 3, "most cases must reach Spark"
+
+
+def test_lines_and_times_are_followed_across_file_splits(spark: Any, tmp_path: Path) -> None:
+    """Files cut into many Spark splits: the same line numbers, errors and verdict.
+
+    A line's time is compared with the last time of the splits before it, the
+    way the memory engine's chunked reader compares across its chunk edges.
+    """
+    ops = km.generate(3, km.Settings(ops=120, clients=4, keys=2))
+    valid = Path(_write(ops, tmp_path / "valid.jsonl"))
+    broken: list[Path] = []
+    for at in (1, 17, 60, len(ops) - 1):  # line at + 1 goes back in time
+        bad = [dict(op) for op in ops]
+        bad[at - 1]["time"] = bad[at]["time"] + 10**6
+        broken.append(Path(_write(bad, tmp_path / f"time-{at}.jsonl")))
+        bad = [dict(op) for op in ops]
+        bad[at]["index"] += 1
+        broken.append(Path(_write(bad, tmp_path / f"index-{at}.jsonl")))
+    memory = {}
+    for path in broken:
+        with pytest.raises(HistoryError) as caught:
+            check_file(path)
+        memory[str(path.resolve())] = str(caught.value)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "700")  # ~6 lines a split
+    try:
+        errors: dict[str, HistoryError] = {}
+        tables = read_histories(spark, [open_source(p) for p in [valid, *broken]], errors=errors)
+        verdict = judge(tables, max_anomalies=CAP)[str(valid.resolve())]
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert {h: str(e) for h, e in errors.items()} == memory
+    assert_agree(check_file(valid, max_anomalies=CAP), verdict, str(valid))
 
 
 def test_a_last_line_cut_short_is_dropped_by_both_engines_alike(
