@@ -7,19 +7,21 @@ Public surface::
                                       # history.jsonl; large files on every core
     render_verdict(verdict)    # the verdict as sentences for a person
     ANOMALY_TYPES              # every anomaly type, in HISTORY.md's order
+    exit_code(verdict)         # 0 valid, 1 invalid, 2 unknown
 
-Both checks raise ``harness.errors.HistoryError`` for malformed input and
+Both checks raise ``harness.base.errors.HistoryError`` for malformed input and
 never raise while judging: trouble there becomes ``valid: "unknown"``.
 """
 
 from checkers._check import DEFAULT_CYCLE_BUDGET_S, check_file, check_history
 from checkers._explain import render_verdict
-from checkers._verdict import ANOMALY_TYPES
+from checkers._verdict import ANOMALY_TYPES, exit_code
 
 __all__ = [
     "ANOMALY_TYPES",
     "DEFAULT_CYCLE_BUDGET_S",
     "check_file",
     "check_history",
+    "exit_code",
     "render_verdict",
 ]

@@ -31,7 +31,7 @@ from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
 from checkers._verdict import Anomalies, assemble, informational
 from checkers._versions import VersionOrder, build
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 #: How long the G0/G1c search may take before the verdict becomes "unknown".
 DEFAULT_CYCLE_BUDGET_S = 60.0

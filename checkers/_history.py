@@ -46,7 +46,7 @@ from checkers._malformed import (
     time_backwards_error,
     time_error,
 )
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 #: Outcome codes, shared by every stage. ``PENDING`` is an invoke that never completed.
 INVOKE, OK, FAIL, INFO = 0, 1, 2, 3

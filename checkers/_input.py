@@ -18,8 +18,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from harness.errors import HistoryError
-from harness.history import cut_short_at
+from harness.base.errors import HistoryError
+from harness.base.history import cut_short_at
 
 HISTORY_NAME = "history.jsonl"
 _READ_BLOCK = 1 << 24

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 #: Offsets, values and times are signed 64-bit integers (Kafka's and Spark's ``long``).
 I64_MAX = 2**63 - 1

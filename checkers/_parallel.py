@@ -50,7 +50,7 @@ from checkers._malformed import (
     second_invoke_error,
     time_backwards_error,
 )
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 #: Below this size a single pass wins: forking and merging cost more than they save.
 MIN_PARALLEL_BYTES = 4 * 2**20

@@ -15,7 +15,7 @@ import orjson
 
 from checkers._collect import Collector
 from checkers._history import Scanner
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 
 def explain_line(

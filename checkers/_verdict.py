@@ -112,3 +112,17 @@ def assemble(
     if ops:
         verdict["ops"] = ops
     return verdict
+
+
+#: Exit statuses of a verdict (docs/HISTORY.md): 3, malformed input, is HistoryError's.
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+
+
+def exit_code(verdict: dict[str, Any]) -> int:
+    """0 valid, 1 invalid, 2 unknown: what ``insync check`` and ``insync run`` exit with."""
+    valid = verdict.get("valid")
+    if valid is True:
+        return EXIT_VALID
+    if valid is False:
+        return EXIT_INVALID
+    return EXIT_UNKNOWN

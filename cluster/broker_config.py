@@ -62,6 +62,11 @@ def _defaults(props: BrokerProperties) -> dict[str, str]:
         "group.initial.rebalance.delay.ms": "0",
         # The default was true before 0.11: say it explicitly so runs compare.
         "unclean.leader.election.enable": "false",
+        # Kafka's default (30 s since 2.5; 10 s before) keeps a dead or cut-off
+        # follower in the ISR that long, and every acks=all write to its
+        # partitions waits for it: a fault shorter than that tests only a stall.
+        # 5 s lets the ISR shrink inside a fault, where the loss windows are.
+        "replica.lag.time.max.ms": "5000",
         "num.network.threads": "2",
         "num.io.threads": "4",
         "log.dirs": DATA_DIR,
@@ -114,7 +119,7 @@ def render(props: BrokerProperties, known_keys: frozenset[str] | None = None) ->
 
 def parse_overrides(items: list[str], mode: Mode) -> dict[str, str]:
     """Parse ``key=value`` items from the command line; reject reserved keys."""
-    from harness.errors import UsageError
+    from harness.base.errors import UsageError
 
     out: dict[str, str] = {}
     for item in items:

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cluster.distribution import Distribution
-from harness.errors import EnvironmentProblem, UsageError
+from harness.base.errors import EnvironmentProblem, UsageError
 
 __all__ = [
     "KEYS_FILE",

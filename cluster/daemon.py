@@ -1,9 +1,9 @@
 """A long-running process inside a node, tracked by a pidfile.
 
-Brokers and ZooKeeper servers run as daemons *inside* their container (whose
-PID 1 is Docker's init, which reaps them), not as the container's main
-process. That is what lets a nemesis SIGKILL, SIGSTOP and restart the JVM
-while the container, its network identity and its data directory stay.
+Brokers and ZooKeeper servers run as daemons *inside* their node (whose PID 1
+is an init that reaps them), not as the node's main process. That is what
+lets a nemesis SIGKILL, SIGSTOP and restart the JVM while the node, its
+network identity and its data directory stay.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cluster.remote import Remote
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 State = Literal["running", "paused", "stopped"]
 

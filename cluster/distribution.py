@@ -32,7 +32,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from cluster.versions import Artifact, KafkaVersion
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 __all__ = [
     "MARKER",
@@ -82,7 +82,7 @@ class Distribution:
 
     @property
     def classpath(self) -> str:
-        """Host-side classpath (a JVM wildcard, as the container one is)."""
+        """Host-side classpath (a JVM wildcard, as the node's one is)."""
         return f"{self.libs_dir}/*"
 
     @property
@@ -97,8 +97,8 @@ def default_cache_root() -> Path:
 
 
 def distribution_dir(version: KafkaVersion, cache_root: Path | None = None) -> Path:
-    """Always absolute: the directory is bind-mounted, and Docker takes a relative
-    source for the name of a volume."""
+    """Always absolute: provisioners hand it to other programs as it is (a bind
+    mount, for one, takes a relative source for the name of a volume)."""
     return ((cache_root or default_cache_root()) / "kafka" / version.version).absolute()
 
 
@@ -138,7 +138,7 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
 def _resolve_and_publish(root: Path, version: KafkaVersion, mvn: str) -> None:
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{version.version}.", dir=root.parent))
-    staging.chmod(0o755)  # mkdtemp's 0700 would hide it from a container's non-root user
+    staging.chmod(0o755)  # mkdtemp's 0700 would hide it from a node's non-root user
     try:
         jars = _resolve_into(staging, version, mvn)
         _write_configs(staging / "config")
@@ -272,7 +272,7 @@ def _write_configs(config_dir: Path) -> None:
 
     They are insync's, not Maven's, so a cache hit refreshes them too: an
     upgraded insync never runs with an older copy. Each file is replaced
-    atomically, because a running container may be reading the directory.
+    atomically, because a running node may be reading the directory.
     """
     config_dir.mkdir(parents=True, exist_ok=True)
     for item in resources.files("cluster.dist_files").iterdir():

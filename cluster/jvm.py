@@ -1,13 +1,13 @@
 """The exact ``java`` command lines that run a Kafka distribution.
 
-Pure functions of a :class:`KafkaVersion` and container paths: no I/O, so the
-argv a node will run can be rendered, logged and unit-tested without Docker.
+Pure functions of a :class:`KafkaVersion` and paths on the node: no I/O, so the
+argv a node will run can be rendered, logged and unit-tested without a node.
 They replace ``kafka-run-class.sh``: insync resolves jars from Maven, not a
 tarball, so there are no scripts, and writing the flags out here means every
 JVM's options are visible in one place.
 
-Paths are *container* paths: the distribution's cache directory
-(``~/.cache/insync/kafka/<version>``) is mounted read-only at ``kafka_home``
+Paths are paths *on the node*: the provisioner puts the distribution's cache
+directory (``~/.cache/insync/kafka/<version>``) at the node's ``kafka_home``
 (``/opt/kafka`` by default), giving ``/opt/kafka/libs/*`` and
 ``/opt/kafka/config/*.properties``.
 """
@@ -20,7 +20,7 @@ import uuid
 from pathlib import PurePath, PurePosixPath
 
 from cluster.versions import KafkaVersion
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 __all__ = [
     "DEFAULT_HEAP_MB",

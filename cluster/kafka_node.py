@@ -1,32 +1,34 @@
 """One node of a cluster: its broker (and ZooKeeper) processes, configs and logs.
 
 This is the handle later layers use: the runner to configure and start, the
-nemesis to kill, pause and restart (``Killable``, ``Pausable``), teardown to
-collect ``log_files``. All of it goes through the node's ``Remote``.
+nemesis to kill, pause and restart, teardown to collect ``log_files``. All of
+it goes through the node's ``Remote``; where the node came from is the
+provisioner's business, which hands over only what the rest needs: the
+``Remote``, the address, where Kafka is installed (``kafka_home``) and where
+the harness's client traffic arrives from (``client_source``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from cluster import jvm
 from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
-from cluster.containers import KAFKA_MOUNT
 from cluster.daemon import Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
 from cluster.wait import wait_until
 from cluster.zookeeper_config import ZK_CONFIG_PATH, ZK_DATA_DIR, ZK_LOG_DIR, render_zoo_cfg
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 KAFKA_LOG_DIR = "/var/log/kafka"
 LOG = logging.getLogger("insync.cluster")
 
-#: libfaketime as Debian ships it in the node image. Not the ``MT`` build: that one
+#: libfaketime as Debian's package installs it on a node. Not the ``MT`` build: that one
 #: serialises every clock call behind a mutex (4x fewer currentTimeMillis()/s in
 #: a JVM, measured by ``insync bench nemesis --overhead``); a constant offset
 #: needs no cross-thread ordering.
@@ -39,7 +41,7 @@ FAKETIME_CONTROL = "/var/run/insync/faketime"
 def faketime_env() -> dict[str, str]:
     """The broker environment under which its wall clock follows ``FAKETIME_CONTROL``.
 
-    Measured on the node image (OpenJDK 17, libfaketime 0.9.10): the JVM hangs
+    Measured on a node (Debian, OpenJDK 17, libfaketime 0.9.10): the JVM hangs
     in timed waits when the monotonic clock is faked, and also with
     ``FAKETIME_DONT_FAKE_MONOTONIC=1`` alone (the auto-enabled glibc "monotonic
     fix" then mixes clocks), and with ``FAKETIME_NO_CACHE=1``; it runs with the
@@ -64,6 +66,12 @@ class KafkaNode:
     remote: Remote
     spec: ClusterSpec
     version: KafkaVersion
+    _: KW_ONLY
+    #: The Kafka distribution's root on the node (``libs/``, ``config/``).
+    kafka_home: str
+    #: The address the harness's clients reach this node from, as the node sees
+    #: them: what the partition nemesis drops to cut the clients off.
+    client_source: str
     #: Extra environment for the broker JVM (the clock nemesis preloads libfaketime).
     broker_env: Mapping[str, str] = field(default_factory=dict)
 
@@ -75,7 +83,7 @@ class KafkaNode:
     def broker(self) -> Daemon:
         argv = jvm.broker_argv(
             self.version,
-            kafka_home=KAFKA_MOUNT,
+            kafka_home=self.kafka_home,
             properties=CONFIG_PATH,
             log_dir=KAFKA_LOG_DIR,
             heap_mb=self.spec.heap_mb,
@@ -88,7 +96,7 @@ class KafkaNode:
         if self.name not in self.spec.zookeeper_nodes:
             return None
         argv = jvm.zookeeper_argv(
-            self.version, kafka_home=KAFKA_MOUNT, config=ZK_CONFIG_PATH, log_dir=ZK_LOG_DIR
+            self.version, kafka_home=self.kafka_home, config=ZK_CONFIG_PATH, log_dir=ZK_LOG_DIR
         )
         return Daemon(self.remote, "zookeeper", argv, f"{ZK_LOG_DIR}/stdout.log")
 
@@ -107,7 +115,7 @@ class KafkaNode:
     def format_storage(self, cluster_id: str) -> None:
         """KRaft: write the meta.properties that binds the data dir to the cluster."""
         argv = jvm.format_argv(
-            self.version, kafka_home=KAFKA_MOUNT, cluster_id=cluster_id, properties=CONFIG_PATH
+            self.version, kafka_home=self.kafka_home, cluster_id=cluster_id, properties=CONFIG_PATH
         )
         result = self.remote.exec(argv, timeout=120, check=False)
         if not result.ok:
@@ -116,7 +124,7 @@ class KafkaNode:
                 f"on {self.name}: formatting KRaft storage failed: {' | '.join(tail)}"
             )
 
-    # -- Killable / Pausable -------------------------------------------------
+    # -- processes: kill, restart, pause ---------------------------------------
     def start(self) -> int:
         if self.spec.faketime:  # a restarted broker keeps the node's current skew
             ctl = FAKETIME_CONTROL
@@ -161,7 +169,7 @@ class KafkaNode:
             raise ClusterError(f"on {self.name}: stop the broker before wiping its data")
         sh(self.remote, f"rm -rf {DATA_DIR} && mkdir -p {DATA_DIR}")
 
-    # -- LogFiles --------------------------------------------------------------
+    # -- logs ------------------------------------------------------------------
     def log_files(self) -> list[str]:
         listing = sh(
             self.remote,

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from cluster.kafka_clients import admin
 from cluster.spec import BROKER_PORT
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster.model import Cluster
 
 
 def node_name(node_id: int) -> str:
@@ -100,14 +100,13 @@ def active_controller(cluster: Cluster) -> str:
     if cluster.spec.mode == "zookeeper":
         return zk_controller(cluster.bootstrap)
     from cluster import jvm
-    from cluster.containers import KAFKA_MOUNT
 
     last: Exception | None = None
     for node in cluster.nodes.values():
         if node.state() != "running":
             continue
         argv = jvm.quorum_argv(
-            cluster.version, kafka_home=KAFKA_MOUNT, bootstrap=f"localhost:{BROKER_PORT}"
+            cluster.version, kafka_home=node.kafka_home, bootstrap=f"localhost:{BROKER_PORT}"
         )
         result = node.remote.exec(argv, timeout=60, check=False)
         try:

@@ -15,10 +15,10 @@ from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, producer
 from cluster.metadata import registered_brokers
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster.model import Cluster
 
 PROBE_TOPIC = "insync-ready"
 

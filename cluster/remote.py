@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 
 @dataclass(frozen=True)

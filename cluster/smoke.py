@@ -8,9 +8,10 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, consumer, producer
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 SMOKE_TOPIC = "insync-smoke"
+_HINT = "see why in `insync cluster logs` (pass --keep to leave the cluster up for that)"
 
 
 def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tuple[int, str]:
@@ -41,10 +42,12 @@ def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tup
     prod.flush(timeout_s)
     if not acked or acked[0][1] is not None:
         why = acked[0][1] if acked else "no acknowledgement in time"
-        raise ClusterError(f"the acks=all check write failed: {why}")
+        raise ClusterError(f"the acks=all check write failed: {why}", hint=_HINT)
     offset = acked[0][0]
     if offset is None or offset < 0:
-        raise ClusterError("the acks=all check write was acknowledged without an offset")
+        raise ClusterError(
+            "the acks=all check write was acknowledged without an offset", hint=_HINT
+        )
     cons = consumer(bootstrap, **{"group.id": f"insync-smoke-{uuid.uuid4().hex[:8]}"})
     try:
         cons.assign([TopicPartition(SMOKE_TOPIC, 0, offset)])
@@ -52,8 +55,10 @@ def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tup
     finally:
         cons.close()
     if msg is None or msg.error() is not None:
-        raise ClusterError(f"could not read the check message back at offset {offset}")
+        raise ClusterError(f"could not read the check message back at offset {offset}", hint=_HINT)
     got = (msg.value() or b"").decode()
     if got != message or msg.offset() != offset:
-        raise ClusterError(f"read {got!r} at offset {msg.offset()}, wrote {message!r} at {offset}")
+        raise ClusterError(
+            f"read {got!r} at offset {msg.offset()}, wrote {message!r} at {offset}", hint=_HINT
+        )
     return offset, message

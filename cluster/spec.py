@@ -1,7 +1,7 @@
 """A cluster described as plain data.
 
-``ClusterSpec`` is everything needed to build a cluster again: it is stored as
-a label on every container, so ``insync cluster status`` / ``down`` and a
+``ClusterSpec`` is everything needed to build a cluster again: the provisioner
+keeps it with the nodes it makes, so ``insync cluster status`` / ``down`` and a
 later ``insync run`` can find and reuse a cluster without any other state.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 Mode = Literal["kraft", "zookeeper"]
 MODES: tuple[Mode, ...] = ("kraft", "zookeeper")
@@ -26,6 +26,18 @@ ZK_ELECTION_PORT = 3888
 KAFKA_PORTS = (BROKER_PORT, CONTROLLER_PORT, ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT)
 
 MAX_NODES = 9
+#: Broker JVM heap bounds in MiB (``--heap-mb``).
+MIN_HEAP_MB, MAX_HEAP_MB = 128, 4096
+
+
+def check_name(name: str) -> str:
+    """A cluster name holds only letters, digits and '-' (it names nodes and networks)."""
+    if not name.replace("-", "").isalnum():
+        raise UsageError(
+            f"cluster name {name!r} may hold only letters, digits and '-'",
+            hint="e.g. insync-2",
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -55,10 +67,11 @@ class ClusterSpec:
                 f"--controllers must be between 1 and --nodes ({self.nodes}), "
                 f"got {self.controllers}"
             )
-        if not 128 <= self.heap_mb <= 4096:
-            raise UsageError(f"--heap-mb must be between 128 and 4096, got {self.heap_mb}")
-        if not self.name.replace("-", "").isalnum():
-            raise UsageError(f"cluster name {self.name!r} may hold only letters, digits and '-'")
+        if not MIN_HEAP_MB <= self.heap_mb <= MAX_HEAP_MB:
+            raise UsageError(
+                f"--heap-mb must be between {MIN_HEAP_MB} and {MAX_HEAP_MB}, got {self.heap_mb}"
+            )
+        check_name(self.name)
 
     @property
     def node_names(self) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 __all__ = [
     "KRAFT",
@@ -27,6 +27,7 @@ __all__ = [
     "Logging",
     "Mode",
     "known_versions",
+    "resolve_for_mode",
     "resolve_version",
 ]
 
@@ -241,3 +242,21 @@ def resolve_version(spec: str) -> KafkaVersion:
         f"unknown Kafka version {spec!r}; known: {known}",
         hint="pass a line such as 4.1.x or one of the exact versions listed",
     )
+
+
+def resolve_for_mode(spec: str, mode: str) -> KafkaVersion:
+    """``resolve_version``, and refuse a mode the line cannot run (ZooKeeper on 4.x, ...).
+
+    Pure table lookups, so every command can check this before it creates a
+    directory or asks Docker anything.
+    """
+    version = resolve_version(spec)
+    if not version.supports(mode):
+        modes = sorted(version.modes)
+        others = [v.line + ".x" for v in VERSIONS if v.supports(mode)]
+        raise UsageError(
+            f"Kafka {version.version} does not run in {mode} mode",
+            hint=f"use --mode {' or '.join(modes)}"
+            + (f", or a version that has {mode} mode: {', '.join(others)}" if others else ""),
+        )
+    return version

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 T = TypeVar("T")
 

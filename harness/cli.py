@@ -2,7 +2,12 @@
 
 Each subcommand lives in its own module under ``harness.commands`` and exposes
 ``register(subparsers)``; this module only wires them together and turns
-deliberate errors (``harness.errors.InsyncError``) into one-line messages.
+deliberate errors (``harness.base.errors.InsyncError``) into one-line messages.
+
+Usage errors of every command and subcommand (unknown flag, missing argument,
+bad choice, bad type) go through :class:`Parser`, which every subparser
+inherits: one line and exit 64, never argparse's usage block and exit 2,
+because 2 is the checker's "unknown" verdict and a script must tell them apart.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from harness.errors import InsyncError
+from harness.base.args import Parser
+from harness.base.errors import InsyncError, UsageError
+from harness.base.version import insync_version
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix")
@@ -22,12 +29,12 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="insync",
         description="Jepsen-style verification of Apache Kafka: run real clusters, "
         "inject faults, check what happened to the data.",
     )
-    parser.add_argument("--version", action="version", version=f"insync {_version()}")
+    parser.add_argument("--version", action="version", version=f"insync {insync_version()}")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="log progress (-vv: debug detail)"
     )
@@ -39,18 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("insync")
-    except PackageNotFoundError:
-        return "unknown"
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as err:
+        print(f"insync: {err.one_line()}", file=sys.stderr)
+        return err.exit_code
     if args.verbose:
         logging.basicConfig(
             level=logging.DEBUG if args.verbose > 1 else logging.INFO,

@@ -30,8 +30,8 @@ from nemesis.errors import TeardownIncomplete
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 STROBE_PIDFILE = "/var/run/insync/strobe.pid"
 FS = frozenset({"bump-clock", "strobe-clock", "freeze-clock", "reset-clock"})
@@ -109,18 +109,21 @@ class ClockNemesis:
             return completion({"target": target}, "brokers were not started under libfaketime "
                                                   "(ClusterSpec.faketime is off)")
         try:
-            names = self.resolver.nodes(cluster, target)
+            hit = self.resolver.hit(cluster, target, narrow=False)
         except Exception as err:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
-        f = op["f"]
+        f, names = op["f"], hit.nodes
+        if f == "reset-clock":
+            value_out, errors = self._reset(cluster, names)
+            return completion({"target": target, "offsets-ms": value_out}, errors)
         if f == "bump-clock":
-            return self._bump(cluster, names, float(args.get("delta-ms", 0)), target)
-        if f == "freeze-clock":
-            return self._freeze(cluster, names, target)
-        if f == "strobe-clock":
-            return self._strobe(cluster, names, args, target)
-        value_out, errors = self._reset(cluster, names)
-        return completion({"target": target, "offsets-ms": value_out}, errors)
+            out = self._bump(cluster, names, float(args.get("delta-ms", 0)), target)
+        elif f == "freeze-clock":
+            out = self._freeze(cluster, names, target)
+        else:
+            out = self._strobe(cluster, names, args, target)
+        out["value"].update(hit.record)  # every node skewed, or a quorum majority
+        return out
 
     def _bump(self, cluster: Cluster, names: list[str], delta: float, target: Any
               ) -> dict[str, Any]:

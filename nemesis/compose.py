@@ -15,7 +15,7 @@ from nemesis.nodes import completion
 from nemesis.protocol import Nemesis
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
 
 LOG = logging.getLogger("insync.nemesis")
 

@@ -2,7 +2,7 @@
 
 Hierarchy::
 
-    ClusterError (harness.errors)
+    ClusterError (harness.base.errors)
     └── NemesisError            a fault could not be prepared (setup)
         └── TeardownIncomplete  a heal step failed on some node; every other step still ran
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 
 class NemesisError(ClusterError):

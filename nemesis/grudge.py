@@ -16,10 +16,16 @@ Grudge = dict[str, frozenset[str]]
 Components = list[list[str]]
 
 #: Shapes that need no live metadata.
-PLAIN_SHAPES = ("one", "majority", "majorities-ring", "minority-third", "one-way")
-#: Shapes resolved from the cluster's own word at the moment of the fault.
+PLAIN_SHAPES = ("one", "majority", "majorities-ring", "minority-third", "one-way", "bridge")
+#: Shapes resolved from the cluster's own word at the moment of the fault
+#: (also ``leaders:N`` / ``primaries:N``: the leaders of N drawn partitions, each alone).
 METADATA_SHAPES = ("leaders", "primaries", "controller")
 SHAPES = PLAIN_SHAPES + METADATA_SHAPES
+#: What the random generator draws when ``--nemesis-targets`` names no shape: none
+#: is a total partition on 3 nodes or more (``nemesis.shapes`` rewrites the ring on
+#: 3 nodes); no alias twice; ``bridge`` is what the ring becomes on 3 nodes.
+DEFAULT_SHAPES = ("one", "majority", "majorities-ring", "minority-third", "one-way",
+                  "leaders", "controller")
 
 
 def majority(n: int) -> int:
@@ -46,28 +52,61 @@ def isolate(targets: Sequence[str], nodes: Sequence[str], *, each: bool = False)
     return [g for g in [*groups, rest] if g]
 
 
+def ring_window(n: int) -> int | None:
+    """How many nodes each node of a ring of ``n`` sees (itself included), or None.
+
+    The smallest odd number that is a majority, so windows are centred and a
+    node that sees a peer is seen by it: over TCP a one-way grudge cuts the
+    link both ways, and Jepsen's leaning windows (even majorities: 3, 6, 7
+    nodes) leave every node seeing a minority (on 3 nodes, nobody at all).
+    None when that window is the whole ring (3 nodes and fewer): no ring of
+    majorities exists there.
+    """
+    m = majority(n)
+    window = m if m % 2 else m + 1
+    return window if window < n else None
+
+
 def majorities_ring(nodes: Sequence[str], rng: random.Random) -> Grudge:
     """Every node sees a majority (itself included), but no two see the same one.
 
-    Nodes sit on a shuffled ring; each sees the window of ``majority(n)`` nodes
-    around it. When that majority is odd (4, 5, 8, 9 nodes) the window is centred
-    and the grudge symmetric; otherwise it leans one way (3 nodes: n1 hears n2,
-    n2 hears n3, n3 hears n1), as in Jepsen.
+    Nodes sit on a shuffled ring; each sees the ``ring_window`` nodes centred on
+    it, so the grudge is symmetric. ``ValueError`` on 3 nodes or fewer, where
+    no such ring exists (``bridge`` is the nearest shape there).
     """
+    window = ring_window(len(nodes))
+    if window is None:
+        raise ValueError(f"no ring of majorities on {len(nodes)} nodes (needs 4 or more)")
     ring = list(nodes)
     rng.shuffle(ring)
-    n, m = len(ring), majority(len(ring))
+    n, half = len(ring), window // 2
     everyone = frozenset(ring)
-    grudge: Grudge = {}
-    for i in range(n):
-        window = [ring[(i + j) % n] for j in range(m)]
-        centre = window[m // 2]
-        grudge[centre] = everyone - frozenset(window)
-    return grudge
+    return {ring[i]: everyone - frozenset(ring[(i + j) % n] for j in range(-half, half + 1))
+            for i in range(n)}
+
+
+def bridge(nodes: Sequence[str], rng: random.Random) -> Grudge:
+    """Two halves that cannot talk, and one node (the bridge) that talks to both (Jepsen's).
+
+    On 3 nodes this is the ring of majorities over TCP: every node sees a
+    majority, no two the same one. ``ValueError`` below 3 nodes.
+    """
+    if len(nodes) < 3:
+        raise ValueError(f"no bridge on {len(nodes)} nodes (needs 3 or more)")
+    shuffled = list(nodes)
+    rng.shuffle(shuffled)
+    rest = shuffled[1:]
+    left, right = frozenset(rest[: len(rest) // 2]), frozenset(rest[len(rest) // 2:])
+    return {**{n: right for n in left}, **{n: left for n in right}}
 
 
 def one_way(node: str, nodes: Sequence[str]) -> Grudge:
-    """``node`` can send to every other node but hears from none of them."""
+    """``node`` can send to every other node but hears from none of them.
+
+    Over TCP (all of Kafka's traffic) that cuts its links both ways, as ``one``
+    does: no connection to or from it completes. Kept for protocols and
+    checks that look at the grudge itself.
+    """
     return {node: frozenset(n for n in nodes if n != node)}
 
 
@@ -84,6 +123,8 @@ def plain_shape(shape: str, nodes: Sequence[str], rng: random.Random) -> Compone
         return majorities_ring(nodes, rng)
     if shape == "one-way":
         return one_way(shuffled[0], nodes)
+    if shape == "bridge":
+        return bridge(nodes, rng)
     raise ValueError(f"unknown partition shape {shape!r}; shapes are {', '.join(SHAPES)}")
 
 

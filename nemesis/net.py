@@ -59,14 +59,6 @@ def list_rules(remote: Remote) -> str:
     return sh(remote, f"{IPT} -S").stdout
 
 
-def gateway(remote: Remote) -> str:
-    """The node's default gateway: where the host (the clients) reaches it from."""
-    out = sh(remote, "ip -4 route show default").stdout.split()
-    if "via" not in out:
-        raise ValueError(f"on {remote.name}: no default route in {' '.join(out)!r}")
-    return out[out.index("via") + 1]
-
-
 # -- tc ---------------------------------------------------------------------------
 
 

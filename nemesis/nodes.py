@@ -12,16 +12,18 @@ import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cluster.broker_config import DATA_DIR
-from cluster.metadata import PartitionState, active_controller, partitions
+from cluster.metadata import PartitionState, active_controller, partitions, registered_brokers
 from cluster.remote import sh
-from nemesis.targets import Facts, Target, resolve
+from nemesis.impact import of_nodes, spare
+from nemesis.targets import Facts, Target, is_explicit, resolve
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 LOG = logging.getLogger("insync.nemesis")
 T = TypeVar("T")
@@ -108,7 +110,18 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None) -> Fact
     return Facts(
         partitions=lambda: workload_partitions(cluster, wanted),
         controller=lambda: controller_of(cluster),
+        brokers=lambda: registered_brokers(cluster.bootstrap),
     )
+
+
+@dataclass(frozen=True)
+class Hit:
+    """The nodes a fault acts on, and what its completion records about them."""
+
+    nodes: list[str]
+    #: ``narrowed-from``/``narrowed-because`` if narrowed; ``whole-cluster``,
+    #: ``quorum-majority`` if it hits that much (``nemesis.impact``)
+    record: dict[str, Any] = field(default_factory=dict)
 
 
 class Resolver:
@@ -127,3 +140,19 @@ class Resolver:
 
     def nodes(self, cluster: Cluster, target: Target) -> list[str]:
         return resolve(target, list(cluster.nodes), self.rng, self._facts_for(cluster))
+
+    def hit(self, cluster: Cluster, target: Target, *, narrow: bool) -> Hit:
+        """``target``'s nodes for a fault; ``narrow``: spare the cluster and the quorum.
+
+        A fault that takes nodes down (kill, pause) narrows a target that is not
+        explicit (``targets.is_explicit``) so it hits neither every node nor a
+        majority of the KRaft controllers; what it then hits is recorded either way.
+        """
+        nodes = list(cluster.nodes)
+        controllers = cluster.spec.controller_nodes
+        chosen = self.nodes(cluster, target)
+        record: dict[str, Any] = {}
+        if narrow and not is_explicit(target, nodes):
+            chosen, record = spare(chosen, nodes, controllers, self.rng)
+        record.update(of_nodes(chosen, nodes, controllers).record())
+        return Hit(chosen, record)

@@ -21,13 +21,21 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cluster.remote import sh
-from nemesis import net
 from nemesis.errors import TeardownIncomplete
+from nemesis.net import (
+    LOSS_CHAIN,
+    drop_from,
+    flush,
+    netem_probe,
+    remove_chain,
+    tc_clear,
+    tc_replace,
+)
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 START, STOP = "start-packet", "stop-packet"
 NETEM_ONLY = ("delay-ms", "jitter-ms", "duplicate")
@@ -66,7 +74,7 @@ class PacketNemesis:
         """Clear leftovers, then probe every node for netem."""
         self.teardown(cluster)
         probed, _ = on_nodes(
-            lambda n: sh(n.remote, net.netem_probe(), check=False).ok, cluster, cluster.nodes
+            lambda n: sh(n.remote, netem_probe(), check=False).ok, cluster, cluster.nodes
         )
         self.netem = {n: probed.get(n, False) for n in cluster.nodes}
 
@@ -79,9 +87,10 @@ class PacketNemesis:
         behaviour = {k: float(args[k]) for k in KNOWN if args.get(k)}
         unknown = sorted(set(args) - {"target", *KNOWN})
         try:
-            names = self.resolver.nodes(cluster, target)
+            hit = self.resolver.hit(cluster, target, narrow=False)
         except Exception as err:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
+        names = hit.nodes
         addresses = {n: cluster.nodes[n].address for n in cluster.nodes}
 
         def apply(node: KafkaNode) -> dict[str, Any]:
@@ -89,22 +98,23 @@ class PacketNemesis:
             missing: dict[str, float] = {}
             if "loss" in behaviour:
                 peers = [a for n, a in addresses.items() if n != node.name]
-                sh(node.remote, net.drop_from(net.LOSS_CHAIN, peers, behaviour["loss"]))
+                sh(node.remote, drop_from(LOSS_CHAIN, peers, behaviour["loss"]))
                 applied["loss"] = behaviour["loss"]
             shaping = {k: v for k, v in behaviour.items() if k != "loss"}
             if self.netem.get(node.name) and shaping:
-                sh(node.remote, net.tc_replace(netem_args(shaping)))
+                sh(node.remote, tc_replace(netem_args(shaping)))
                 applied.update(shaping)
             else:
                 if "rate-kbit" in shaping:
-                    sh(node.remote, net.tc_replace(tbf_args(shaping["rate-kbit"])))
+                    sh(node.remote, tc_replace(tbf_args(shaping["rate-kbit"])))
                     applied["rate-kbit"] = shaping["rate-kbit"]
                 missing = {k: v for k, v in shaping.items() if k in NETEM_ONLY}
             return {"applied": applied, "not-applied": missing}
 
         done, errors = on_nodes(apply, cluster, names)
         value: dict[str, Any] = {"target": target, "nodes": sorted(done),
-                                 "applied": {n: d["applied"] for n, d in sorted(done.items())}}
+                                 "applied": {n: d["applied"] for n, d in sorted(done.items())},
+                                 **hit.record}
         problems: dict[str, str] = dict(errors)
         missing = {n: d["not-applied"] for n, d in sorted(done.items()) if d["not-applied"]}
         if missing:
@@ -117,11 +127,11 @@ class PacketNemesis:
 
     @staticmethod
     def _clear(node: KafkaNode) -> None:
-        sh(node.remote, f"{net.flush(net.LOSS_CHAIN)}; {net.tc_clear()}")
+        sh(node.remote, f"{flush(LOSS_CHAIN)}; {tc_clear()}")
 
     def teardown(self, cluster: Cluster) -> None:
         def clear(node: KafkaNode) -> None:
-            sh(node.remote, f"{net.remove_chain(net.LOSS_CHAIN)}; {net.tc_clear()}")
+            sh(node.remote, f"{remove_chain(LOSS_CHAIN)}; {tc_clear()}")
 
         _, errors = on_nodes(clear, cluster, cluster.nodes)
         if errors:

@@ -6,7 +6,9 @@ sockets but answers nothing, so followers fall out of the ISR after
 ``replica.lag.time.max.ms`` and a paused leader is fenced by the controller.
 Values record the pids hit: ``{"killed": {"n2": 412}}``, ``{"started": {"n2": 977}}``,
 ``{"paused": {...}}``, ``{"resumed": {...}}``; nodes that were already in the
-requested state are listed apart, never silently counted as done.
+requested state are listed apart, never silently counted as done. A kill or
+pause narrows a target that would take every node or a quorum majority down
+(``nemesis.impact``) and records it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from nemesis.errors import TeardownIncomplete
 from nemesis.nodes import Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
+    from cluster import Cluster
     from cluster.kafka_node import KafkaNode
-    from cluster.lifecycle import Cluster
 
 
 def _target(op: Mapping[str, Any], default: str) -> Any:
@@ -49,10 +51,11 @@ class _ProcessNemesis:
 
     def _act(
         self, cluster: Cluster, target: Any, key: str, want: tuple[str, ...],
-        act: Callable[[KafkaNode], int | None],
+        act: Callable[[KafkaNode], int | None], *, fault: bool = False,
     ) -> dict[str, Any]:
-        try:
-            names = self.resolver.nodes(cluster, target)
+        try:  # a fault spares the cluster and the KRaft quorum unless asked (nemesis.impact)
+            hit = self.resolver.hit(cluster, target, narrow=True) if fault else None
+            names = hit.nodes if hit else self.resolver.nodes(cluster, target)
         except Exception as err:  # metadata unavailable, bad target: recorded
             return completion({"target": target}, f"{type(err).__name__}: {err}")
 
@@ -70,6 +73,7 @@ class _ProcessNemesis:
         if skipped:
             value["skipped"] = skipped  # node → the state it was in instead
         value["target"] = target
+        value.update(hit.record if hit else {})
         return completion(value, errors)
 
     def teardown(self, cluster: Cluster) -> None:
@@ -85,7 +89,7 @@ class KillNemesis(_ProcessNemesis):
         if op["f"] == "kill":
             # a paused JVM dies of SIGKILL too
             return self._act(cluster, _target(op, "one"), "killed", ("running", "paused"),
-                             lambda n: n.kill())
+                             lambda n: n.kill(), fault=True)
         return self._act(cluster, _target(op, "all"), "started", ("stopped",),
                          lambda n: n.start())
 
@@ -107,7 +111,7 @@ class PauseNemesis(_ProcessNemesis):
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "pause":
             return self._act(cluster, _target(op, "one"), "paused", ("running",),
-                             lambda n: n.pause())
+                             lambda n: n.pause(), fault=True)
         return self._act(cluster, _target(op, "all"), "resumed", ("paused",),
                          lambda n: n.resume())
 

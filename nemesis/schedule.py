@@ -24,7 +24,7 @@ JSON Lines (any other name): one object per line, the same keys,
 e.g. ``{"at": 10, "f": "kill", "value": "leader:t0-0"}``; blank lines and lines
 starting with ``#`` are skipped.
 
-``f`` is any nemesis op (see ``nemesis.package.ALL_FS``); ``value`` is what that
+``f`` is any nemesis op (see ``harness.base.faults.all_fs``); ``value`` is what that
 op takes (a target, a shape, or an object), optional. Steps run in ``at`` order
 (ties keep file order); a step whose time has come while the nemesis is still
 busy runs as soon as it is free, and its history op shows when it really ran.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 from harness.gen.combinators import ns
 from harness.gen.core import Context, Gen, Pending, Step, fill_in
 

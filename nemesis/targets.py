@@ -5,32 +5,94 @@ A generator names targets symbolically (``one``, ``majority``, ``leaders``,
 nemesis resolves them at the moment of the fault and records the concrete
 nodes. Resolution is pure: the metadata arrives through the ``Facts`` callbacks,
 asked only when a target needs them.
+
+Targets mean what a Kafka operator means by them: ``leaders`` is *the leader
+of one workload partition* (drawn with the run's seeded RNG), ``leaders:N`` the
+leaders of N drawn partitions (which may share a node); ``primaries`` is an
+alias of ``leaders`` (Jepsen's word). On three nodes the leaders of *all* the
+partitions sit on every node, so "every leader" would mean "every node".
+
+Whether a resolved set may take the whole cluster or the KRaft quorum down is
+decided apart, in ``nemesis.impact``: only the targets ``is_explicit`` names
+are taken as asking for that.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from cluster.metadata import PartitionState
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
-#: Targets that need no metadata, then those that do. Also: ``leader:KEY``,
-#: ``followers:KEY`` (the replicas of one partition), a node name, or a list of names.
+#: Targets that need no metadata, then those that do. Also: ``leaders:N``,
+#: ``primaries:N``, ``leader:KEY``, ``followers:KEY`` (the followers of one
+#: partition), a node name, or a list of names.
 PLAIN_TARGETS = ("one", "minority", "majority", "all")
 METADATA_TARGETS = ("leaders", "primaries", "controller")
 TARGETS = PLAIN_TARGETS + METADATA_TARGETS
+#: Targets that ask outright for every node or a majority: never narrowed.
+WIDE_TARGETS = ("all", "majority")
+#: What the random generator draws from when ``--nemesis-targets`` names none:
+#: no ``all`` or ``majority`` (they stay available by asking), no alias twice.
+DEFAULT_TARGETS = ("one", "minority", "leaders", "controller")
+#: The same, for kinds that take plain targets only (packet faults).
+DEFAULT_PLAIN_TARGETS = ("one", "minority")
 
 Target = str | Sequence[str]
 
 
 @dataclass(frozen=True)
 class Facts:
-    """How to ask the cluster who leads: each callback runs only when needed."""
+    """How to ask the cluster who leads: each callback runs only when needed.
+
+    ``brokers`` (the registered brokers) is only asked by the recovery check;
+    None when the source cannot tell.
+    """
 
     partitions: Callable[[], Mapping[str, PartitionState]]
     controller: Callable[[], str]
+    brokers: Callable[[], Collection[str]] | None = None
+
+
+def leader_count(target: str) -> int | None:
+    """N for ``leaders:N`` / ``primaries:N`` (1 without ``:N``); None for other targets.
+
+    ``UsageError`` for a count that is not a positive integer.
+    """
+    base, colon, count = target.partition(":")
+    if base not in ("leaders", "primaries"):
+        return None
+    if not colon:
+        return 1
+    if not count.isdigit() or int(count) < 1:
+        raise UsageError(f"bad target {target!r}: the count after {base}: must be >= 1",
+                         hint=f"e.g. {base}:2 for the leaders of two partitions")
+    return int(count)
+
+
+def is_target(target: str) -> bool:
+    """Whether ``--nemesis-targets`` may name ``target`` as a node target."""
+    try:
+        return target in TARGETS or leader_count(target) is not None
+    except UsageError:
+        return False
+
+
+def is_explicit(target: Target, nodes: Collection[str]) -> bool:
+    """Whether ``target`` asks outright for what it hits: ``all``, ``majority``, names, a
+    list, or the replicas of one named partition (``leader:KEY``, ``followers:KEY``).
+
+    A scenario that partitions or pauses the followers of one partition means
+    exactly those nodes, whatever else they host: narrowing them would quietly
+    turn the scenario into another one. Everything drawn at random (``one``,
+    ``minority``, ``leaders``, ``controller``) is narrowed rather than allowed to
+    take down every node or a majority of the KRaft controllers.
+    """
+    if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
+        return True
+    return target.startswith(("leader:", "followers:"))
 
 
 def _partition(facts: Facts, key: str) -> PartitionState:
@@ -40,9 +102,20 @@ def _partition(facts: Facts, key: str) -> PartitionState:
     return parts[key]
 
 
-def leaders(facts: Facts) -> list[str]:
-    """The distinct current leaders of the partitions ``facts`` covers, sorted."""
-    return sorted({p.leader for p in facts.partitions().values() if p.leader is not None})
+def leaders(facts: Facts, rng: random.Random, count: int = 1) -> list[str]:
+    """The leaders of ``count`` workload partitions drawn from those that have one.
+
+    Distinct, in draw order; empty when no partition has a leader right now.
+    """
+    parts = facts.partitions()
+    led = sorted(k for k, p in parts.items() if p.leader is not None)
+    drawn = rng.sample(led, min(count, len(led)))
+    out: list[str] = []
+    for key in drawn:
+        leader = parts[key].leader
+        if leader is not None and leader not in out:
+            out.append(leader)
+    return out
 
 
 def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Facts) -> list[str]:
@@ -61,8 +134,8 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
         chosen = rng.sample(list(nodes), rng.randint(1, max(1, (len(nodes) - 1) // 2)))
     elif target == "majority":
         chosen = rng.sample(list(nodes), len(nodes) // 2 + 1)
-    elif target in ("leaders", "primaries"):
-        chosen = leaders(facts)
+    elif (count := leader_count(target)) is not None:
+        chosen = leaders(facts, rng, count)
     elif target == "controller":
         chosen = [facts.controller()]
     elif target.startswith("leader:"):
@@ -74,7 +147,8 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
     else:
         raise UsageError(
             f"unknown target {target!r}",
-            hint=f"use one of {', '.join(TARGETS)}, leader:KEY, followers:KEY or node names",
+            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY "
+                 "or node names",
         )
     unknown = [n for n in chosen if n not in order]
     if unknown:

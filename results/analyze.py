@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from results.ingest import OPS, RUNS
+from harness.base.errors import UsageError
+from harness.base.faults import start_fs, stop_fs
+from results.ingest import ANOMALIES, OPS, RUNS
+from results.run_files import existing_dir, output_file, shown_path
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -37,8 +40,8 @@ CONFIG_COLUMNS = (
     "faults",
     "txn",
 )
-STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
-STOPS = ("start", "resume", "reset-clock", "heal")
+#: ops that open / heal a fault, from the fault-kind registry
+STARTS, STOPS = start_fs(), stop_fs()
 METRIC_COLUMNS = (
     "runs",
     "acked",
@@ -309,6 +312,39 @@ def render_html(
     return "\n".join(out)
 
 
+COMPARISON_CSV, TREND_CSV, REPORT_HTML = "comparison.csv", "trend.csv", "report.html"
+
+
+def prepare_out(out: Path) -> Path:
+    """The ``--out`` directory, created, once it is sure to hold the tables and outputs.
+
+    Checked before Spark starts: a ``--out`` that names a file, or a
+    ``report.html`` that is a directory, would otherwise fail only after a
+    minute of ingestion, with a Java stack trace.
+    """
+    hint = "give --out a directory, which is created when missing, or leave --out out"
+    try:
+        there = out.exists() or out.is_symlink()
+    except OSError:
+        there = True  # let existing_dir say why (too long, a loop)
+    if there:
+        existing_dir(out, hint=hint, label="--out ")
+    else:
+        try:
+            out.mkdir(parents=True)
+        except OSError as err:
+            raise UsageError(f"cannot create --out {shown_path(out)}: {err.strerror or err}",
+                             hint=hint) from err
+    in_the_way = "move it out of the way, or choose another --out"
+    for table in (RUNS, OPS, ANOMALIES):
+        if (out / table).exists() and not (out / table).is_dir():
+            raise UsageError(f"{out / table} is a file where a Parquet table belongs",
+                             hint=in_the_way)
+    for name in (COMPARISON_CSV, TREND_CSV, REPORT_HTML):
+        output_file(out / name, hint=in_the_way)
+    return out
+
+
 def write_outputs(
     rows: list[dict[str, Any]],
     trend_rows: list[dict[str, Any]],
@@ -317,14 +353,14 @@ def write_outputs(
 ) -> Outputs:
     """comparison.csv, report.html, and trend.csv when there are several nights."""
     columns = [*by, *METRIC_COLUMNS]
-    csv_path = out / "comparison.csv"
+    csv_path = out / COMPARISON_CSV
     to_csv(rows, csv_path)
     nights = {r["date"] for r in trend_rows}
     several = len(nights) > 1
-    trend_path = out / "trend.csv" if several else None
+    trend_path = out / TREND_CSV if several else None
     if trend_path is not None:
         to_csv(trend_rows, trend_path)
-    html_path = out / "report.html"
+    html_path = out / REPORT_HTML
     html_path.write_text(render_html(rows, columns, trend_rows if several else []))
     return Outputs(csv_path, html_path, trend_path)
 

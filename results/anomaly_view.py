@@ -24,6 +24,11 @@ MAX_ROWS = 32
 MAX_COLS = 24
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else empty: examples are free-form JSON in results.json."""
+    return value if type(value) is list else []
+
+
 def anomaly_ops(a: Mapping[str, Any]) -> list[int]:
     """Op indices (completions) an anomaly points at, without repeats, in field order."""
     out: list[int] = []
@@ -31,22 +36,32 @@ def anomaly_ops(a: Mapping[str, Any]) -> list[int]:
         if type(a.get(name)) is int:
             out.append(a[name])
     for name in OP_LIST_FIELDS:
-        out.extend(x for x in a.get(name) or () if type(x) is int)
+        out.extend(x for x in _list(a.get(name)) if type(x) is int)
     return list(dict.fromkeys(out))
 
 
 def anomaly_keys(a: Mapping[str, Any]) -> list[str]:
     """Keys an anomaly is about (cycles name them per step)."""
     keys = [a["key"]] if isinstance(a.get("key"), str) else []
-    keys += [s["key"] for s in a.get("steps") or () if isinstance(s, dict) and "key" in s]
+    keys += [s["key"] for s in _list(a.get("steps"))
+             if isinstance(s, dict) and isinstance(s.get("key"), str)]
     return list(dict.fromkeys(keys))
 
 
 def explain(kind: str, a: Mapping[str, Any], ops: Mapping[str, Any]) -> str:
-    """The checker's own sentence for one anomaly (``checkers.render_verdict``)."""
+    """The checker's own sentence for one anomaly (``checkers.render_verdict``).
+
+    An example from a hand-edited or foreign results.json may lack a field the
+    sentence needs (a ``lost-write`` without ``writer``); it is then shown as
+    its raw fields, since the panel's purpose is to show what the file says.
+    """
     one = {"valid": False, "anomaly-types": [kind], "bad-anomaly-types": [],
            "anomalies": {kind: [dict(a)]}, "anomaly-counts": {kind: 1}, "ops": ops}
-    for line in render_verdict(one, per_type=1).splitlines():
+    try:
+        text = render_verdict(one, per_type=1)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        text = ""
+    for line in text.splitlines():
         if line.startswith("  - "):
             return line[4:]
     return ", ".join(f"{k}={v}" for k, v in a.items())
@@ -57,13 +72,13 @@ def _focus_values(a: Mapping[str, Any]) -> set[int]:
     if type(a.get("value")) is int:
         values.add(a["value"])
     for name in ("values", "skipped"):
-        values.update(v for v in (a.get(name) or ())[:16] if type(v) is int)
+        values.update(v for v in _list(a.get(name))[:16] if type(v) is int)
     return values
 
 
 def _focus_offsets(a: Mapping[str, Any]) -> set[int]:
     offsets = {a[n] for n in ("offset", "max-read-offset") if type(a.get(n)) is int}
-    offsets.update(o for o in a.get("offsets") or () if type(o) is int)
+    offsets.update(o for o in _list(a.get("offsets")) if type(o) is int)
     return offsets
 
 

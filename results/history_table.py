@@ -13,13 +13,15 @@ import itertools
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import orjson
 
+from harness.base.errors import HistoryError
 from results.op_lookup import line_offsets
 from results.plot_data import OUTCOMES, Array
+from results.run_files import got
 
 TYPE_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
@@ -82,13 +84,55 @@ def _error_text(error: Any) -> str:
 
 
 COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
+INT64_MAX = 2**63 - 1
+CLIENT_TYPES = frozenset({"invoke", *OUTCOMES})
+#: What to do about a malformed history, in every message about one.
+HISTORY_HINT = "fix the history to follow docs/HISTORY.md, then run insync report again"
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        return path.open("rb")
+    except OSError as err:
+        raise HistoryError(f"cannot read {path}: {err.strerror or err}",
+                           hint="check the file's permissions") from err
+
+
+def _malformed(path: Path, line_no: int, what: str) -> HistoryError:
+    """The error for line ``line_no`` (0-based) of ``path``, naming both."""
+    err = HistoryError(f"{path}: line {line_no + 1}: {what}", hint=HISTORY_HINT)
+    err.line = line_no + 1
+    return err
+
+
+def _what_is_wrong(op: Any) -> str:
+    """Which field of a line ``read_table`` refused, in words."""
+    if type(op) is not dict:
+        return f"expected a JSON object, got {got(op)}"
+    for name in ("time", "process", "type"):
+        if name not in op:
+            return f"missing field {name!r}"
+    for name in ("time", "index"):
+        v = op.get(name, 0)
+        if type(v) is not int or not 0 <= v <= INT64_MAX:
+            return f"{name} must be a non-negative 64-bit integer, got {got(v)}"
+    process = op["process"]
+    if type(process) is not int or not 0 <= process <= INT64_MAX:
+        return f'process must be a non-negative integer or "nemesis", got {got(process)}'
+    if type(op["type"]) is not str or op["type"] not in CLIENT_TYPES:
+        return f"type must be invoke, ok, fail or info, got {got(op['type'])}"
+    return f"f must be a string, got {got(op.get('f'))}"
 
 
 def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     """Read ``path`` (history.jsonl) into an ``OpTable``; records of ``keys`` are gathered.
 
-    Assumes a well-formed history (the checker has judged it); a malformed line
-    is skipped rather than fatal, so a report can still be drawn.
+    The pairing assumes a history the checker has judged, but the fields every
+    row is built from (``time``, ``index``, ``process``, ``type``, ``f``) are
+    checked on every line: a report is often drawn from a ``results.json``
+    without re-checking, and a string where a time belongs must be a
+    ``HistoryError`` naming the line, not a numpy error. Only a last line that
+    is not JSON (a write cut by a crash, docs/HISTORY.md) is skipped.
     """
     want = set(keys)
     want_bytes = [k.encode() for k in want]
@@ -103,23 +147,39 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     records: dict[str, list[Record]] = {k: [] for k in want}
     first_time: int | None = None
     line_no = -1
-    with path.open("rb") as fh:
+    top, client_types = INT64_MAX, CLIENT_TYPES  # locals: this loop runs once per line
+    with _open(path) as fh:
+        unreadable: HistoryError | None = None  # fatal unless it was the last line
         for line_no, line in enumerate(fh):
+            if unreadable is not None:
+                raise unreadable
             try:
                 op = loads(line)
-                t, process, type_ = op["time"], op["process"], op["type"]
-            except (orjson.JSONDecodeError, KeyError, TypeError):
+            except orjson.JSONDecodeError as err:
+                unreadable = _malformed(path, line_no, f"not JSON ({err.msg})")
                 continue
+            try:
+                t, process, type_ = op["time"], op["process"], op["type"]
+            except (KeyError, TypeError):
+                raise _malformed(path, line_no, _what_is_wrong(op)) from None
+            index = op.get("index", line_no)
+            if (type(t) is not int or type(index) is not int or not 0 <= t <= top
+                    or not 0 <= index <= top):
+                raise _malformed(path, line_no, _what_is_wrong(op))
             if first_time is None:
                 first_time = t
             if process == "nemesis":
-                nemesis.append({"index": op.get("index", line_no), "time": t, "type": type_,
+                nemesis.append({"index": index, "time": t, "type": type_,
                                 "f": op.get("f"), "value": op.get("value"),
                                 "error": op.get("error")})
                 continue
+            f = op.get("f")
+            if (type(process) is not int or not 0 <= process <= top
+                    or type(type_) is not str or type_ not in client_types or type(f) is not str):
+                raise _malformed(path, line_no, _what_is_wrong(op))
             if type_ == "invoke":
                 names = any(k in line for k in want_bytes)
-                pending[process] = (op.get("index", line_no), t, op.get("f"),
+                pending[process] = (index, t, f,
                                     op.get("value") if names else None, names)
                 continue
             started = pending.pop(process, None)
@@ -130,12 +190,13 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
                 f_code = fs.code(str(started[2]))
             outcome = TYPE_CODE.get(type_, 2)
             error = op.get("error")
-            index = op.get("index", line_no)
             add((index, started[0], started[1], t, process, f_code, outcome,
                  -1 if error is None else errs.code(_error_text(error))))
             if started[4] or (want_bytes and any(k in line for k in want_bytes)):
                 _gather(records, want, index=index, outcome=outcome, invoked=started[3],
                         completed=op.get("value"))
+    if first_time is None:  # not one readable op: an empty file, or a single broken line
+        raise unreadable or HistoryError(f"{path} is empty", hint=HISTORY_HINT)
     last_time = max(itertools.chain([first_time or 0], (r[3] for r in rows),
                                     (op["time"] for op in nemesis),
                                     (started[1] for started in pending.values())))
@@ -162,22 +223,32 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
 
 def _gather(records: dict[str, list[Record]], want: set[str], *, index: int, outcome: int,
             invoked: Any, completed: Any) -> None:
-    """Add the writes and reads of one op on the wanted keys."""
+    """Add the writes and reads of one op on the wanted keys.
+
+    Micro-ops are free-form JSON to this reader (the checker judges them), so
+    anything that is not a well-formed record of integers is left out.
+    """
     mops = completed if isinstance(completed, list) else invoked
     if not isinstance(mops, list):
         return
     for mop in mops:
         if not isinstance(mop, list) or not mop:
             continue
-        if mop[0] == "send" and len(mop) == 3 and mop[1] in want:
-            if isinstance(mop[2], list) and len(mop[2]) == 2:
+        if mop[0] == "send" and len(mop) == 3 and type(mop[1]) is str and mop[1] in want:
+            if _is_pair(mop[2]):
                 records[mop[1]].append((mop[2][0], mop[2][1], index, "w", outcome))
             elif type(mop[2]) is int:
                 records[mop[1]].append((None, mop[2], index, "w", outcome))
         elif mop[0] == "poll" and len(mop) == 2 and isinstance(mop[1], dict):
             for k, recs in mop[1].items():
-                if k in want:
-                    records[k].extend((o, v, index, "r", outcome) for o, v in recs)
+                if k in want and isinstance(recs, list):
+                    records[k].extend((r[0], r[1], index, "r", outcome) for r in recs
+                                      if _is_pair(r))
+
+
+def _is_pair(r: Any) -> bool:
+    """``[offset, value]``: two integers."""
+    return type(r) is list and len(r) == 2 and type(r[0]) is int and type(r[1]) is int
 
 
 def read_lines(path: Path, table: OpTable, rows: Iterable[int]) -> dict[int, dict[str, Any]]:

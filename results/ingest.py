@@ -10,7 +10,10 @@ written first, partitioned by run with dynamic partition overwrite, and the
 ingestion overwrites, never a double count.
 
 Histories are read by Spark (``spark.read.text`` + ``from_json``), never line
-by line in Python; test.json/results.json are small and read with orjson.
+by line in Python; test.json/results.json are small and read first, without
+Spark, through ``results.run_files`` (``read_runs``), which shape-checks them:
+a malformed run is skipped with a line naming its bad file, never the whole
+ingestion aborted.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from harness.errors import UsageError
+from harness.base.errors import HistoryError
+from results.run_files import existing_dir, read_test, read_verdict
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -54,13 +58,31 @@ OPS_SCHEMA = "index long, time long, process string, type string, f string, valu
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """A run left out of the ingestion, and why: one line that names the bad file."""
+
+    run_id: str
+    why: str
+
+
+@dataclass(frozen=True)
+class FoundRun:
+    """A finished run whose test.json and results.json have been read and shape-checked."""
+
+    run_id: str
+    path: Path
+    test: dict[str, Any]
+    verdict: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class IngestReport:
     """What one ingestion did."""
 
     found: int
     already: int
     ingested: list[str]
-    skipped: list[str]
+    skipped: list[Skipped]
 
 
 def run_id(results_root: Path, run_dir: Path) -> str:
@@ -70,16 +92,38 @@ def run_id(results_root: Path, run_dir: Path) -> str:
 
 def find_runs(results_root: Path) -> list[Path]:
     """Finished run directories (test.json, history.jsonl and results.json present)."""
-    if not results_root.is_dir():
-        raise UsageError(f"{results_root} is not a directory", hint="pass a results directory")
+    existing_dir(results_root, hint="pass the directory holding the runs")
     found = []
     for test in sorted(results_root.glob("*/*/test.json")):
         d = test.parent
         if d.is_symlink():
             continue  # ``latest`` and friends point at runs listed anyway
-        if (d / "history.jsonl").is_file() and (d / "results.json").is_file():
+        if (d / "history.jsonl").is_file() and (d / "results.json").exists():
             found.append(d)
     return found
+
+
+def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
+    """Every finished run's files, read and shape-checked in plain Python, before any Spark.
+
+    A run whose test.json or results.json is malformed is skipped with the
+    reason (``run_files`` names the file and the field): one bad run among a
+    thousand must not stop the other 999 from being compared.
+    """
+    runs: list[FoundRun] = []
+    skipped: list[Skipped] = []
+    for d in find_runs(results_root):
+        rid = run_id(results_root, d)
+        try:
+            test = read_test(d)
+            verdict = read_verdict(d)
+        except HistoryError as err:
+            log.info("skipping %s: %s", d, err.one_line())
+            skipped.append(Skipped(rid, err.one_line()))
+            continue
+        if test is not None and verdict is not None:  # both present: find_runs saw them
+            runs.append(FoundRun(rid, d, test, verdict))
+    return runs, skipped
 
 
 def ingested_ids(spark: SparkSession, out: Path) -> set[str]:
@@ -90,28 +134,24 @@ def ingested_ids(spark: SparkSession, out: Path) -> set[str]:
     return {r["run_id"] for r in spark.read.parquet(str(table)).select("run_id").collect()}
 
 
-def ingest(spark: SparkSession, results_root: Path, out: Path) -> IngestReport:
-    """Add every run under ``results_root`` not yet in ``out`` to the three tables."""
-    runs = find_runs(results_root)
+def ingest(spark: SparkSession, results_root: Path, out: Path,
+           found: tuple[list[FoundRun], list[Skipped]] | None = None) -> IngestReport:
+    """Add every run under ``results_root`` not yet in ``out`` to the three tables.
+
+    ``found`` is ``read_runs(results_root)`` when the caller has already read them
+    (``insync analyze`` does, to report bad runs before starting Spark).
+    """
+    runs, skipped = found if found is not None else read_runs(results_root)
     done = ingested_ids(spark, out)
     rows: list[dict[str, Any]] = []
     anomalies: list[dict[str, Any]] = []
     histories: dict[str, str] = {}
-    skipped: list[str] = []
-    for d in runs:
-        rid = run_id(results_root, d)
-        if rid in done:
+    for run in runs:
+        if run.run_id in done:
             continue
-        try:
-            test = orjson.loads((d / "test.json").read_bytes())
-            verdict = orjson.loads((d / "results.json").read_bytes())
-        except (OSError, orjson.JSONDecodeError) as err:
-            log.warning("skipping %s: %s", d, err)
-            skipped.append(rid)
-            continue
-        rows.append(run_row(rid, d, test, verdict))
-        anomalies.extend(anomaly_rows(rid, verdict))
-        histories[rid] = str((d / "history.jsonl").resolve())
+        rows.append(run_row(run.run_id, run.path, run.test, run.verdict))
+        anomalies.extend(anomaly_rows(run.run_id, run.verdict))
+        histories[run.run_id] = str((run.path / "history.jsonl").resolve())
     if rows:
         _write_ops(spark, histories, out)
         if anomalies:
@@ -121,7 +161,8 @@ def ingest(spark: SparkSession, results_root: Path, out: Path) -> IngestReport:
         spark.createDataFrame(rows, RUN_SCHEMA).coalesce(1).write.mode("append").parquet(
             str(out / RUNS)
         )
-    return IngestReport(len(runs), len(done), [r["run_id"] for r in rows], skipped)
+    return IngestReport(len(runs) + len(skipped), len(done), [r["run_id"] for r in rows],
+                        skipped)
 
 
 ANOMALY_SCHEMA = "type string, bad boolean, count long, key string, example string, run_id string"
@@ -180,7 +221,7 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any]) ->
         "inconsistent_offsets": int(counts.get("inconsistent-offsets", 0)),
         "ordering_violations": sum(int(counts.get(t, 0)) for t in ORDERING_TYPES),
         # unseen is one anomaly per key; its examples carry the number of values
-        "unseen": sum(int(a.get("count", 0)) for a in unseen_examples),
+        "unseen": sum(_int(a.get("count")) or 0 for a in unseen_examples),
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
         "path": str(d.resolve()),

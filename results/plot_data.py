@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from harness.fault_spans import FAULT_SPANS
+from harness.base.faults import fault_spans
 
 Array = npt.NDArray[Any]
 
@@ -101,8 +101,9 @@ def nemesis_bands(
     ``end_time``. Nemesis ops that neither start nor stop a known kind become
     zero-width bands (an instant marker) so no fault goes unseen.
     """
-    # ``start-X``/``stop-X`` is understood for any X; test.json may add spans
-    starts, stops = _span_lookup({**FAULT_SPANS, **(spans or {})})
+    # every registered kind's spans; ``start-X``/``stop-X`` is understood for any X;
+    # test.json may add spans
+    starts, stops = _span_lookup({**fault_spans(), **(spans or {})})
     open_: dict[str, Mapping[str, Any]] = {}
     failed: set[int] = set()  # starts whose completion carries an error: maybe not applied
     bands: list[Band] = []

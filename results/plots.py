@@ -2,13 +2,14 @@
 
 For places that cannot run the HTML page: CI artifact viewers, issues, chat.
 They draw the same data as the page (``results.plot_data``), with at most
-``MAX_PNG_OPS`` ops per picture so a 1M-op run still renders in seconds.
+``MAX_PNG_OPS`` ops per picture so a 1M-op run still renders in seconds. Each
+returns the PNG's bytes; ``results.report`` writes them (atomically).
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -19,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
 
 from results.plot_data import OUTCOMES, Array, Band
 
@@ -46,14 +48,24 @@ def _legend(ax: Axes, **kwargs: Any) -> None:
         ax.legend(**kwargs)
 
 
+def _png(fig: Figure) -> bytes:
+    """The figure as PNG bytes (the caller writes them: ``report`` does it atomically)."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
+
+
 def _sample(rows: Array) -> Array:
     if rows.size <= MAX_PNG_OPS:
         return rows
     return rows[np.linspace(0, rows.size - 1, MAX_PNG_OPS).astype(np.int64)]
 
 
-def timeline_png(path: Path, *, start: Array, end: Array, lane: Array, outcome: Array,
-                 n_lanes: int, bands: Sequence[Band], t0: int, title: str) -> None:
+def timeline_png(*, start: Array, end: Array, lane: Array, outcome: Array,
+                 n_lanes: int, bands: Sequence[Band], t0: int, title: str) -> bytes:
     """One row per worker; each op a bar from invoke to completion, coloured by outcome."""
     fig, ax = plt.subplots(figsize=(13, max(2.5, min(9.0, 1.2 + 0.22 * n_lanes))), dpi=DPI)
     _shade(ax, bands, t0, labels=True)
@@ -73,13 +85,12 @@ def timeline_png(path: Path, *, start: Array, end: Array, lane: Array, outcome: 
     ax.set_title(title, fontsize=10, loc="left", pad=12)
     _legend(ax, loc="upper right", fontsize=8, ncols=3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return _png(fig)
 
 
-def latency_png(path: Path, *, start: Array, latency_ms: Array, outcome: Array,
+def latency_png(*, start: Array, latency_ms: Array, outcome: Array,
                 quantile_t: Array, quantiles: Array, qs: Sequence[float],
-                bands: Sequence[Band], t0: int, title: str) -> None:
+                bands: Sequence[Band], t0: int, title: str) -> bytes:
     """Raw latency (log scale) by outcome, and latency quantiles over time."""
     fig, (raw, qax) = plt.subplots(2, 1, figsize=(13, 7), dpi=DPI, sharex=True)
     for ax in (raw, qax):
@@ -101,12 +112,11 @@ def latency_png(path: Path, *, start: Array, latency_ms: Array, outcome: Array,
     _legend(qax, loc="upper right", fontsize=8, ncols=len(qs))
     qax.set_xlabel("time since the first op (s)")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return _png(fig)
 
 
-def throughput_png(path: Path, *, bucket_t: Array, rates: Array, bands: Sequence[Band],
-                   t0: int, title: str) -> None:
+def throughput_png(*, bucket_t: Array, rates: Array, bands: Sequence[Band],
+                   t0: int, title: str) -> bytes:
     """Completions per second by outcome."""
     fig, ax = plt.subplots(figsize=(13, 3.6), dpi=DPI)
     _shade(ax, bands, t0, labels=True)
@@ -120,5 +130,4 @@ def throughput_png(path: Path, *, bucket_t: Array, rates: Array, bands: Sequence
     _legend(ax, loc="upper right", fontsize=8, ncols=3)
     ax.set_title(title, fontsize=10, loc="left", pad=12)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return _png(fig)

@@ -4,19 +4,25 @@ A run is a directory (``<test-name>/<timestamp>/``, results/LAYOUT.md) holding
 ``history.jsonl``, ``results.json`` or ``test.json``. Each is reduced to the
 fields a person sorts and filters by: verdict, date, Kafka version, the
 durability settings (acks, min.insync.replicas, unclean leader election), the
-faults injected, and anomaly counts. A broken file makes a field empty, never
-the index fail.
+faults injected, and anomaly counts. The files are read through
+``results.run_files`` confined to the results directory: a malformed file, or
+one that a symlink places outside the root, makes the fields empty (and a
+malformed results.json the verdict "unreadable"), never the index fail.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.base.errors import HistoryError
+from results.run_files import read_test, read_verdict
+
+log = logging.getLogger(__name__)
 RUN_FILES = ("history.jsonl", "results.json", "test.json")
 MAX_DEPTH = 3
 
@@ -47,12 +53,15 @@ class RunInfo:
         return " ".join(parts).lower()
 
 
-def _json(path: Path) -> dict[str, Any]:
+def _read(read: Callable[..., dict[str, Any] | None], root: Path, run: Path,
+          ) -> tuple[dict[str, Any], bool]:
+    """A run file through ``run_files`` (confined to ``root``): (its object, whether it is
+    malformed). A file that is absent, malformed or outside the root gives ``{}``."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return read(run, within=root) or {}, False
+    except HistoryError as err:
+        log.debug("index: %s", err.one_line())
+        return {}, True
 
 
 def _find(root: Path) -> Iterable[Path]:
@@ -89,7 +98,9 @@ def _date(run: Path, test: Mapping[str, Any]) -> str:
             :-3] + "Z"
     except ValueError:
         pass
-    newest = max((run / f).stat().st_mtime for f in RUN_FILES if (run / f).exists())
+    # lstat: the date of a link itself, never of a file outside the root it points at
+    newest = max((run / f).lstat().st_mtime for f in RUN_FILES
+                 if (run / f).is_symlink() or (run / f).exists())
     return datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -103,7 +114,8 @@ def _text(value: Any) -> str:
 
 def describe(root: Path, run: Path) -> RunInfo:
     """The index row of one run directory."""
-    test, results = _json(run / "test.json"), _json(run / "results.json")
+    test, _ = _read(read_test, root, run)
+    results, unreadable = _read(read_verdict, root, run)
     workload = test.get("workload") or {}
     cluster = test.get("cluster") or {}
     nemesis = test.get("nemesis") or {}
@@ -113,7 +125,7 @@ def describe(root: Path, run: Path) -> RunInfo:
     return RunInfo(
         path=run.relative_to(root).as_posix(),
         name=str(test.get("name") or run.parent.name),
-        verdict=_verdict(results),
+        verdict="unreadable" if unreadable else _verdict(results),
         date=_date(run, test),
         kafka=_text(cluster.get("kafka_version_exact") or cluster.get("kafka_version")),
         acks=_text(workload.get("acks")),

@@ -43,7 +43,7 @@ from urllib.parse import unquote, urlparse
 
 from checkers._input import Source
 from checkers._malformed import empty_history_error
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 from results.spark_rules import (
     first_errors,
     line_flags,

@@ -23,7 +23,7 @@ import orjson
 
 from checkers._malformed import I64_MAX
 from checkers._replay import explain_line
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from harness.errors import EnvironmentProblem, UsageError
+from harness.base.errors import EnvironmentProblem, UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

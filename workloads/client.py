@@ -1,9 +1,14 @@
-"""What the runner's worker threads need from a client, and the settings of real ones.
+"""What the runner's worker threads need from a client, whatever the workload.
 
-A client is one worker's connection to Kafka (a producer and a consumer). The
-worker owns the history and the process numbers; the client only performs one
-op and says how it ended. Tests build clients from a handler function instead
-of Kafka (``tests/workloads``), as Jepsen tests start from a no-op client.
+A client is one worker's connection to Kafka (for the queue workload, a
+producer and a consumer). The worker owns the history and the process numbers;
+the client only performs one op and says how it ended. A workload makes its
+clients (``workloads.protocol.WorkloadRun.client``). Tests build clients from a
+handler function instead of Kafka (``tests/support/mem_kafka.py``), as Jepsen
+tests start from a no-op client.
+
+A client may also have ``warm_up()``: connect before the run's clock starts
+(the worker calls it when present).
 """
 
 from __future__ import annotations
@@ -44,70 +49,3 @@ class Client(Protocol):
     def close(self) -> None:
         """Release the connection; the worker continues with a fresh client."""
         ...
-
-
-Acks = Literal["0", "1", "all"]
-SubVia = Literal["assign", "subscribe"]
-
-
-@dataclass(frozen=True)
-class ClientOptions:
-    """Producer and consumer settings shared by every client of a run."""
-
-    bootstrap: str
-    acks: Acks = "all"
-    idempotence: bool = True
-    retries: int | None = None
-    max_in_flight: int = 5
-    txn: bool = False
-    sub_via: SubVia = "assign"
-    group_id: str = "insync"
-    txn_id_prefix: str = "insync"
-    abort_p: float = 0.1
-    poll_ms: int = 100
-    max_poll_records: int = 500
-    delivery_timeout_ms: int = 10_000
-    seed: int = 0
-
-    @property
-    def op_timeout_s(self) -> float:
-        """How long a blocking call (flush, commit) may take: delivery timeout plus slack."""
-        return self.delivery_timeout_ms / 1000 + 5.0
-
-    def producer_config(self, thread: int) -> dict[str, Any]:
-        conf: dict[str, Any] = {
-            "acks": self.acks,
-            "enable.idempotence": self.idempotence,
-            "max.in.flight.requests.per.connection": self.max_in_flight,
-            "linger.ms": 0,  # one record per op: do not wait to batch it
-            "message.timeout.ms": self.delivery_timeout_ms,
-            "request.timeout.ms": min(5000, self.delivery_timeout_ms),
-        }
-        if self.retries is not None:
-            conf["retries"] = self.retries
-        if self.txn:
-            # One id per worker thread: a fresh process's producer fences the old one.
-            conf["transactional.id"] = f"{self.txn_id_prefix}-{thread}"
-            conf["transaction.timeout.ms"] = max(self.delivery_timeout_ms, 10_000)
-            # AddPartitionsToTxn is refused (CONCURRENT_TRANSACTIONS) until the previous
-            # commit's markers are written; retry soon instead of after 100 ms.
-            conf["retry.backoff.ms"] = 10
-        return conf
-
-    def consumer_config(self) -> dict[str, Any]:
-        auto_commit = self.sub_via == "subscribe" and not self.txn
-        return {
-            "group.id": self.group_id,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": auto_commit,
-            "isolation.level": "read_committed" if self.txn else "read_uncommitted",
-            "session.timeout.ms": 10_000,
-            "heartbeat.interval.ms": 1_000,
-            # fetch.wait.max.ms stays at its default (500): a fetch returns as soon as data
-            # arrives anyway, and shorter waits multiply idle fetches from every consumer.
-        }
-
-    @property
-    def sends_retried(self) -> bool:
-        """Whether a record may have been sent more than once (see ``workloads.outcomes``)."""
-        return self.retries != 0

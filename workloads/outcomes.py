@@ -61,6 +61,8 @@ from typing import Any, Literal
 
 from confluent_kafka import KafkaError, KafkaException
 
+from workloads.client import Completed
+
 Kind = Literal[
     "produce", "send", "poll", "assign", "subscribe",
     "txn-begin", "txn-commit", "txn-abort", "txn-aborted",
@@ -130,6 +132,10 @@ class Outcome:
     abort: bool = False
     retry: bool = False
     recreate: bool = False
+
+    def completed(self, value: Any) -> Completed:
+        """The op's completion: this outcome, with ``value``; a client to recreate is reset."""
+        return Completed(self.type, value, self.error, reset=self.recreate)
 
 
 def kafka_error(error: BaseException | KafkaError) -> KafkaError | None:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def register(sub: Any) -> None:
@@ -52,17 +52,17 @@ def _handle(args: argparse.Namespace) -> int:
         CONFIG_COLUMNS,
         METRIC_COLUMNS,
         compare,
+        has_tables,
+        prepare_out,
         render_terminal,
         trend,
         write_outputs,
     )
-    from results.ingest import ingest
+    from results.ingest import ingest, read_runs
+    from results.run_files import existing_dir
     from results.spark_session import spark_session
 
-    root = Path(args.results)
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a directory", hint="pass the directory holding the runs")
-    out = Path(args.out) if args.out else root / "parquet"
+    root = existing_dir(Path(args.results), hint="pass the directory holding the runs")
     by = tuple(c.strip() for c in args.by.split(",")) if args.by else CONFIG_COLUMNS
     unknown = [c for c in by if c not in CONFIG_COLUMNS]
     if unknown:
@@ -70,13 +70,21 @@ def _handle(args: argparse.Namespace) -> int:
             f"unknown --by column(s): {', '.join(unknown)}",
             hint="choose from " + ", ".join(CONFIG_COLUMNS),
         )
+    out = prepare_out(Path(args.out) if args.out else root / "parquet")
+    # every run's small files are read and checked before Spark starts (seconds)
+    found = read_runs(root)
+    for skip in found[1]:
+        print(f"insync: skipping {skip.run_id}: {skip.why}", file=sys.stderr)
+    if not found[0] and not has_tables(out):
+        print(f"ingested 0 new run(s); skipped {len(found[1])} unreadable", flush=True)
+        print("no finished runs to compare", file=sys.stderr)
+        return 0
     started = time.perf_counter()
     spark_s = 0.0
     marks: list[tuple[str, float]] = []
     with spark_session(args.master, app_name="insync-analyze") as spark:
         marks.append(("session", time.perf_counter()))
-        out.mkdir(parents=True, exist_ok=True)
-        report = ingest(spark, root, out)
+        report = ingest(spark, root, out, found)
         marks.append(("ingest", time.perf_counter()))
         print(
             f"ingested {len(report.ingested)} new run(s); {report.already} already in {out}"

@@ -17,9 +17,7 @@ from typing import Any
 
 import orjson
 
-from harness.errors import UsageError
-
-EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+from harness.base.errors import UsageError
 
 
 def register(sub: Any) -> None:
@@ -73,7 +71,7 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from checkers import check_file, render_verdict
+    from checkers import check_file, exit_code, render_verdict
 
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more", hint=f"got {args.jobs}")
@@ -149,12 +147,3 @@ def _run_name(path: str) -> str:
         name = resolved.parent.name
     return f"{name}/{resolved.name}"
 
-
-def exit_code(verdict: dict[str, Any]) -> int:
-    """0 valid, 1 invalid, 2 unknown."""
-    valid = verdict.get("valid")
-    if valid is True:
-        return EXIT_VALID
-    if valid is False:
-        return EXIT_INVALID
-    return EXIT_UNKNOWN

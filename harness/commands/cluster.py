@@ -1,4 +1,14 @@
-"""``insync cluster up|status|logs|down|smoke``: a real Kafka cluster in Docker."""
+"""``insync cluster up|status|logs|down|smoke``: a real Kafka cluster in Docker.
+
+The cluster's settings are the rows of ``harness.run.cluster_options``, the
+same flags, converters, ranges and messages as ``insync run`` and ``insync
+matrix`` (``--cluster-name``, ``--nodes``, ...). Every option is checked before
+Docker is asked anything: values and ranges, names, the Kafka version and its
+mode (``cluster.preflight``). ``smoke`` removes the cluster at the end
+only if ``up`` returned it: a failure before that leaves a cluster of the same
+name alone (and a half-built one stays for ``insync cluster logs``, as the
+provisioner says).
+"""
 
 from __future__ import annotations
 
@@ -11,35 +21,37 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
+from harness.run.cluster_options import CLUSTER_BY_NAME, CLUSTER_OPTIONS, ClusterOptions
+from harness.run.values import Range, Spec, number, usable_dir, whole
+
+READY_TIMEOUT = Spec("ready_timeout", number, "seconds to wait for the cluster (default: 180)",
+                     "SECONDS", range=Range(0, 3600, open_lo=True))  # fmt: skip
+LINES = Spec("lines", whole, "log lines per node (default: 40)", range=Range(1, 100_000))
+
+
+def _add_name(p: argparse.ArgumentParser) -> None:
+    CLUSTER_BY_NAME["cluster_name"].add_to(p)
+
+
+def _options(args: argparse.Namespace) -> ClusterOptions:
+    """The cluster settings given (or their defaults), checked before Docker is asked."""
+    return ClusterOptions.from_flags(
+        vars(args), hint=f"see `insync cluster {args.cluster_command} --help`"
+    )
+
+
+def _name(args: argparse.Namespace) -> str:
+    """``--cluster-name``, checked (``down --cluster-name ''`` is not "every cluster")."""
+    return _options(args).cluster_name
 
 
 def _add_spec_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", default="insync", help="cluster name (default: insync)")
-    p.add_argument("--nodes", type=int, default=3, help="number of nodes (default: 3)")
-    p.add_argument("--kafka-version", default="4.1.x", help="e.g. 4.1.x, 3.9.x (default: 4.1.x)")
-    p.add_argument("--mode", choices=("kraft", "zookeeper"), default="kraft")
-    p.add_argument(
-        "--controllers",
-        type=int,
-        default=None,
-        help="KRaft voters among the nodes (default: min(3, nodes))",
-    )
-    p.add_argument("--heap-mb", type=int, default=384, help="broker JVM heap (default: 384)")
-    p.add_argument(
-        "--broker-config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="server.properties override; repeatable; keys are validated",
-    )
-    p.add_argument(
-        "--base-image",
-        default=None,
-        help="build nodes FROM this image (needs a registry) instead of debootstrap",
-    )
+    for spec in CLUSTER_OPTIONS:
+        spec.add_to(p)
     p.add_argument("--fresh", action="store_true", help="rebuild even if a matching cluster runs")
-    p.add_argument("--ready-timeout", type=float, default=180.0, metavar="SECONDS")
+    p.add_argument("--ready-timeout", type=READY_TIMEOUT.arg_type(), default=180.0,
+                   metavar="SECONDS", help=READY_TIMEOUT.help)  # fmt: skip
 
 
 def register(sub: Any) -> None:
@@ -61,36 +73,29 @@ def register(sub: Any) -> None:
     p_smoke.set_defaults(handler=_smoke)
 
     p_status = cmds.add_parser("status", help="show each node: address, role, pid, status")
-    p_status.add_argument("--name", default="insync")
+    _add_name(p_status)
     p_status.set_defaults(handler=_status)
 
     p_logs = cmds.add_parser("logs", help="show a node's log, or save every log to a directory")
     p_logs.add_argument("node", nargs="?", help="node to show (default: all)")
-    p_logs.add_argument("--name", default="insync")
-    p_logs.add_argument("--lines", type=int, default=40)
+    _add_name(p_logs)
+    p_logs.add_argument("--lines", type=LINES.arg_type(), default=40, help=LINES.help)
     p_logs.add_argument("--out", type=Path, default=None, help="save all log files here")
     p_logs.set_defaults(handler=_logs)
 
     p_down = cmds.add_parser("down", help="remove the cluster's containers, network and volumes")
-    p_down.add_argument("--name", default="insync")
+    _add_name(p_down)
     p_down.add_argument("--all", action="store_true", help="every cluster insync created")
     p_down.set_defaults(handler=_down)
 
 
 def _spec(args: argparse.Namespace) -> Any:
-    from cluster.broker_config import parse_overrides
-    from cluster.spec import ClusterSpec
+    """The cluster asked for, checked as far as it can be without Docker (or raise)."""
+    from cluster import preflight
 
-    return ClusterSpec(
-        name=args.name,
-        nodes=args.nodes,
-        kafka_version=args.kafka_version,
-        mode=args.mode,
-        controllers=args.controllers or min(3, args.nodes),
-        heap_mb=args.heap_mb,
-        broker_config=parse_overrides(args.broker_config, args.mode),
-        base_image=args.base_image,
-    )
+    spec = _options(args).cluster_spec()
+    preflight.check(spec)
+    return spec
 
 
 def _say(text: str) -> None:
@@ -98,11 +103,13 @@ def _say(text: str) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
     spec = _spec(args)
     started = time.monotonic()
-    cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+    cluster = provisioner_for().up(
+        spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+    )
     _say(
         f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
         f"bootstrap {cluster.bootstrap}"
@@ -112,28 +119,32 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
     from cluster.smoke import write_and_read_back
 
     spec = _spec(args)
     started = time.monotonic()
+    owned = False  # up() returned the cluster: from then on it is ours to remove
     try:
-        cluster = lifecycle.up(spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout)
+        cluster = provisioner_for().up(
+            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+        )
+        owned = True
         _say(f"cluster ready in {time.monotonic() - started:.1f}s")
         _print_table(cluster)
         offset, message = write_and_read_back(cluster.bootstrap, spec.replication_factor())
         print(f"ok: wrote {message!r} with acks=all at offset {offset} and read it back")
     finally:
-        if not args.keep:
-            removed = lifecycle.down(spec.name)
+        if owned and not args.keep:
+            removed = provisioner_for().down(spec.name)
             _say(f"cluster {spec.name!r} removed ({removed})")
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    cluster = lifecycle.attach(args.name)
+    cluster = provisioner_for().attach(_name(args))
     _print_table(cluster, with_controller=True)
     return 0
 
@@ -171,9 +182,12 @@ def _print_table(cluster: Any, with_controller: bool = False) -> None:
 
 
 def _logs(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    cluster = lifecycle.attach(args.name)
+    name = _name(args)
+    if args.out is not None:
+        usable_dir(args.out, "--out")
+    cluster = provisioner_for().attach(name)
     nodes = [cluster.node(args.node)] if args.node else list(cluster.nodes.values())
     if args.out is not None:
         for node in nodes:
@@ -187,9 +201,10 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
+    from cluster import provisioner_for
 
-    removed = lifecycle.down(None if args.all else args.name)
-    what = "every insync cluster" if args.all else f"cluster {args.name!r}"
+    name = _name(args)
+    removed = provisioner_for().down(None if args.all else name)
+    what = "every insync cluster" if args.all else f"cluster {name!r}"
     _say(f"removed {what}: {removed}")
     return 0

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.run import RunOptions, RunResult
 
 EPILOG = """\
 axes (comma lists): --acks, --min-insync, --replication-factor,
@@ -34,6 +38,7 @@ resume: a run is skipped when <results-dir>/<test-name>/*/ holds a test.json
 
 
 def register(sub: Any) -> None:
+    from harness.matrix import RUNS
     from harness.run.options import add_arguments
 
     parser: argparse.ArgumentParser = sub.add_parser(
@@ -55,7 +60,7 @@ def register(sub: Any) -> None:
         help="read axes and options from a matrix.toml (flags win)",
     )
     parser.add_argument(
-        "--runs", type=str, default=None, metavar="N", help="runs per combination (default: 1)"
+        "--runs", type=RUNS.arg_type(), default=None, metavar=RUNS.metavar, help=RUNS.help
     )
     add_arguments(parser)
     parser.add_argument(  # repeatable: each occurrence is one axis value
@@ -74,34 +79,34 @@ _NOT_OPTIONS = frozenset({"config", "runs", "handler", "command", "verbose", "te
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from cluster import lifecycle
-    from harness.errors import UsageError
+    from cluster import provisioner_for
     from harness.matrix import Matrix, drive, merge, read_config, split, summary
     from harness.run import run
+    from harness.run.options import BY_NAME
 
     raw = {k: v for k, v in vars(args).items() if k not in _NOT_OPTIONS}
-    base, axes = split(raw, "option")
-    runs = 1
-    if args.runs is not None:
-        try:
-            runs = int(args.runs)
-        except ValueError:
-            runs = 0
-        if runs < 1:
-            raise UsageError(f"--runs must be a positive integer, got {args.runs!r}")
-    keep_given = hasattr(args, "teardown")
-    flags = Matrix(base, axes, runs, keep_given and str(args.teardown) == "false")
+    base, axes = split(raw, "")
+    runs = 1 if args.runs is None else args.runs
+    keep_given = hasattr(args, "teardown")  # --keep-cluster is --teardown false
+    keep = keep_given and not BY_NAME["teardown"].parse(args.teardown)
+    flags = Matrix(base, axes, runs, keep)
     file = read_config(args.config) if args.config else None
     matrix = merge(file, flags, runs_given=args.runs is not None, keep_given=keep_given)
 
     def say(text: str) -> None:
         print(text, file=sys.stdout, flush=True)
 
-    outcome = drive(
-        matrix,
-        run_fn=lambda opts, say=say: run(opts, say=say, live=False),
-        say=say,
-        down=lifecycle.down,
-    )
+    def run_one(
+        opts: RunOptions,
+        *,
+        say: Callable[[str], None] | None = say,
+        on_cluster: Callable[[str], None] | None = None,
+    ) -> RunResult:
+        return run(opts, say=say, live=False, on_cluster=on_cluster)
+
+    def down(name: str) -> str:
+        return provisioner_for().down(name)
+
+    outcome = drive(matrix, run_fn=run_one, say=say, down=down)
     print(summary(outcome), flush=True)
     return outcome.exit_code

@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
-
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
@@ -28,12 +26,12 @@ def register(sub: Any) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     from results.report import write_report
+    from results.run_files import existing_dir
 
     run_dir = Path(args.run_dir)
-    if run_dir.is_file() and run_dir.name == "history.jsonl":
+    if run_dir.name == "history.jsonl":
         run_dir = run_dir.parent
-    if not run_dir.is_dir():
-        raise UsageError(f"{run_dir} is not a directory", hint="give a run directory")
+    existing_dir(run_dir, hint="give a run directory, one holding history.jsonl")
     started = time.monotonic()
     path = write_report(run_dir)
     print(f"{path} ({path.stat().st_size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EnvironmentProblem, UsageError
+from harness.base.errors import EnvironmentProblem, UsageError
 
 
 def register(sub: Any) -> None:
@@ -29,11 +29,11 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from results.run_files import existing_dir
     from results.serve import make_server
 
-    root = Path(args.results_dir)
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a directory", hint="pass --results-dir DIR")
+    root = existing_dir(Path(args.results_dir), label="--results-dir ",
+                        hint="pass --results-dir the directory holding the runs")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port", hint="use 0..65535")
     try:

@@ -1,10 +1,13 @@
 """Pure, Jepsen-style generators: what the runner does next, tested by simulation.
 
 Modules: ``core`` (the protocol, context, RNG), ``combinators`` (limit,
-time_limit, stagger, mix, phases, ...), ``queue`` (the queue workload and its
-final drain), ``plan`` (a run's phases), ``simulate`` (virtual-time runs).
+time_limit, stagger, mix, phases, ...; their classes by job in ``choose``,
+``timing``, ``threads`` and ``repetition``), ``plan`` (a run's phases, the one
+list the simulator tests and the runner runs), ``simulate`` (virtual-time runs).
+A workload's own generators live with the workload (``workloads.queue``).
 """
 
+from harness.base.history import NEMESIS, Op
 from harness.gen.combinators import (
     any_of,
     clients,
@@ -25,54 +28,29 @@ from harness.gen.combinators import (
     synchronize,
     time_limit,
 )
-from harness.gen.core import (
-    NEMESIS,
-    PENDING,
-    Context,
-    Gen,
-    GenLike,
-    Op,
-    Pending,
-    Rng,
-    Step,
-    lift,
-)
-from harness.gen.plan import queue_plan, run_plan
-from harness.gen.queue import (
-    Drain,
-    DrainTracker,
-    QueueGen,
-    QueueOptions,
-    drain_complete,
-    key_name,
-    parse_key,
-    unread,
-)
+from harness.gen.core import PENDING, Context, Gen, GenLike, Pending, Rng, Step, lift
+from harness.gen.plan import Ahead, Phase, plan_gen, run_phases
 from harness.gen.simulate import SimulationError, fixed_latency, ok_outcome, simulate
 
 __all__ = [
     "NEMESIS",
     "PENDING",
+    "Ahead",
     "Context",
-    "Drain",
-    "DrainTracker",
     "Gen",
     "GenLike",
     "Op",
     "Pending",
-    "QueueGen",
-    "QueueOptions",
+    "Phase",
     "Rng",
     "SimulationError",
     "Step",
     "any_of",
     "clients",
     "cycle",
-    "drain_complete",
     "each_thread",
     "fixed_latency",
     "interleave",
-    "key_name",
     "lift",
     "limit",
     "map_ops",
@@ -82,15 +60,13 @@ __all__ = [
     "ok_outcome",
     "on_threads",
     "once",
-    "parse_key",
     "phases",
-    "queue_plan",
+    "plan_gen",
     "repeat",
-    "run_plan",
+    "run_phases",
     "simulate",
     "sleep",
     "stagger",
     "synchronize",
     "time_limit",
-    "unread",
 ]

@@ -30,10 +30,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
-Op = dict[str, Any]
+from harness.base.history import Op, Process
+
 Thread = int | str
-Process = int | str
-NEMESIS = "nemesis"
 
 _MASK = (1 << 64) - 1
 

@@ -1,61 +1,112 @@
-"""The phases of a run, as one generator: main → heal → quiet → final drain.
+"""The phases of a run, as one list: main → heal → quiet → final drain.
 
-* **main**: client ops (staggered to ``--rate``) and nemesis ops side by side,
-  until ``--time-limit``;
+* **main**: client ops (staggered to ``rate``) and nemesis ops side by side,
+  until ``time_limit_s``;
 * **heal**: the nemesis package's final generator (end every fault), once every
   main-phase op has completed;
 * **quiet**: nothing for a while, so the cluster settles (ISR catch-up, leader
   elections) before judging what it kept;
-* **drain**: every client re-reads every key from the beginning, bounded by
-  ``--final-time-limit`` (the runner may stop earlier, see ``drain_complete``).
+* **drain**: the workload's final generator (every client re-reads every key
+  from the beginning), bounded by ``final_time_limit_s``; the runner may stop
+  it earlier, once the workload's drain tracker says everything was read again.
+
+:func:`run_phases` builds the one list both sides use. The simulator runs it as
+one generator (:func:`plan_gen`, Jepsen's ``phases``). The runner runs it a
+phase at a time, to know which phase it is in, each phase wrapped in
+:class:`Ahead` so that, exactly as ``phases`` does, every event also reaches the
+phases still to come (the drain learns every key the main phase used).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from harness.base.history import Op
 from harness.gen.combinators import any_of, clients, nemesis, phases, sleep, stagger, time_limit
-from harness.gen.core import Gen, GenLike
-from harness.gen.queue import Drain, QueueGen, QueueOptions
+from harness.gen.core import Context, Gen, GenLike, Step, lift
+
+MAIN, HEAL, QUIET, DRAIN = "main", "heal", "quiet", "drain"
 
 
-def run_plan(
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a run: its name, its generator, and how long it may last (None: until done)."""
+
+    name: str
+    gen: Gen
+    limit_s: float | None = None
+
+
+def run_phases(
     client_gen: GenLike,
-    *,
-    time_limit_s: float,
-    nemesis_gen: GenLike = None,
-    final_nemesis: GenLike = None,
-    quiet_s: float = 0.0,
-    drain: GenLike = None,
-    final_time_limit_s: float = 60.0,
-) -> Gen:
-    """The four phases around any client generator (phases with nothing to do are skipped)."""
-    main = time_limit(time_limit_s, any_of(clients(client_gen), nemesis(nemesis_gen)))
-    return phases(
-        main,
-        nemesis(final_nemesis),
-        sleep(quiet_s) if quiet_s > 0 else None,
-        clients(time_limit(final_time_limit_s, drain)) if drain is not None else None,
-    )
-
-
-def queue_plan(
-    opts: QueueOptions | None = None,
     *,
     rate: float | None,
     time_limit_s: float,
     nemesis_gen: GenLike = None,
     final_nemesis: GenLike = None,
     quiet_s: float = 0.0,
+    drain: GenLike = None,
     final_time_limit_s: float = 60.0,
-) -> Gen:
-    """The queue workload's run: ``rate`` ops/s in total (None: as fast as clients go)."""
-    workload: Gen = QueueGen.start(opts)
-    client_gen = workload if rate is None else stagger(1.0 / rate, workload)
-    return run_plan(
-        client_gen,
-        time_limit_s=time_limit_s,
-        nemesis_gen=nemesis_gen,
-        final_nemesis=final_nemesis,
-        quiet_s=quiet_s,
-        drain=Drain(),
-        final_time_limit_s=final_time_limit_s,
-    )
+) -> tuple[Phase, ...]:
+    """The phases around any workload's client generator; those with nothing to do are left out.
+
+    ``rate``: client ops per second in total; None or 0 means as fast as clients go.
+    """
+    workload = lift(client_gen)
+    paced = workload if not rate else stagger(1.0 / rate, workload)
+    main = time_limit(time_limit_s, any_of(clients(paced), nemesis(nemesis_gen)))
+    plan = [Phase(MAIN, main, time_limit_s)]
+    if lift(final_nemesis) is not None:
+        plan.append(Phase(HEAL, nemesis(final_nemesis)))
+    if quiet_s > 0:
+        plan.append(Phase(QUIET, sleep(quiet_s), quiet_s))
+    if lift(drain) is not None:
+        plan.append(Phase(DRAIN, clients(time_limit(final_time_limit_s, drain)),
+                          final_time_limit_s))
+    return tuple(plan)
+
+
+def plan_gen(plan: Sequence[Phase]) -> Gen:
+    """The whole plan as one generator: each phase once the previous one is done and idle."""
+    return phases(*(p.gen for p in plan))
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead(Gen):
+    """One phase of a plan, with the phases still to come listening.
+
+    Ops come from ``current`` alone; every event updates ``current`` *and*
+    ``later``, as ``phases`` would. The runner hands this to the interpreter
+    for one phase, takes ``later`` from the state it ends in, and starts the
+    next phase from it: the phase-at-a-time run then sees what one ``phases``
+    generator would (each phase starts once the previous is done and no op is
+    in flight, which is what ``phases``' synchronisation waits for).
+    """
+
+    current: Gen | None
+    later: tuple[Gen | None, ...] = ()
+
+    @staticmethod
+    def first(plan: Sequence[Phase]) -> Ahead:
+        gens = [p.gen for p in plan]
+        return Ahead(gens[0] if gens else None, tuple(gens[1:]))
+
+    def next(self) -> Ahead:
+        """The next phase, with the ones after it listening."""
+        return Ahead(self.later[0] if self.later else None, self.later[1:])
+
+    def op(self, ctx: Context) -> Step:
+        if self.current is None:
+            return None
+        step = self.current.op(ctx)
+        if step is None:
+            return None
+        x, nxt = step
+        return x, replace(self, current=nxt)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return Ahead(
+            None if self.current is None else self.current.update(ctx, event),
+            tuple(None if g is None else g.update(ctx, event) for g in self.later),
+        )

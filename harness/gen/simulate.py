@@ -8,7 +8,7 @@ completion back through ``gen.update``, and retires a client's process after an
 ``info``, exactly as the real runner must. The fakes are plain functions (a
 handler, like ``httpx.MockTransport``), so a test states its Kafka in a few lines.
 
-The history is written through :class:`harness.history.HistoryWriter`, so a
+The history is written through :class:`harness.base.history.HistoryWriter`, so a
 simulated history obeys the same format and pairing rules as a real one, and an
 op addressed to a busy process is caught at once.
 """
@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.gen.core import NEMESIS, Context, GenLike, Op, Pending, Rng, Thread, lift
-from harness.history import HistoryWriter, ProcessTable
+from harness.base.history import NEMESIS, HistoryWriter, Op, ProcessTable
+from harness.gen.core import Context, GenLike, Pending, Rng, Thread, lift
 
 LatencyFn = Callable[[Op, random.Random], int]
 """How long (ns) an invoked op takes, given the invoke op and the simulation's RNG."""

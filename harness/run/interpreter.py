@@ -21,12 +21,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from harness.gen.core import NEMESIS, Context, Gen, GenLike, Op, Pending, Rng, Thread, lift
-from harness.history import HistoryWriter, ProcessTable
+from harness.base.history import NEMESIS, HistoryWriter, Op, ProcessTable
+from harness.gen.core import Context, Gen, GenLike, Pending, Rng, Thread, lift
 from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.protocol import Nemesis
 
 LOG = logging.getLogger("insync.run")
@@ -119,23 +119,29 @@ class Interpreter:
 
     # -- the loop -----------------------------------------------------------------
 
-    def run(self, gen: GenLike, *, stop: Callable[[], bool] | None = None) -> None:
-        """Run ``gen`` until it is exhausted (or ``stop()`` holds) and nothing is in flight."""
+    def run(self, gen: GenLike, *, stop: Callable[[], bool] | None = None) -> Gen | None:
+        """Run ``gen`` until it is exhausted (or ``stop()`` holds) and nothing is in flight.
+
+        Returns the generator as it ended, having seen every completion, including
+        those of ops still in flight when it stopped giving ops: the runner takes
+        the phases still to come from it (``harness.gen.plan.Ahead``).
+        """
         g: Gen | None = lift(gen)
+        asking = g is not None
         while True:
             g = self._take_events(g)
-            if g is not None and (self.stopping or (stop is not None and stop())):
-                g = None
-            if g is None:
+            if asking and (self.stopping or (stop is not None and stop())):
+                asking = False
+            if not asking or g is None:
                 if not self.busy:
-                    return
+                    return g
                 g = self._wait(g, MAX_WAIT_S)
                 continue
             ctx = self.context()
             self.step += 1
             answer = g.op(ctx)
             if answer is None:
-                g = None
+                asking = False
                 continue
             x, nxt = answer
             if isinstance(x, Pending):

@@ -1,16 +1,24 @@
 """Every setting of ``insync run``, from flags, a TOML file, or a stored test.json.
 
 One table (:data:`OPTIONS`) names each option once: its flag, its type, its
-default and its help. The same table parses the command line, a ``--config
-run.toml`` file (keys spelled as the flags, with or without dashes) and the
-``argv`` stored in a run's ``test.json`` (``--replay``), so the three can never
-disagree. Precedence: defaults < replayed test < config file < flags given.
+default and its help. Its cluster rows are ``cluster_options.CLUSTER_OPTIONS``,
+the table ``insync cluster up`` reads too; each registered workload adds its
+own rows (``workloads.<name>.options``), so a workload's options are declared
+in the workload and nowhere else. The same table parses the command line, a
+``--config run.toml`` file (keys spelled as the flags, with or without dashes)
+and the ``argv`` stored in a run's ``test.json`` (``--replay``), so the three
+can never disagree. Precedence: defaults < replayed test < config file < flags
+given. Each number option's row also holds its
+:class:`~harness.base.values.Range`, so ``nan``, ``inf``, ``1e400`` and
+out-of-range values are refused the same way from every source, naming the
+flag and what it accepts.
 
-:class:`RunOptions` is the result: plain data, checked once by
+:class:`RunOptions` is the result: plain data (the run's fields, and every
+workload's, inherited from ``workloads.WorkloadSettings``), checked once by
 :meth:`RunOptions.validate` before anything starts (a bad combination is one
-``UsageError`` line), then filled in by :meth:`RunOptions.resolved` (seed,
-concurrency, idempotence, name), and turned back into the canonical ``argv``
-that re-runs the same test.
+``UsageError`` line; the workload checks its own), then filled in by
+:meth:`RunOptions.resolved` (seed, concurrency, name, and what the workload
+decides), and turned back into the canonical ``argv`` that re-runs the same test.
 """
 
 from __future__ import annotations
@@ -19,156 +27,100 @@ import argparse
 import json
 import secrets
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
-
-
-def _bool(x: Any) -> bool:
-    if isinstance(x, bool):
-        return x
-    text = str(x).strip().lower()
-    if text in ("true", "yes", "1", "on"):
-        return True
-    if text in ("false", "no", "0", "off"):
-        return False
-    raise ValueError(f"not true or false: {x!r}")
-
-
-def _list(x: Any) -> list[str]:
-    items = x if isinstance(x, list) else str(x).split(",")
-    return [str(i).strip() for i in items if str(i).strip()]
-
-
-def _kv(x: Any) -> dict[str, str]:
-    if isinstance(x, Mapping):
-        return {str(k): str(v) for k, v in x.items()}
-    out: dict[str, str] = {}
-    for item in x if isinstance(x, list) else [x]:
-        key, sep, value = str(item).partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"expected key=value, got {item!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _choice(*allowed: str) -> Callable[[Any], str]:
-    def conv(x: Any) -> str:
-        text = str(x).strip().lower()
-        if text not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}, got {x!r}")
-        return text
-
-    return conv
-
-
-def _opt_int(x: Any) -> int | None:
-    return None if x is None or str(x).lower() in ("", "none", "default") else int(x)
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One option: field name, type converter and help (the default is RunOptions')."""
-
-    name: str
-    conv: Callable[[Any], Any]
-    help: str
-    metavar: str | None = None
-    repeat: bool = False  # --broker-config may be given several times
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-
-OPTIONS: tuple[Spec, ...] = (
-    Spec("name", str, "test name: results go to <results-dir>/<name>/<timestamp>"),
-    Spec("cluster_name", str, "cluster to create or reuse (default: insync)"),
-    Spec("nodes", int, "Kafka nodes (default: 3)"),
-    Spec("kafka_version", str, "e.g. 4.1.x, 3.9.x (default: 4.1.x)"),
-    Spec("mode", _choice("kraft", "zookeeper"), "kraft or zookeeper (default: kraft)"),
-    Spec("heap_mb", int, "broker JVM heap in MiB (default: 384)"),
-    Spec("broker_config", _kv, "server.properties override; repeatable", "KEY=VALUE", True),
-    Spec("workload", _choice("queue"), "the workload (default: queue)"),
-    Spec("time_limit", float, "seconds of the main phase (default: 60)", "SECONDS"),
-    Spec("rate", float, "client ops per second in total; 0: as fast as clients go (default: 1000)"),
-    Spec("concurrency", int, "client threads (default: 2 per node)"),
-    Spec("final_time_limit", float, "at most this long to drain (default: 60)", "SECONDS"),
-    Spec("quiet_time", float, "pause between healing and the drain (default: 5)", "SECONDS"),
-    Spec("acks", _choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
-    Spec("replication_factor", int, "replicas per partition (default: 3)"),
-    Spec("min_insync", int, "min.insync.replicas of the workload topics (default: 2)"),
-    Spec(
-        "unclean_leader_election",
-        _bool,
-        "unclean.leader.election.enable of the topics (default: false)",
-        "true|false",
-    ),
-    Spec(
-        "sub_via", _choice("assign", "subscribe"), "how consumers get partitions (default: assign)"
-    ),
-    Spec("txn", _bool, "transactional producers and read_committed consumers", "true|false"),
-    Spec(
-        "txn_abort_p",
-        float,
-        "with --txn: probability of aborting a transaction on purpose (default: 0.1)",
-        "P",
-    ),
-    Spec("idempotence", _bool, "enable.idempotence (default: true when --acks all)", "true|false"),
-    Spec("retries", _opt_int, "producer retries (default: librdkafka's)"),
-    Spec("max_in_flight", int, "max.in.flight.requests.per.connection (default: 5)"),
-    Spec("max_writes_per_key", int, "sends per key before a fresh key replaces it (default: 256)"),
-    Spec("poll_ms", int, "how long a poll waits for a first record (default: 100)"),
-    Spec("nemesis", _list, "faults, comma-separated, or none (default: none)", "FAULTS"),
-    Spec("nemesis_interval", float, "seconds between faults (default: 10)", "SECONDS"),
-    Spec("nemesis_targets", _list, "symbolic targets, e.g. one,majority", "TARGETS"),
-    Spec("nemesis_packet", _list, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
-    Spec("nemesis_schedule", str, "a file of fault ops to run instead of random ones", "FILE"),
-    Spec("partition_clients", _bool, "partitions also cut the harness off (nemesis)", "true|false"),
-    Spec("seed", int, "seed of the generator's choices (default: random)"),
-    Spec("results_dir", str, "where runs are stored (default: ./results)", "DIR"),
-    Spec(
-        "teardown",
-        _bool,
-        "remove the cluster after the run (default: false: keep it for the next run)",
-        "true|false",
-    ),
+from cluster.spec import MAX_NODES
+from harness.base.errors import UsageError
+from harness.run import values
+from harness.run.cluster_options import CLUSTER_OPTIONS, ClusterOptions, check_values
+from harness.run.values import (
+    Range,
+    Spec,
+    boolean,
+    items,
+    number,
+    opt_whole,
+    read_text,
+    run_name,
+    text,
+    usable_dir,
+    whole,
 )
+from workloads import (
+    DEFAULT_WORKLOAD,
+    WORKLOADS,
+    WorkloadSettings,
+    check_only_its_options,
+    workload_name,
+    workload_of,
+    workload_rows,
+)
+
+DAY_S = 86_400
+
+# A number option's range is part of its row: flags, run.toml, replay and the
+# matrix grid all go through Spec.parse, and RunOptions.validate checks it again.
+# The cluster's settings come first, from the one table the cluster commands share.
+OPTIONS: tuple[Spec, ...] = (
+    Spec("name", run_name, "test name: results go to <results-dir>/<name>/<timestamp>"),
+    *CLUSTER_OPTIONS,
+    Spec("workload", workload_name,
+         f"the workload: {', '.join(WORKLOADS)} (default: {DEFAULT_WORKLOAD})"),
+    Spec("time_limit", number, "seconds of the main phase (default: 60)", "SECONDS",
+         range=Range(0, 7 * DAY_S, open_lo=True)),
+    Spec("rate", number, "client ops per second in total; 0: as fast as clients go "
+         "(default: 1000)", range=Range(0.01, 1_000_000, zero=True)),
+    Spec("concurrency", opt_whole, "client threads (default: 2 per node)", range=Range(1, 1024)),
+    Spec("final_time_limit", number, "at most this long to drain (default: 60)", "SECONDS",
+         range=Range(0, DAY_S)),
+    Spec("quiet_time", number, "pause between healing and the drain (default: 5)", "SECONDS",
+         range=Range(0, 3600)),
+    Spec("replication_factor", whole, "replicas per partition (default: 3)",
+         range=Range(1, MAX_NODES)),
+    Spec("min_insync", whole, "min.insync.replicas of the workload topics (default: 2)",
+         range=Range(1, MAX_NODES)),
+    Spec("unclean_leader_election", boolean,
+         "unclean.leader.election.enable of the topics (default: false)", "true|false"),
+    *workload_rows(),
+    Spec("nemesis", items, "faults, comma-separated, or none (default: none)", "FAULTS"),
+    Spec("nemesis_interval", number, "seconds between faults (default: 10)", "SECONDS",
+         range=Range(0, DAY_S, open_lo=True)),
+    Spec("nemesis_targets", items, "symbolic targets, e.g. one,majority", "TARGETS"),
+    Spec("nemesis_packet", items, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
+    Spec("nemesis_schedule", text, "a file of fault ops to run instead of random ones", "FILE"),
+    Spec("partition_clients", boolean, "partitions also cut the harness off (nemesis)",
+         "true|false"),
+    Spec("seed", whole, "seed of the generator's choices (default: random)",
+         range=Range(0, 2**63 - 1)),
+    Spec("results_dir", text, "where runs are stored (default: ./results)", "DIR"),
+    Spec("teardown", boolean, "remove the cluster after the run (default: false: keep it for "
+         "the next run)", "true|false"),
+)  # fmt: skip
 BY_NAME = {s.name: s for s in OPTIONS}
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """The settings of one run (plain data; ``resolved()`` fills the automatic ones)."""
+class RunOptions(ClusterOptions, WorkloadSettings):
+    """The settings of one run (plain data; ``resolved()`` fills the automatic ones).
+
+    The cluster's settings and their defaults are ``ClusterOptions``'; every
+    registered workload's (``--acks``, ``--txn``, ...) are inherited from
+    ``workloads.WorkloadSettings``.
+    """
 
     name: str | None = None
-    cluster_name: str = "insync"
-    nodes: int = 3
-    kafka_version: str = "4.1.x"
-    mode: str = "kraft"
-    heap_mb: int = 384
-    broker_config: dict[str, str] = field(default_factory=dict)
-    workload: str = "queue"
+    workload: str = DEFAULT_WORKLOAD
     time_limit: float = 60.0
     rate: float = 1000.0
     concurrency: int | None = None
     final_time_limit: float = 60.0
     quiet_time: float = 5.0
-    acks: str = "all"
     replication_factor: int = 3
     min_insync: int = 2
     unclean_leader_election: bool = False
-    sub_via: str = "assign"
-    txn: bool = False
-    txn_abort_p: float = 0.1
-    idempotence: bool | None = None
-    retries: int | None = None
-    max_in_flight: int = 5
-    max_writes_per_key: int = 256
-    poll_ms: int = 100
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
     nemesis_targets: list[str] = field(default_factory=list)
@@ -180,66 +132,45 @@ class RunOptions:
     teardown: bool = False
 
     def validate(self) -> RunOptions:
-        """Raise ``UsageError`` (one line) for values or combinations that cannot work."""
-        positive = {
-            "nodes": self.nodes,
-            "replication_factor": self.replication_factor,
-            "min_insync": self.min_insync,
-            "max_in_flight": self.max_in_flight,
-            "max_writes_per_key": self.max_writes_per_key,
-            "time_limit": self.time_limit,
-        }
-        for key, value in positive.items():
-            if value <= 0:
-                raise UsageError(f"{BY_NAME[key].flag} must be positive, got {value}")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise UsageError(f"--concurrency must be at least 1, got {self.concurrency}")
-        for key in ("rate", "final_time_limit", "quiet_time", "nemesis_interval"):
-            if getattr(self, key) < 0:
-                raise UsageError(f"{BY_NAME[key].flag} must not be negative")
-        if self.poll_ms < 1:
-            raise UsageError(f"--poll-ms must be at least 1, got {self.poll_ms}")
-        if not 0 <= self.txn_abort_p < 1:
-            raise UsageError(f"--txn-abort-p must be in [0, 1), got {self.txn_abort_p}")
+        """Raise ``UsageError`` (one line) for values or combinations that cannot work.
+
+        Every value is checked as if it had been typed (type, range, known version),
+        so options built in code are held to the same rules as flags; then the
+        combinations (the workload checks its own), the version/mode pair and the
+        files named. Nothing here needs Docker, the network, or creates anything.
+        """
+        check_values(self, OPTIONS)
         if self.replication_factor > self.nodes:
             raise UsageError(
                 f"--replication-factor {self.replication_factor} needs at least "
-                f"as many nodes, got --nodes {self.nodes}"
+                f"as many nodes, got --nodes {self.nodes}",
+                hint="raise --nodes or lower --replication-factor",
             )
         if self.min_insync > self.replication_factor:
             raise UsageError(
                 f"--min-insync {self.min_insync} > --replication-factor "
-                f"{self.replication_factor}: no write could ever be acknowledged"
+                f"{self.replication_factor}: no write could ever be acknowledged",
+                hint="lower --min-insync",
             )
-        if self.txn and self.acks != "all":
-            raise UsageError(
-                f"--txn needs --acks all (transactions require it), got --acks {self.acks}"
-            )
-        if self.idempotence and self.acks != "all":
-            raise UsageError(
-                f"--idempotence needs --acks all, got --acks {self.acks}",
-                hint="pass --idempotence false",
-            )
-        if self.txn and self.idempotence is False:
-            raise UsageError("--txn needs idempotence (transactions require it)")
-        if self.retries is not None and self.retries < 0:
-            raise UsageError(f"--retries must not be negative, got {self.retries}")
-        if self.nemesis_schedule and not Path(self.nemesis_schedule).is_file():
-            raise UsageError(f"--nemesis-schedule: no such file {self.nemesis_schedule}")
+        check_only_its_options(self, self.workload)
+        workload_of(self.workload).validate(self)
+        from cluster.versions import resolve_for_mode
+
+        resolve_for_mode(self.kafka_version, self.mode)
+        if self.nemesis_schedule:
+            read_text(self.nemesis_schedule, "--nemesis-schedule")
+        usable_dir(self.results_dir, "--results-dir")
         return self
 
     def resolved(self) -> RunOptions:
         """A copy with every automatic setting decided (what test.json records)."""
-        parts = ["queue", f"acks-{self.acks}"]
-        parts += ["txn"] if self.txn else []
-        parts += ["subscribe"] if self.sub_via == "subscribe" else []
-        parts += self.faults
+        workload = workload_of(self.workload)
         return replace(
             self,
-            name=self.name or "-".join(parts),
+            name=self.name or "-".join([*workload.name_parts(self), *self.faults]),
             concurrency=self.concurrency or 2 * self.nodes,
-            idempotence=self.acks == "all" if self.idempotence is None else self.idempotence,
             seed=secrets.randbelow(2**31) if self.seed is None else self.seed,
+            **workload.automatic(self),
         )
 
     @property
@@ -273,19 +204,7 @@ class RunOptions:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every option as a flag; unset flags stay absent so config and replay show through."""
     for spec in OPTIONS:
-        kwargs: dict[str, Any] = {
-            "dest": spec.name,
-            "help": spec.help,
-            "default": argparse.SUPPRESS,
-        }
-        if spec.metavar:
-            kwargs["metavar"] = spec.metavar
-        if spec.repeat:
-            kwargs["action"] = "append"
-        if spec.conv is _bool:
-            kwargs["nargs"] = "?"
-            kwargs["const"] = "true"  # --txn alone means --txn true
-        parser.add_argument(spec.flag, **kwargs)
+        spec.add_to(parser)
     parser.add_argument(
         "--no-idempotence",
         dest="idempotence",
@@ -304,58 +223,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def convert(values: Mapping[str, Any], origin: str) -> dict[str, Any]:
-    """Convert raw values (flag strings or TOML values) to option values; unknown keys fail."""
-    out: dict[str, Any] = {}
-    for raw_key, raw in values.items():
-        key = raw_key.replace("-", "_")
-        spec = BY_NAME.get(key)
-        if spec is None:
-            raise UsageError(
-                f"{origin}: unknown option {raw_key!r}", hint="see `insync run --help`"
-            )
-        try:
-            if spec.repeat and isinstance(raw, list) and all(isinstance(i, str) for i in raw):
-                out[key] = _kv(raw)
-            else:
-                out[key] = spec.conv(raw)
-        except (ValueError, TypeError) as err:
-            raise UsageError(f"{origin}: {spec.flag}: {err}") from None
-    return out
+def convert(raw: Mapping[str, Any], origin: str = "") -> dict[str, Any]:
+    """Convert raw values (flag strings or TOML values) to option values; unknown keys fail.
+
+    ``origin`` names where the values came from (``--config run.toml``); empty for flags.
+    """
+    return values.convert(raw, BY_NAME, origin)
+
+
+def read_toml(path: str | Path, table: str) -> dict[str, Any]:
+    """A TOML file's keys (top level, or under ``[table]``), or one ``UsageError`` line."""
+    text = read_text(path, "--config")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"--config {path}: not TOML: {err}", hint="fix the file") from None
+    inner = data.get(table)
+    return dict(inner) if isinstance(inner, dict) else data
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
     """The options of a ``run.toml`` file (top-level keys, or under ``[run]``)."""
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"--config: no such file {path}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"--config {path}: not TOML: {err}") from None
-    if isinstance(data.get("run"), dict):
-        data = data["run"]
-    return convert(data, f"--config {path}")
+    return convert(read_toml(path, "run"), f"--config {path}")
 
 
 def read_replay(path: str | Path) -> dict[str, Any]:
     """The options of a stored run, from the ``argv`` its test.json recorded."""
+    from harness.base.args import Parser
+
     p = Path(path)
     if p.is_dir():
         p = p / "test.json"
+    hint = "pass a run directory or its test.json"
     try:
-        argv = json.loads(p.read_text())["argv"]
-    except FileNotFoundError:
-        raise UsageError(f"--replay: no such file {p}") from None
+        argv = json.loads(read_text(p, "--replay"))["argv"]
     except (ValueError, KeyError, TypeError) as err:
-        raise UsageError(f"--replay {p}: not a test.json with an argv: {err}") from None
+        raise UsageError(f"--replay {p}: not a test.json with an argv: {err}", hint=hint) from None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise UsageError(f"--replay {p}: its argv is not a list of texts", hint=hint)
     if argv[:2] != ["insync", "run"]:
-        raise UsageError(f"--replay {p}: argv is not an insync run command")
-    parser = argparse.ArgumentParser(prog="insync run", add_help=False)
+        raise UsageError(f"--replay {p}: argv is not an insync run command", hint=hint)
+    parser = Parser(prog="insync run", add_help=False)
     add_arguments(parser)
     try:
         ns = parser.parse_args(argv[2:])
-    except SystemExit:
-        raise UsageError(f"--replay {p}: its argv does not parse") from None
+    except UsageError as err:
+        raise UsageError(
+            f"--replay {p}: its argv does not parse: {err.message}", hint=hint
+        ) from None
     return convert(vars(ns), f"--replay {p}")
 
 
@@ -368,14 +283,16 @@ def options_from(
         merged.update(read_replay(replay))
     if config:
         merged.update(read_config(config))
-    merged.update(convert(flags, "option"))
+    merged.update(convert(flags))
     known = {f.name for f in fields(RunOptions)}
     return RunOptions(**{k: v for k, v in merged.items() if k in known}).validate()
 
 
 def parse(argv: Sequence[str]) -> RunOptions:
     """Options from a flag list (tests, bench): as ``insync run`` would read them."""
-    parser = argparse.ArgumentParser(prog="insync run", add_help=False)
+    from harness.base.args import Parser
+
+    parser = Parser(prog="insync run", add_help=False)
     add_arguments(parser)
     parser.add_argument("--config", default=None)
     parser.add_argument("--replay", default=None)

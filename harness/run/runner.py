@@ -4,18 +4,29 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
 
 1. the run directory, ``test.json`` and ``insync.log`` (results/LAYOUT.md);
 2. the cluster: reuse a running one with the same spec, else build it;
-3. the workload topics (``--replication-factor``, ``min.insync.replicas``,
+3. the workload (``workloads.WORKLOADS[--workload]``) and its ``setup`` (the
+   queue's topics, with ``--replication-factor``, ``min.insync.replicas`` and
    ``unclean.leader.election.enable`` set per topic, so changing them never
    forces a cluster rebuild);
 4. the nemesis package (``nemesis.build_package``, imported only when faults
    are asked for) and its ``setup``;
-5. the phases main → heal → quiet → drain, each op written to
+5. the phases main → heal → quiet → drain (``harness.run.plan``: the list the
+   simulator tests), clients made by the workload, each op written to
    ``history.jsonl`` as it happens;
 6. ``finally``, whatever happened (Ctrl-C, SIGTERM, a dead cluster, a bug):
-   stop the workers, ``nemesis.teardown``, delete the run's topics (when the
-   cluster stays), collect every node's logs into ``nodes/``, remove the
-   cluster if ``--teardown``; each step logged and passed if it fails;
-7. check the history, write ``results.json``, point ``results/latest`` here.
+   stop the workers, ``nemesis.teardown``, the workload's ``teardown`` (its
+   topics, when the cluster stays), collect every node's logs into ``nodes/``,
+   remove the cluster if ``--teardown``; each step logged and passed if it fails;
+7. judge the history with the workload's checker (``harness.run.verdict``),
+   write ``results.json``, point ``results/latest`` here.
+
+Before step 1, ``setup.preflight`` checks every option (values, version and
+mode, files, broker keys): bad input is one ``UsageError`` line with nothing
+created and Docker never asked. Cleanup touches only what this run owns: its
+topics, and the cluster once the provisioner's ``up`` returned it. A failure
+before that (an engine that does not answer, Maven unreachable, a node that
+never became ready) leaves any cluster of that name alone: not ``down``-ed, its
+logs not read; the provisioner keeps a half-built one for ``insync cluster logs``.
 """
 
 from __future__ import annotations
@@ -26,26 +37,31 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HistoryError, InsyncError
-from harness.history import HistoryWriter
+from cluster.model import stage
+from harness.base.errors import InsyncError
+from harness.base.history import HistoryWriter
+from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
-from harness.run.plan import PARTITIONS_PER_TOPIC, DrainFeed, drive
-from harness.run.setup import build_package, cluster_spec, nemesis_options, test_json
+from harness.run.plan import DrainFeed, build_plan, drive
+from harness.run.setup import build_package, preflight, run_env, test_json
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
-from results.store import RunDir
+from harness.run.verdict import judge, unknown
+from workloads import workload_of
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
-    from workloads.topics import Topics
+    from workloads.protocol import WorkloadRun
 
 LOG = logging.getLogger("insync.run")
 Say = Callable[[str], None]
+OnCluster = Callable[[str], None]
 
 
 @dataclass
@@ -58,33 +74,45 @@ class RunResult:
     interrupted: bool = False
     error: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+    report: Path | None = None
 
 
 class Run:
     """The state of one run while its layers nest and unwind."""
 
-    def __init__(self, opts: RunOptions, *, say: Say, live: bool | None = None) -> None:
+    def __init__(
+        self,
+        opts: RunOptions,
+        *,
+        say: Say,
+        live: bool | None = None,
+        on_cluster: OnCluster | None = None,
+    ) -> None:
         # Everything that can be wrong with the options fails here, before a directory
         # or a container exists: a UsageError is cheap.
-        cluster_spec(opts)
-        self.nopts = nemesis_options(opts)
+        self.spec, self.nopts = preflight(opts)
         self.opts = opts
         self.say = say
         self.live = live
+        self.on_cluster = on_cluster
         self.started = datetime.now(UTC)
         self.t0 = time.monotonic()
         self.run_dir = RunDir.create(opts.results_dir, opts.name or "run", self.started)
         self.token = "i" + self.run_dir.path.name.lower().replace(".", "").replace("-", "")
+        # Set once the provisioner's up() returned it: only then is the cluster this
+        # run's to read logs from and (--teardown) to remove.
         self.cluster: Cluster | None = None
-        self.topics: Topics | None = None
+        self.workload = workload_of(opts.workload)
+        self.session: WorkloadRun | None = None  # the workload within this run
         self.package: NemesisPackage | None = None
         self.nemesis_ready = False
         self.interp: Interpreter | None = None
         self.history: HistoryWriter | None = None
         self.stats = Stats()
-        self.feed = DrainFeed()
+        self.feed = DrainFeed(self.workload.tracker())
         self.interrupted = False
         self.error: BaseException | None = None
+        self.t0_ns: int | None = None  # the history's time zero
 
     def execute(self) -> RunResult:
         nopts = self.nopts
@@ -101,7 +129,8 @@ class Run:
             except Exception as err:
                 self.error = err
                 LOG.error("run stopped by %s", err, exc_info=not isinstance(err, InsyncError))
-                self.say(f"run stopped: {err}")
+                if not self._raised_at_the_end():  # else the CLI prints it: once
+                    self.say(f"run stopped: {err}")
             finally:
                 with signals_ignored(self.say):
                     self._cleanup()
@@ -110,76 +139,57 @@ class Run:
     # -- the layers -------------------------------------------------------------------
 
     def _run(self, nopts: NemesisOptions | None) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
         self.stats.enter("cluster")
-        spec = cluster_spec(self.opts)
+        spec = self.spec
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
-        self.cluster = lifecycle.up(spec, say=self.say)
+        self.cluster = provisioner_for().up(spec, say=self.say)
+        if self.on_cluster is not None:  # from now on the cluster is this run's
+            self.on_cluster(spec.name)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
-        self.stats.enter("topics")
-        self.topics = self._topics(self.cluster)
-        self.topics.ensure(0)
+        self.stats.enter("workload-setup")
+        env = run_env(self.opts, self.cluster.bootstrap, self.token)
+        self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
+        with stage(self.say, f"workload {self.opts.workload!r} set up"):
+            self.session.setup()
         if nopts is not None:
             self.package = build_package(nopts)
             self.stats.fault_spans = dict(self.package.fault_spans)
             if self.package.nemesis is not None:
                 self.stats.enter("nemesis-setup")
                 self.nemesis_ready = True
-                self.package.nemesis.setup(self.cluster)
+                with stage(self.say, "nemesis set up"):
+                    self.package.nemesis.setup(self.cluster)
         t0 = time.monotonic_ns()  # one time zero for the history and the generators
+        self.t0_ns = t0
         self.history = HistoryWriter(self.run_dir.history, start_ns=t0)
-        self.interp = self._interpreter(self.cluster, self.topics, self.history, t0)
+        self.interp = self._interpreter(self.cluster, self.session, self.history, t0)
         self.interp.start()
         self.stats.enter("warm-up")
-        warm = self.interp.warm_up()
+        with stage(self.say, "clients connected"):
+            warm = self.interp.warm_up()
         LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
 
-    def _topics(self, cluster: Cluster) -> Topics:
-        from cluster.kafka_clients import admin
-        from workloads.topics import Topics
+    def _raised_at_the_end(self) -> bool:
+        """``_judge`` re-raises a deliberate error that stopped the run before any op."""
+        return self._no_history() and isinstance(self.error, InsyncError)
 
-        config = {
-            "min.insync.replicas": str(self.opts.min_insync),
-            "unclean.leader.election.enable": str(self.opts.unclean_leader_election).lower(),
-        }
-        return Topics(
-            lambda: admin(cluster.bootstrap),
-            prefix=f"{self.token}-",
-            partitions=PARTITIONS_PER_TOPIC,
-            replication_factor=self.opts.replication_factor,
-            config=config,
-        )
+    def _no_history(self) -> bool:
+        return self.history is None or not self.run_dir.history.exists()
 
     def _interpreter(
-        self, cluster: Cluster, topics: Topics, history: HistoryWriter, t0: int
+        self, cluster: Cluster, session: WorkloadRun, history: HistoryWriter, t0: int
     ) -> Interpreter:
-        from workloads.client import ClientOptions
-        from workloads.queue_client import QueueClient
-
-        o = self.opts
-        copts = ClientOptions(
-            bootstrap=cluster.bootstrap,
-            acks="all" if o.acks == "all" else ("1" if o.acks == "1" else "0"),
-            idempotence=bool(o.idempotence),
-            retries=o.retries,
-            max_in_flight=o.max_in_flight,
-            txn=o.txn,
-            sub_via="subscribe" if o.sub_via == "subscribe" else "assign",
-            group_id=f"{self.token}-group",
-            txn_id_prefix=f"{self.token}-txn",
-            abort_p=o.txn_abort_p if o.txn else 0.0,
-            poll_ms=o.poll_ms,
-            seed=o.seed or 0,
-        )
-        assert o.concurrency is not None
+        """Client workers whose clients the workload makes, and the nemesis worker."""
+        assert self.opts.concurrency is not None  # resolved() decided it
         return Interpreter(
             history=history,
-            concurrency=o.concurrency,
-            seed=o.seed or 0,
-            client_factory=lambda thread, process: QueueClient(copts, topics, thread, process),
+            concurrency=self.opts.concurrency,
+            seed=self.opts.seed or 0,
+            client_factory=session.client,
             nemesis=self.package.nemesis if self.package else None,
             cluster=cluster,
             start_ns=t0,
@@ -189,9 +199,10 @@ class Run:
     def _phases(self, interp: Interpreter) -> None:
         from harness.run.display import Display
 
+        plan = build_plan(self.opts, self.workload, self.package)
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
-            drive(interp, self.opts, stats=self.stats, feed=self.feed, package=self.package)
-        if not self.feed.complete:
+            drive(interp, plan, stats=self.stats, feed=self.feed)
+        if self.feed.started and not self.feed.complete:
             self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread")
 
     def _cleanup(self) -> None:
@@ -199,7 +210,7 @@ class Run:
         steps: list[tuple[str, Callable[[], None]]] = [
             ("stop clients", self._stop_clients),
             ("nemesis teardown", self._nemesis_teardown),
-            ("delete topics", self._delete_topics),
+            ("workload teardown", self._workload_teardown),
             ("collect logs", self._collect_logs),
             ("remove cluster", self._remove_cluster),
         ]
@@ -220,19 +231,14 @@ class Run:
         if self.nemesis_ready and self.package and self.package.nemesis and self.cluster:
             self.package.nemesis.teardown(self.cluster)
 
-    def _delete_topics(self) -> None:
-        if self.topics is not None and not self.opts.teardown:
-            self.topics.delete_all()
+    def _workload_teardown(self) -> None:
+        if self.session is not None and not self.opts.teardown:  # else the cluster goes
+            self.session.teardown()
 
     def _collect_logs(self) -> None:
-        from cluster import lifecycle
-
         cluster = self.cluster
         if cluster is None:
-            try:
-                cluster = lifecycle.attach(self.opts.cluster_name)
-            except InsyncError:
-                return
+            return  # up() never returned: whatever runs under that name is not ours
         for node in cluster.nodes.values():
             try:
                 node.collect_logs(self.run_dir.nodes)
@@ -240,43 +246,22 @@ class Run:
                 LOG.warning("could not collect logs of %s: %s", node.name, err)
 
     def _remove_cluster(self) -> None:
-        from cluster import lifecycle
+        from cluster import provisioner_for
 
-        if self.opts.teardown:
-            removed = lifecycle.down(self.opts.cluster_name)
-            self.say(f"removed cluster {self.opts.cluster_name!r} ({removed})")
+        if self.opts.teardown and self.cluster is not None:
+            removed = provisioner_for().down(self.spec.name)
+            self.say(f"removed cluster {self.spec.name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------
 
     def _judge(self) -> RunResult:
-        from checkers import check_file
-        from harness.commands.check import exit_code
-
         error = None if self.error is None else str(self.error)
-        if self.history is None or not self.run_dir.history.exists():
+        if self._no_history():
             if isinstance(self.error, InsyncError):
                 raise self.error
-            verdict: dict[str, Any] = {
-                "valid": "unknown",
-                "anomaly-types": [],
-                "bad-anomaly-types": [],
-                "anomalies": {},
-                "error": error or "interrupted before any op",
-            }
-            code = 2
+            verdict, code = unknown(error or "interrupted before any op"), 2
         else:
-            try:
-                verdict = check_file(self.run_dir.history)
-                code = exit_code(verdict)
-            except HistoryError as err:
-                verdict = {
-                    "valid": "unknown",
-                    "anomaly-types": [],
-                    "bad-anomaly-types": [],
-                    "anomalies": {},
-                    "error": f"malformed history: {err.one_line()}",
-                }
-                code = 3
+            verdict, code = judge(self.workload.checker, self.run_dir.history)
         summary = self.stats.summary()
         summary.update(
             {
@@ -289,16 +274,60 @@ class Run:
         )
         if error:
             summary["error"] = error
+        cov = self._coverage()
+        if cov is not None:
+            summary["coverage"] = cov
         self.run_dir.write_results({**verdict, "run": summary})
         self.run_dir.point_latest()
-        return RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
+        result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
+        result.report = self._report()
+        return result
+
+    def _coverage(self) -> dict[str, Any] | None:
+        """What the main phase exercised (``results.coverage``), from the history itself."""
+        from harness.base.faults import fault_spans
+        from harness.base.history import read_history
+        from results.coverage import coverage
+
+        if self._no_history() or self.t0_ns is None:
+            return None
+        try:
+            window = self.stats.window_ns("main", self.t0_ns)
+            return coverage(read_history(self.run_dir.history), fault_spans(), window)
+        except InsyncError as err:  # the verdict already says what is wrong with the file
+            LOG.warning("no coverage figures: %s", err)
+            return None
+
+    def _report(self) -> Path | None:
+        """``report.html`` and the PNGs; a failure is logged and changes no verdict."""
+        from results.report import write_report
+
+        if self._no_history():
+            return None
+        try:
+            return write_report(self.run_dir.path)
+        except Exception as err:
+            LOG.warning("report not written: %s", err, exc_info=not isinstance(err, InsyncError))
+            self.say(f"the report was not written: {err}")
+            return None
 
 
-def run(opts: RunOptions, *, say: Say | None = None, live: bool | None = None) -> RunResult:
-    """Run the test ``opts`` describes (validated and resolved here) and judge it."""
+def run(
+    opts: RunOptions,
+    *,
+    say: Say | None = None,
+    live: bool | None = None,
+    on_cluster: OnCluster | None = None,
+) -> RunResult:
+    """Run the test ``opts`` describes (validated and resolved here) and judge it.
+
+    ``on_cluster(name)`` is called once this run owns the cluster ``name`` (the
+    provisioner's ``up`` returned it): ``insync matrix`` removes at the
+    end only clusters its runs owned.
+    """
 
     def to_stderr(text: str) -> None:
         print(f"insync: {text}", file=sys.stderr, flush=True)
 
     resolved = opts.validate().resolved()
-    return Run(resolved, say=say or to_stderr, live=live).execute()
+    return Run(resolved, say=say or to_stderr, live=live, on_cluster=on_cluster).execute()

@@ -1,7 +1,8 @@
-"""What a run is built from, derived from its options: cluster spec, nemesis, test.json.
+"""What a run is built from, derived from its options: cluster spec, nemesis, workload, test.json.
 
-Each of these can reject bad options (reserved broker keys, unknown faults),
-so the runner calls them before it creates anything.
+Each of these can reject bad options (reserved broker keys, unknown faults), so
+:func:`preflight` calls them all before the runner (or the matrix, for every
+cell of its grid) creates a directory or asks Docker anything.
 """
 
 from __future__ import annotations
@@ -10,35 +11,39 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.rundir import iso
+from harness.base.version import insync_version
 from harness.run.options import RunOptions
-from harness.run.plan import PARTITIONS_PER_TOPIC
-from results.store import iso
+from workloads import workload_of
+from workloads.protocol import RunEnv
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from cluster.spec import ClusterSpec
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
 
 
 def cluster_spec(opts: RunOptions) -> ClusterSpec:
-    from cluster.broker_config import parse_overrides
-    from cluster.spec import ClusterSpec
+    """The run's cluster (``ClusterOptions.cluster_spec``: the one mapping of the settings)."""
+    return opts.cluster_spec()
 
-    overrides = parse_overrides(
-        [f"{k}={v}" for k, v in opts.broker_config.items()],
-        "kraft" if opts.mode == "kraft" else "zookeeper",
-    )
-    return ClusterSpec(
-        name=opts.cluster_name,
-        nodes=opts.nodes,
-        kafka_version=opts.kafka_version,
-        mode="kraft" if opts.mode == "kraft" else "zookeeper",
-        controllers=min(3, opts.nodes),
-        heap_mb=opts.heap_mb,
-        broker_config=overrides,
-    )
+
+def preflight(opts: RunOptions) -> tuple[ClusterSpec, NemesisOptions | None]:
+    """Everything that can be wrong with ``opts``, found with nothing created or contacted.
+
+    Values, ranges and combinations (``RunOptions.validate``), the files named,
+    the Kafka version and its mode, reserved and (when the jars are cached)
+    unknown broker config keys, the nemesis and its schedule. Returns the cluster
+    spec and nemesis options the run is then built from.
+    """
+    from cluster import preflight as cluster_preflight
+
+    opts.validate()
+    spec = cluster_spec(opts)
+    cluster_preflight.check(spec)
+    return spec, nemesis_options(opts)
 
 
 def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
@@ -52,7 +57,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
             f"--nemesis {','.join(opts.faults)}: no nemesis is built into this insync",
             hint="use --nemesis none",
         ) from None
-    return NemesisOptions(
+    nopts = NemesisOptions(
         faults=frozenset(opts.faults),
         interval=opts.nemesis_interval,
         targets=tuple(opts.nemesis_targets),
@@ -60,7 +65,10 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         partition_clients=opts.partition_clients,
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
+        nodes=opts.nodes,
     )
+    nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
+    return nopts
 
 
 def build_package(nopts: NemesisOptions) -> NemesisPackage:
@@ -69,16 +77,45 @@ def build_package(nopts: NemesisOptions) -> NemesisPackage:
     return build(nopts)
 
 
-def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
-    from harness.cli import _version
+def run_env(opts: RunOptions, bootstrap: str, token: str) -> RunEnv:
+    """What the run gives its workload: the cluster, its unique token, the topics' durability."""
+    return RunEnv(
+        bootstrap=bootstrap,
+        token=token,
+        seed=opts.seed or 0,
+        replication_factor=opts.replication_factor,
+        topic_config={
+            "min.insync.replicas": str(opts.min_insync),
+            "unclean.leader.election.enable": str(opts.unclean_leader_election).lower(),
+        },
+    )
 
+
+def workload_block(opts: RunOptions) -> dict[str, Any]:
+    """``test.json``'s ``workload`` block: its name, the run's shape, and its own part."""
+    return {
+        "name": opts.workload,
+        "replication_factor": opts.replication_factor,
+        "min_insync": opts.min_insync,
+        "unclean_leader_election": opts.unclean_leader_election,
+        "rate": opts.rate,
+        "concurrency": opts.concurrency,
+        "time_limit": opts.time_limit,
+        "final_time_limit": opts.final_time_limit,
+        "quiet_time": opts.quiet_time,
+        **workload_of(opts.workload).block(opts),
+    }
+
+
+def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
+    """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again."""
     spec = cluster_spec(opts)
     return {
         "name": opts.name,
         "argv": opts.argv(),
         "seed": opts.seed,
         "started": iso(started),
-        "insync_version": _version(),
+        "insync_version": insync_version(),
         "cluster": {
             "name": spec.name,
             "nodes": spec.nodes,
@@ -90,27 +127,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
             "broker_config": dict(spec.broker_config),
             "base_image": spec.base_image,
         },
-        "workload": {
-            "name": opts.workload,
-            "acks": opts.acks,
-            "idempotence": opts.idempotence,
-            "retries": opts.retries,
-            "max_in_flight": opts.max_in_flight,
-            "txn": opts.txn,
-            "txn_abort_p": opts.txn_abort_p,
-            "sub_via": opts.sub_via,
-            "replication_factor": opts.replication_factor,
-            "min_insync": opts.min_insync,
-            "unclean_leader_election": opts.unclean_leader_election,
-            "rate": opts.rate,
-            "concurrency": opts.concurrency,
-            "time_limit": opts.time_limit,
-            "final_time_limit": opts.final_time_limit,
-            "quiet_time": opts.quiet_time,
-            "max_writes_per_key": opts.max_writes_per_key,
-            "partitions_per_topic": PARTITIONS_PER_TOPIC,
-            "poll_ms": opts.poll_ms,
-        },
+        "workload": workload_block(opts),
         "nemesis": {
             "faults": opts.faults,
             "interval": opts.nemesis_interval,

@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.history import NEMESIS, HistoryWriter, Op
+from harness.base.history import NEMESIS, HistoryWriter, Op
 from workloads.client import Client, Completed
 from workloads.outcomes import describe
 
 if TYPE_CHECKING:
-    from cluster.lifecycle import Cluster
+    from cluster import Cluster
     from nemesis.protocol import Nemesis
 
 LOG = logging.getLogger("insync.run")

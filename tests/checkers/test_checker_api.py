@@ -11,6 +11,7 @@ def test_public_names_are_pinned() -> None:
         "DEFAULT_CYCLE_BUDGET_S",
         "check_file",
         "check_history",
+        "exit_code",
         "render_verdict",
     ]
     for name in checkers.__all__:

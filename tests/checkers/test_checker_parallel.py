@@ -26,7 +26,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench._synth_run import INJECTABLE, write_run
 from checkers import _parallel as parallel
 from checkers import check_file
 from checkers._check import _judge, _proven_info_ops, _proven_offsets
@@ -37,7 +36,8 @@ from checkers._input import open_source
 from checkers._key_parts import join, judge_keys, split
 from checkers._parallel import chunk_count, plan, read_chunked
 from checkers._verdict import Anomalies
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
+from harness.bench._synth import INJECTABLE, write_run
 
 SETTINGS = st.builds(
     km.Settings,
@@ -301,7 +301,7 @@ import json, sys
 from pathlib import Path
 from checkers import check_file
 from checkers._parallel import chunk_count
-from harness.errors import HistoryError
+from harness.base.errors import HistoryError
 path = Path(sys.argv[1])
 chunks = chunk_count(path.stat().st_size, jobs=3)
 def outcome(jobs):

@@ -6,7 +6,7 @@ import pytest
 
 from cluster.broker_config import parse_overrides, properties_for, render
 from cluster.spec import ClusterSpec
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def _props(text: str) -> dict[str, str]:
@@ -60,11 +60,11 @@ def test_defaults_unknown_to_the_version_are_left_out() -> None:
 
 def test_overrides_win_over_defaults() -> None:
     spec = ClusterSpec(
-        broker_config={"unclean.leader.election.enable": "true", "replica.lag.time.max.ms": "5000"}
+        broker_config={"unclean.leader.election.enable": "true", "replica.lag.time.max.ms": "7000"}
     )
     props = _props(render(properties_for(spec, "n1", "a")))
     assert props["unclean.leader.election.enable"] == "true"
-    assert props["replica.lag.time.max.ms"] == "5000"
+    assert props["replica.lag.time.max.ms"] == "7000"
 
 
 @pytest.mark.parametrize(
@@ -79,3 +79,9 @@ def test_bad_overrides_are_rejected(item: str) -> None:
 
 def test_good_overrides_parse() -> None:
     assert parse_overrides(["a.b=1", " c = x=y "], "kraft") == {"a.b": "1", "c": "x=y"}
+
+
+def test_followers_leave_the_isr_within_a_fault_by_default() -> None:
+    """Kafka's 30 s default would outlast most faults: acks=all writes would only stall."""
+    props = _props(render(properties_for(ClusterSpec(), "n1", "a")))
+    assert int(props["replica.lag.time.max.ms"]) <= 5000

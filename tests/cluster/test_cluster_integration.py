@@ -14,11 +14,11 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.cimpl import NewTopic
 
-from cluster import lifecycle
-from cluster.docker_cli import run_docker
+from cluster import Cluster, provisioner_for
+from cluster.docker.docker_cli import run_docker
 from cluster.kafka_clients import admin, consumer, producer
-from cluster.lifecycle import Cluster
 from cluster.metadata import active_controller, partitions
+from cluster.remote import sh
 from cluster.spec import ClusterSpec
 from cluster.wait import wait_until
 
@@ -44,9 +44,9 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     name, version, mode = request.param
     spec = ClusterSpec(name=name, nodes=3, kafka_version=version, mode=mode)
     try:
-        yield lifecycle.up(spec, fresh=True, say=lambda _msg: None)
+        yield provisioner_for().up(spec, fresh=True, say=lambda _msg: None)
     finally:
-        lifecycle.down(name)
+        provisioner_for().down(name)
         assert _labelled(["ps", "-aq"], name) == [], "containers left behind"
         assert _labelled(["network", "ls", "-q"], name) == [], "network left behind"
         assert _labelled(["volume", "ls", "-q"], name) == [], "volumes left behind"
@@ -55,6 +55,16 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 def test_every_node_runs_a_registered_broker(cluster: Cluster) -> None:
     assert [n.state() for n in cluster.nodes.values()] == ["running"] * 3
     assert active_controller(cluster) in cluster.nodes
+
+
+def test_each_node_reports_where_the_clients_come_from(cluster: Cluster) -> None:
+    """``client_source`` is what the partition nemesis drops to cut the clients off:
+    on Docker it must be the node's default gateway, where the host's traffic arrives."""
+    for node in cluster.nodes.values():
+        route = sh(node.remote, "ip -4 route show default").stdout.split()
+        assert "via" in route, route
+        assert node.client_source == route[route.index("via") + 1]
+        assert sh(node.remote, f"ls {node.kafka_home}/libs | head -1").stdout.strip()
 
 
 def test_acks_all_writes_are_read_back_in_order(cluster: Cluster) -> None:

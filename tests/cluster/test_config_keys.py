@@ -11,7 +11,7 @@ import pytest
 from cluster.config_keys import KEYS_FILE, known_broker_keys, validate_keys
 from cluster.distribution import Distribution, ensure_distribution
 from cluster.versions import resolve_version
-from harness.errors import EnvironmentProblem, UsageError
+from harness.base.errors import EnvironmentProblem, UsageError
 
 KNOWN = frozenset(
     {

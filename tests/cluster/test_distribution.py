@@ -32,7 +32,7 @@ from cluster.distribution import (
     render_pom,
 )
 from cluster.versions import Artifact, KafkaVersion, resolve_version
-from harness.errors import EnvironmentProblem
+from harness.base.errors import EnvironmentProblem
 
 V41 = resolve_version("4.1.x")
 NS = {"m": "http://maven.apache.org/POM/4.0.0"}

@@ -8,7 +8,7 @@ import pytest
 
 from cluster import jvm
 from cluster.versions import VERSIONS, KafkaVersion, resolve_version
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 V41 = resolve_version("4.1.x")
 V39 = resolve_version("3.9.x")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.metadata import parse_quorum_status
-from harness.errors import ClusterError
+from harness.base.errors import ClusterError
 
 STATUS = """ClusterId:              abc
 LeaderId:               2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.spec import ClusterSpec
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 def test_roles_kraft() -> None:

@@ -11,9 +11,10 @@ from cluster.versions import (
     KafkaVersion,
     Logging,
     known_versions,
+    resolve_for_mode,
     resolve_version,
 )
-from harness.errors import UsageError
+from harness.base.errors import UsageError
 
 
 @pytest.mark.parametrize(
@@ -124,6 +125,21 @@ def test_public_names_are_pinned() -> None:
         "Logging",
         "Mode",
         "known_versions",
+        "resolve_for_mode",
         "resolve_version",
     ]
     assert all(hasattr(module, name) for name in module.__all__)
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=lambda v: v.line)
+@pytest.mark.parametrize("mode", [KRAFT, ZOOKEEPER])
+def test_resolve_for_mode_follows_the_table(version: KafkaVersion, mode: str) -> None:
+    if version.supports(mode):
+        assert resolve_for_mode(version.line + ".x", mode) is version
+        return
+    with pytest.raises(UsageError) as err:
+        resolve_for_mode(version.line + ".x", mode)
+    line = err.value.one_line()
+    assert f"does not run in {mode} mode" in line and "use --mode" in line
+    others = [v.line + ".x" for v in VERSIONS if v.supports(mode)]
+    assert all(o in line for o in others)  # says which versions would do

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HistoryError
-from harness.history import HistoryWriter, ProcessTable, read_history
+from harness.base.errors import HistoryError
+from harness.base.history import HistoryWriter, ProcessTable, read_history
 
 
 class FakeClock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,18 +11,18 @@ from typing import Any
 import pytest
 
 from harness import matrix as mx
+from harness.base.errors import EnvironmentProblem, UsageError
+from harness.base.rundir import RunDir, read_json, write_json
 from harness.cli import build_parser
-from harness.errors import UsageError
 from harness.run.options import RunOptions
 from harness.run.runner import RunResult
-from results.store import RunDir, read_json, write_json
 
 
 def flags(argv: str) -> mx.Matrix:
     """The Matrix ``insync matrix <argv>`` would build (without running anything)."""
     args = build_parser().parse_args(["matrix", *argv.split()])
     skip = {"config", "runs", "handler", "command", "verbose", "teardown"}
-    base, axes = mx.split({k: v for k, v in vars(args).items() if k not in skip}, "option")
+    base, axes = mx.split({k: v for k, v in vars(args).items() if k not in skip}, "")
     return mx.Matrix(base, axes, int(args.runs or 1), hasattr(args, "teardown"))
 
 
@@ -65,7 +66,7 @@ def test_invalid_combinations_are_skipped_with_a_reason(argv: str, kept: int, re
 
 def test_bad_input_is_one_usage_error_before_anything_runs() -> None:
     calls: list[RunOptions] = []
-    with pytest.raises(UsageError, match="--time-limit must be positive"):
+    with pytest.raises(UsageError, match=re.escape("--time-limit must be a finite number in (0,")):
         mx.drive(flags("--acks 1,all --time-limit 0"), run_fn=recorder(calls, Path("/nonexistent")))
     assert calls == []
     with pytest.raises(UsageError, match="--acks"):
@@ -120,7 +121,7 @@ def test_flags_win_over_the_config_file(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("acks = [", "not TOML"),
-        ("runs = 0", "runs must be a positive integer"),
+        ("runs = 0", "--runs must be a whole number from 1 to 1000"),
         ("bogus = 1", "unknown option 'bogus'"),
         ("acks = []", "--acks has no values"),
         ("min-insync = ['two']", "--min-insync"),
@@ -194,6 +195,17 @@ def test_resume_counts_only_finished_runs_of_the_same_settings(tmp_path: Path) -
     assert sorted(mx.done_runs(tmp_path, combo)) == [1]
 
 
+def test_a_run_stored_before_an_option_existed_still_resumes(tmp_path: Path) -> None:
+    """Blocks written before --controllers and --base-image lack them; unset, they match."""
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    ok = {"valid": True, "run": {"interrupted": False}}
+    before = {k: v for k, v in combo.settings().items() if k not in ("controllers", "base_image")}
+    stored(tmp_path, combo, 1, results=ok, settings=before)
+    assert sorted(mx.done_runs(tmp_path, combo)) == [1]
+    (other,), _ = mx.expand(flags(f"--acks all --controllers 1 --results-dir {tmp_path}"))
+    assert other.name == combo.name and mx.done_runs(tmp_path, other) == {}
+
+
 # -- progress ------------------------------------------------------------------------------
 
 
@@ -221,8 +233,15 @@ def recorder(
 ) -> mx.RunFn:
     """A fake ``harness.run.run``: records the options, stores a run, returns a verdict."""
 
-    def fake(opts: RunOptions, *, say: Callable[[str], None] | None = None) -> RunResult:
+    def fake(
+        opts: RunOptions,
+        *,
+        say: Callable[[str], None] | None = None,
+        on_cluster: Callable[[str], None] | None = None,
+    ) -> RunResult:
         calls.append(opts)
+        if on_cluster is not None:  # as the runner: it brought the cluster up
+            on_cluster(opts.cluster_name)
         rd = RunDir.create(root, opts.name or "run", START + timedelta(seconds=len(calls)))
         rd.write_test({"name": opts.name, "argv": opts.argv()})
         verdict = verdicts(opts, len(calls)) if verdicts else {"valid": True}
@@ -324,13 +343,38 @@ def test_unknown_without_invalid_exits_2_and_keep_cluster_keeps_it(tmp_path: Pat
 
 
 def test_the_cluster_is_removed_even_when_a_run_raises(tmp_path: Path) -> None:
-    def boom(opts: RunOptions, *, say: Callable[[str], None] | None = None) -> RunResult:
+    def boom(
+        opts: RunOptions,
+        *,
+        say: Callable[[str], None] | None = None,
+        on_cluster: Callable[[str], None] | None = None,
+    ) -> RunResult:
+        assert on_cluster is not None
+        on_cluster(opts.cluster_name)  # the run brought the cluster up, then failed
         raise RuntimeError("bug")
 
     downs: list[str] = []
     with pytest.raises(RuntimeError):
         mx.drive(flags(f"--results-dir {tmp_path}"), run_fn=boom, say=print, down=downs.append)
     assert downs == ["insync"]
+
+
+def test_a_cluster_no_run_brought_up_is_left_alone(tmp_path: Path) -> None:
+    """The first run fails before its cluster is up (no engine, say): a cluster of the
+    same name that was there before is not the matrix's to remove."""
+
+    def no_engine(
+        opts: RunOptions,
+        *,
+        say: Callable[[str], None] | None = None,
+        on_cluster: Callable[[str], None] | None = None,
+    ) -> RunResult:
+        raise EnvironmentProblem("no Docker engine answers", hint="start one")
+
+    downs: list[str] = []
+    with pytest.raises(EnvironmentProblem):
+        mx.drive(flags(f"--results-dir {tmp_path}"), run_fn=no_engine, say=print, down=downs.append)
+    assert downs == []
 
 
 def test_a_matrix_block_is_added_without_touching_the_rest(tmp_path: Path) -> None:
@@ -349,7 +393,7 @@ def test_a_matrix_block_is_added_without_touching_the_rest(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--runs", "0"], "--runs must be a positive integer"),
+        (["--runs", "0"], "--runs: must be a whole number from 1 to 1000"),
         (["--config", "/nonexistent/matrix.toml"], "no such file"),
         (["--acks", "1,all", "--min-insync", "5"], "--min-insync 5 > --replication-factor 3"),
     ],

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cluster.docker_cli import run_docker
+from cluster.docker.docker_cli import run_docker
 from harness.run import parse, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

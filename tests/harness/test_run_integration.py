@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 import pytest
 
-from cluster import lifecycle
-from cluster.docker_cli import run_docker
+from cluster import provisioner_for
+from cluster.docker.docker_cli import run_docker
 from cluster.spec import ClusterSpec
 from harness.run import RunResult, parse, run
 
@@ -41,10 +41,10 @@ def _labelled(kind_args: list[str]) -> list[str]:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     try:
-        lifecycle.up(ClusterSpec(name=CLUSTER, nodes=3), say=lambda _msg: None)
+        provisioner_for().up(ClusterSpec(name=CLUSTER, nodes=3), say=lambda _msg: None)
         yield CLUSTER
     finally:
-        lifecycle.down(CLUSTER)
+        provisioner_for().down(CLUSTER)
         assert _labelled(["ps", "-aq"]) == [], "containers left behind"
         assert _labelled(["network", "ls", "-q"]) == [], "network left behind"
 

@@ -1,14 +1,14 @@
 """The interpreter and its workers, driven by fake clients built from a handler function.
 
-No Docker: ``MemKafka`` is an in-memory log per key, and each fake client keeps
-its own consumer positions, as a real consumer does. A test states what its
-Kafka does to one op (the handler); the real plan, interpreter, workers,
-history writer and checker do the rest, in real (short) time.
+No Docker: ``MemKafka`` (``tests/support/mem_kafka.py``) is an in-memory log per
+key, and each fake client keeps its own consumer positions, as a real consumer
+does. A test states what its Kafka does to one op (the handler); the real plan
+(the queue workload's phases), interpreter, workers, history writer and checker
+do the rest, in real (short) time.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,83 +16,16 @@ from typing import Any
 
 import orjson
 import pytest
+from mem_kafka import MemClient, MemKafka, kafka_like
 
 from checkers import check_file
-from harness.history import HistoryWriter
+from harness.base.history import HistoryWriter
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
-from harness.run.plan import DrainFeed, drive
+from harness.run.plan import DrainFeed, build_plan, drive
 from harness.run.stats import Stats
+from workloads import WORKLOADS
 from workloads.client import Completed
-
-
-@dataclass
-class MemKafka:
-    """One append-only list of values per key, shared by every fake client."""
-
-    logs: dict[str, list[int]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    closed: int = 0
-    lose: set[int] = field(default_factory=set)  # values acknowledged but never stored
-
-
-@dataclass
-class MemClient:
-    """A fake client: ``handler(client, op)`` decides; the default behaves like Kafka."""
-
-    kafka: MemKafka
-    process: int
-    handler: Callable[[MemClient, dict[str, Any]], Completed | None]
-    assigned: list[str] = field(default_factory=list)
-    positions: dict[str, int] = field(default_factory=dict)
-
-    def prepare(self, op: Any) -> None:
-        pass
-
-    def invoke(self, op: Any) -> Completed:
-        done = self.handler(self, op)
-        return done if done is not None else self.kafka_like(op)
-
-    def close(self) -> None:
-        with self.kafka.lock:
-            self.kafka.closed += 1
-
-    def kafka_like(self, op: dict[str, Any]) -> Completed:
-        f, value = op["f"], op["value"]
-        k = self.kafka
-        with k.lock:
-            if f == "send":
-                out = []
-                for _, key, v in value:
-                    log = k.logs.setdefault(key, [])
-                    if v not in k.lose:
-                        log.append(v)
-                    out.append(["send", key, [len(log) - 1 if v not in k.lose else len(log), v]])
-                return Completed("ok", out)
-            if f == "poll":
-                got: dict[str, list[list[int]]] = {}
-                for key in self.assigned:
-                    log = k.logs.get(key, [])
-                    start = self.positions.get(key, 0)
-                    recs = [[o, log[o]] for o in range(start, min(len(log), start + 5))]
-                    if recs:
-                        got[key] = recs
-                        self.positions[key] = recs[-1][0] + 1
-                return Completed("ok", [["poll", got]])
-            if f in ("assign", "subscribe"):
-                beginning = op.get("seek") == "beginning"
-                self.positions = {
-                    key: 0 if beginning else self.positions.get(key, 0) for key in value
-                }
-                self.assigned = list(value)
-                return Completed("ok", value)
-            if f == "crash":
-                return Completed("info", None, "crash")
-        raise AssertionError(f"unexpected op {op}")
-
-
-def kafka_like(client: MemClient, op: dict[str, Any]) -> Completed | None:
-    return None
 
 
 def run_fake(
@@ -115,7 +48,8 @@ def run_fake(
     mem = kafka or MemKafka()
     path = tmp_path / "history.jsonl"
     history = HistoryWriter(path)
-    feed, stats = DrainFeed(), Stats()
+    workload = WORKLOADS[opts.workload]
+    feed, stats = DrainFeed(workload.tracker()), Stats()
     interp = Interpreter(
         history=history,
         concurrency=opts.concurrency or 3,
@@ -128,7 +62,7 @@ def run_fake(
     START[0] = __import__("time").monotonic_ns()
     interp.start()
     try:
-        drive(interp, opts, stats=stats, feed=feed)
+        drive(interp, build_plan(opts, workload), stats=stats, feed=feed)
     finally:
         assert interp.stop(5)
         history.close()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.base.errors import UsageError
 from harness.cli import build_parser
-from harness.errors import UsageError
 from harness.run.options import OPTIONS, RunOptions, parse
 
 
@@ -37,13 +37,13 @@ def test_the_readme_command_parses() -> None:
         ("--txn --acks 0 --idempotence false", "--txn needs --acks all"),
         ("--replication-factor 4 --nodes 3", "needs at least as many nodes"),
         ("--acks 1 --idempotence", "--idempotence needs --acks all"),
-        ("--concurrency 0", "--concurrency must be at least 1"),
-        ("--time-limit 0", "--time-limit must be positive"),
-        ("--txn-abort-p 1", "--txn-abort-p must be in [0, 1)"),
-        ("--rate -1", "--rate must not be negative"),
+        ("--concurrency 0", "--concurrency must be a whole number from 1 to 1024, got '0'"),
+        ("--time-limit 0", "--time-limit must be a finite number in (0, 604800], got '0'"),
+        ("--txn-abort-p 1", "--txn-abort-p must be a finite number in [0, 1), got '1'"),
+        ("--rate -1", "--rate must be 0 or a finite number from 0.01 to 1000000, got '-1'"),
         ("--nemesis-schedule /nonexistent/schedule.edn", "no such file"),
         ("--acks 2", "must be one of 0, 1, all"),
-        ("--txn maybe", "not true or false"),
+        ("--txn maybe", "expected true or false, got 'maybe'"),
     ],
     ids=[
         "min-insync>rf",

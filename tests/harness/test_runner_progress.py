@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.base.rundir import RunDir
 from harness.run.display import Display, line
 from harness.run.runner import RunResult
 from harness.run.stats import Stats
 from harness.run.summary import render
-from results.store import RunDir
 
 
 def test_stats_count_completions_sends_and_faults_in_force() -> None:

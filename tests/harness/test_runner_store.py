@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from results.store import RunDir, iso, read_json, timestamp
+from harness.base.rundir import RunDir, iso, read_json, timestamp
 
 WHEN = datetime(2026, 11, 21, 3, 15, 1, 123456, tzinfo=UTC)
 

@@ -1,7 +1,8 @@
 """A fake cluster for nemesis unit tests: nodes are ``FakeRemote``s over a tiny node model.
 
 Each ``FakeNode`` answers the commands the nemesis issues (iptables scripts,
-the broker's pidfile probe and signals, the faketime control file, tc), and
+the broker's pidfile probe and signals, the faketime control file, tc, and the
+listings ``nemesis.residue`` reads), and
 records every shell script, so tests assert on what really would have run.
 """
 
@@ -11,11 +12,12 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from cluster import Cluster
 from cluster.kafka_node import FAKETIME_CONTROL, KafkaNode
-from cluster.lifecycle import Cluster
 from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
+from nemesis.net import IPT
 
 GATEWAY = "172.30.0.1"
 
@@ -33,6 +35,8 @@ class FakeNode:
     scripts: list[str] = field(default_factory=list)
     signals: list[tuple[str, int]] = field(default_factory=list)
     fail_on: str | None = None  # a substring: scripts containing it exit 1
+    rules: list[str] = field(default_factory=list)  # what ``iptables -S`` prints
+    qdiscs: list[str] = field(default_factory=list)  # what ``tc qdisc show`` prints
 
     def handle(self, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:
         if argv[0] == "kill":
@@ -66,6 +70,15 @@ class FakeNode:
             self.clock = shlex.split(written.group(1))[0]
         if script.startswith("date +%s.%N"):
             return 0, "1800000000.250000000\n", ""
+        if script.startswith("ps -eo pid=,stat=,comm="):  # every process, for residue
+            alive = self.pid is not None and self.stat != "Z"
+            return 0, f"{self.pid} {self.stat} java\n" if alive else "", ""
+        if script.startswith(f"cat {FAKETIME_CONTROL}"):
+            return 0, f"{self.clock}\n", ""
+        if script == f"{IPT} -S":
+            return 0, "".join(f"{r}\n" for r in self.rules), ""
+        if script == "tc qdisc show":
+            return 0, "".join(f"{q}\n" for q in self.qdiscs), ""
         return 0, "", ""
 
     def iptables(self) -> list[str]:
@@ -74,14 +87,15 @@ class FakeNode:
         return [c for c in cmds if c.startswith("iptables")]
 
 
-def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False
-                 ) -> tuple[Cluster, dict[str, FakeNode]]:
-    spec = ClusterSpec(name="fake", nodes=n, controllers=min(3, n), faketime=faketime)
+def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False,
+                 controllers: int | None = None) -> tuple[Cluster, dict[str, FakeNode]]:
+    spec = ClusterSpec(name="fake", nodes=n, controllers=controllers or min(3, n),
+                       faketime=faketime)
     version = resolve_version("4.1.x")
     fakes = {name: FakeNode(name, netem=netem) for name in spec.node_names}
     nodes = {
         name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
-                        version)
+                        version, kafka_home="/opt/kafka", client_source=GATEWAY)
         for i, name in enumerate(spec.node_names)
     }
     return Cluster(spec, version, nodes), fakes

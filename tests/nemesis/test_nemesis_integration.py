@@ -20,12 +20,11 @@ from typing import Any
 import pytest
 from confluent_kafka.cimpl import NewTopic
 
-from cluster import lifecycle
+from cluster import Cluster, provisioner_for
 from cluster.broker_config import DATA_DIR
-from cluster.docker_cli import run_docker
+from cluster.docker.docker_cli import run_docker
 from cluster.kafka_clients import admin
 from cluster.kafka_node import KAFKA_LOG_DIR
-from cluster.lifecycle import Cluster
 from cluster.metadata import PartitionState, active_controller, partitions
 from cluster.remote import sh
 from cluster.spec import BROKER_PORT, ClusterSpec
@@ -46,7 +45,7 @@ def cluster() -> Iterator[Cluster]:
     spec = ClusterSpec(name=NAME, nodes=3, faketime=True,
                        broker_config={"replica.lag.time.max.ms": str(LAG_MS)})
     try:
-        c = lifecycle.up(spec, fresh=True, say=lambda _msg: None)
+        c = provisioner_for().up(spec, fresh=True, say=lambda _msg: None)
         new = NewTopic(TOPIC, num_partitions=3, replication_factor=3,
                        config={"min.insync.replicas": "2"})
         client = admin(c.bootstrap)  # keep a reference: a collected client cancels its futures
@@ -55,7 +54,7 @@ def cluster() -> Iterator[Cluster]:
                    timeout_s=60, message="t0 fully replicated")
         yield c
     finally:
-        lifecycle.down(NAME)
+        provisioner_for().down(NAME)
         out = run_docker(["ps", "-aq", "--filter", f"label=insync.cluster={NAME}"]).stdout
         assert out.split() == [], "containers left behind"
 
@@ -180,7 +179,10 @@ def test_controller_and_leaders_targets_name_what_the_cluster_says(cluster: Clus
     assert [f"n{quorum_leader_seen_by(cluster, n)}" for n in cluster.nodes] == controller * 3
     leaders = sorted({p.leader for p in partitions(cluster.bootstrap, [TOPIC]).values()
                       if p.leader is not None})
-    assert Resolver(0, lambda c: cluster_facts(c, [TOPIC])).nodes(cluster, "leaders") == leaders
+    resolver = Resolver(0, lambda c: cluster_facts(c, [TOPIC]))
+    assert resolver.nodes(cluster, "leaders:3") == leaders  # t0 has 3 partitions
+    (one,) = resolver.nodes(cluster, "leaders")  # the leader of one of them
+    assert one in leaders
     nem = nemesis_for("partition")
     nem.setup(cluster)
     try:

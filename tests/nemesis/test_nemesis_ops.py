@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fakes import GATEWAY, FakeNode, fake_cluster
 
-from cluster.lifecycle import Cluster
+from cluster import Cluster
 from cluster.metadata import PartitionState
 from nemesis import NemesisOptions, TeardownIncomplete, build_package
 from nemesis.clock import ClockNemesis

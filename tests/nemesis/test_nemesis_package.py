@@ -1,26 +1,34 @@
-"""The combined package: composition, generators (by simulation) and options."""
+"""The combined package: composition, generators (by simulation) and options.
+
+Fault vocabulary (kinds, their ops and heals) comes from the registry,
+``harness.base.faults``, as the package itself takes it."""
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.faults import FAULT_KINDS, all_fs, fault_names, kind_of
 from harness.gen import nemesis, phases, simulate, time_limit
-from nemesis import FAULTS, NemesisOptions, add_nemesis_options, build_package, options_from_args
-from nemesis.package import FAULT_FS, HEALS
+from nemesis import NemesisOptions, build_package
+from nemesis.recovery import AWAIT
 
-ALL = frozenset(FAULTS)
+ALL = frozenset(fault_names())
+HEALS = len(FAULT_KINDS)  # the final generator heals every kind once (then awaits recovery)
 
 
 def run(opts: NemesisOptions, seconds: float = 600.0, seed: int = 0) -> list[dict[str, Any]]:
     pkg = build_package(opts)
     gen = phases(time_limit(seconds, nemesis(pkg.generator)), nemesis(pkg.final_generator))
     return simulate(gen, concurrency=2, seed=seed)
+
+
+def fault_invokes(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The invokes of fault ops (starts and heals), without the recovery waits."""
+    return [op for op in history if op["type"] == "invoke" and op["f"] != AWAIT]
 
 
 def test_no_faults_no_nemesis() -> None:
@@ -31,34 +39,33 @@ def test_no_faults_no_nemesis() -> None:
 def test_union_handles_every_op_of_every_fault() -> None:
     pkg = build_package(NemesisOptions(faults=ALL))
     assert pkg.nemesis is not None
-    assert pkg.nemesis.fs() == frozenset().union(*FAULT_FS.values())
+    assert pkg.nemesis.fs() == all_fs() | {AWAIT}
     assert set(pkg.fault_spans) >= {"partition", "kill", "pause", "packet", "clock-bump"}
 
 
 def test_each_kind_alternates_start_and_heal_and_all_kinds_occur() -> None:
     history = run(NemesisOptions(faults=ALL, interval=5), seconds=2000)
-    invokes = [op for op in history if op["type"] == "invoke"]
+    invokes = fault_invokes(history)
     assert {op["process"] for op in history} == {"nemesis"}
-    for kind, fs in FAULT_FS.items():
-        heal = dict(HEALS)[kind]["f"]
-        seq = [op["f"] for op in invokes[:-len(HEALS)] if op["f"] in fs]
-        assert seq, f"no {kind} faults in 2000 s"
-        starts = [f != heal for f in seq]
-        assert starts[::2] == [True] * len(starts[::2]), f"{kind}: {seq}"
-        assert starts[1::2] == [False] * len(starts[1::2]), f"{kind}: {seq}"
+    for kind in FAULT_KINDS:
+        seq = [op["f"] for op in invokes[:-HEALS] if op["f"] in kind.fs]
+        assert seq, f"no {kind.name} faults in 2000 s"
+        starts = [f != kind.stop for f in seq]
+        assert starts[::2] == [True] * len(starts[::2]), f"{kind.name}: {seq}"
+        assert starts[1::2] == [False] * len(starts[1::2]), f"{kind.name}: {seq}"
 
 
 def test_interval_is_the_mean_spacing() -> None:
     history = run(NemesisOptions(faults=frozenset({"kill"}), interval=10), seconds=3000)
-    times = [op["time"] for op in history if op["type"] == "invoke"][:-1]
+    times = [op["time"] for op in fault_invokes(history)][:-1]
     mean = (times[-1] - times[0]) / (len(times) - 1) / 1e9
     assert 8.5 < mean < 11.5, mean
 
 
 def test_final_generator_heals_everything_once_in_order() -> None:
     history = run(NemesisOptions(faults=ALL), seconds=60)
-    tail = [op["f"] for op in history if op["type"] == "invoke"][-len(HEALS):]
-    assert tail == ["resume", "stop-partition", "stop-packet", "reset-clock", "start"]
+    tail = [op["f"] for op in history if op["type"] == "invoke"][-HEALS - 1:]
+    assert tail == ["resume", "stop-partition", "stop-packet", "reset-clock", "start", AWAIT]
 
 
 def test_same_seed_same_faults_different_seed_different_faults() -> None:
@@ -92,66 +99,94 @@ def test_clock_values_stay_within_minutes_and_packet_defaults_avoid_netem() -> N
             assert set(value) - {"target"} <= {"loss", "rate-kbit"}
 
 
+@pytest.mark.parametrize("kinds", [{"kill", "pause", "clock", "packet", "partition"}],
+                         ids=["all"])
+def test_default_targets_never_ask_for_every_node_or_a_majority(kinds: set[str]) -> None:
+    """They stay available through ``--nemesis-targets``, which the test below shows."""
+    history = run(NemesisOptions(faults=frozenset(kinds), interval=2, seed=8), 3000)
+    targets = Counter(
+        (op["value"].get("target") if isinstance(op["value"], dict) else op["value"])
+        for op in history if op["type"] == "invoke" and op["f"] in (
+            "kill", "pause", "bump-clock", "strobe-clock", "freeze-clock", "start-packet")
+    )
+    assert set(targets) == {"one", "minority", "leaders", "controller"}
+    shapes = {op["value"] for op in history
+              if op["type"] == "invoke" and op["f"] == "start-partition"}
+    assert shapes == {"one", "majority", "majorities-ring", "minority-third", "one-way",
+                      "leaders", "controller"}
+    asked = run(NemesisOptions(faults=frozenset({"kill"}), targets=("all", "majority"),
+                               interval=2), 300)
+    assert {op["value"] for op in asked if op["f"] == "kill"} == {"all", "majority"}
+
+
+def test_on_three_nodes_the_default_ring_is_drawn_as_the_bridge_it_would_become() -> None:
+    three = run(NemesisOptions(faults=frozenset({"partition"}), interval=2, nodes=3), 3000)
+    unknown = run(NemesisOptions(faults=frozenset({"partition"}), interval=2), 3000)
+    drawn = [op["value"] for op in three if op["f"] == "start-partition"]
+    assert "bridge" in drawn and "majorities-ring" not in drawn
+    assert drawn == [{"majorities-ring": "bridge"}.get(v, v) for v in
+                     (op["value"] for op in unknown if op["f"] == "start-partition")]
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"faults": frozenset({"meteor"})}, "unknown nemesis faults"),
     ({"interval": 0}, "must be > 0"),
     ({"targets": ("everyone",)}, "unknown nemesis targets"),
+    ({"targets": ("leaders:0",)}, "the count after leaders: must be >= 1"),
+    ({"recovery_timeout": 0}, "recovery timeout must be > 0"),
+    ({"targets": ("majorities-ring",), "nodes": 2}, "cannot mean anything here: on 2 nodes"),
     ({"packet": ("corrupt",)}, "unknown packet behaviours"),
-], ids=["fault", "interval", "target", "packet"])
+    ({"faults": frozenset({"packet"}), "packet": ()}, "at least one behaviour"),
+], ids=["fault", "interval", "target", "leaders-0", "recovery-timeout", "ring-on-2", "packet",
+        "no-packet-behaviour"])
 def test_bad_options_are_usage_errors(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(UsageError, match=match):
         NemesisOptions(**kwargs)  # type: ignore[arg-type]
 
 
-def test_argparse_options_round_trip(tmp_path: Path) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seed", type=int)
-    add_nemesis_options(parser)
-    sched = tmp_path / "s.jsonl"
-    sched.write_text('{"at": 1, "f": "kill", "value": "n1"}\n')
-    args = parser.parse_args([
-        "--nemesis", "partition,clock", "--nemesis-interval", "3", "--nemesis-targets",
-        "one,leaders", "--partition-clients", "--seed", "7", "--nemesis-schedule", str(sched)])
-    opts = options_from_args(args, topics=("t0",))
-    assert opts == NemesisOptions(
-        faults=frozenset({"partition", "clock"}), interval=3.0, targets=("one", "leaders"),
-        schedule=sched, partition_clients=True, seed=7, topics=("t0",))
-    assert opts.needs_faketime
-    defaults = options_from_args(add_and_parse([]))
-    assert defaults == NemesisOptions()
+@pytest.mark.parametrize(("targets", "nodes"), [
+    (("majorities-ring",), 3), (("leaders:2", "primaries:3", "bridge"), 5),
+    (("majorities-ring", "one"), None), (("one", "leaders"), 2)],
+    ids=["ring-on-3-is-rewritten", "counts-and-bridge", "nodes-unknown", "node-targets-on-2"])
+def test_targets_that_can_mean_something_are_accepted(targets: tuple[str, ...],
+                                                     nodes: int | None) -> None:
+    assert NemesisOptions(faults=frozenset({"partition", "kill"}), targets=targets,
+                          nodes=nodes).targets == targets
 
 
-def add_and_parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_nemesis_options(parser)
-    return parser.parse_args(argv)
+@pytest.mark.parametrize("faults", [{"partition", "clock"}, {"clock"}, {"kill", "pause"}, set()],
+                         ids=["partition+clock", "clock", "kill+pause", "none"])
+def test_only_clock_faults_need_faketime(faults: set[str]) -> None:
+    assert NemesisOptions(faults=frozenset(faults)).needs_faketime == ("clock" in faults)
 
 
 def test_public_names_are_pinned() -> None:
     import nemesis as pkg
 
     assert sorted(pkg.__all__) == sorted([
-        "ALL_FS", "FAULTS", "ComposedNemesis", "Nemesis", "NemesisError", "NemesisOptions",
-        "NemesisPackage", "ScheduleStep", "TeardownIncomplete", "add_nemesis_options",
-        "build_package", "load_schedule", "options_from_args", "parse_schedule", "residue"])
+        "ComposedNemesis", "FaultImpl", "Nemesis", "NemesisError", "NemesisOptions",
+        "NemesisPackage", "ScheduleStep", "TeardownIncomplete", "build_package",
+        "load_schedule", "parse_schedule", "residue"])
+    assert all(hasattr(pkg, name) for name in pkg.__all__)
 
 
-@pytest.mark.parametrize("kinds", [{"partition", "kill"}, set(FAULTS)], ids=["two", "all"])
+@pytest.mark.parametrize("kinds", [{"partition", "kill"}, set(ALL)], ids=["two", "all"])
 def test_first_fault_waits_an_interval_and_every_fault_heals_within_a_round(
     kinds: set[str],
 ) -> None:
     """Faults of different kinds overlap, but none stays in force for the whole run."""
     history = run(NemesisOptions(faults=frozenset(kinds), interval=10), seconds=1500, seed=4)
-    invokes = [op for op in history if op["type"] == "invoke"][: -len(HEALS)]
+    invokes = fault_invokes(history)[:-HEALS]
     assert invokes[0]["time"] >= 10 * 10**9, "clients get one interval before the first fault"
     open_at: dict[str, int] = {}
     overlapped = False
     for i, op in enumerate(invokes):
-        kind = next(k for k, fs in FAULT_FS.items() if op["f"] in fs)
-        if op["f"] == dict(HEALS)[kind]["f"]:
-            started = open_at.pop(kind)
-            assert i - started == len(kinds), f"{kind} healed {i - started} ops later"
+        kind = kind_of(op["f"])
+        assert kind is not None
+        if op["f"] == kind.stop:
+            started = open_at.pop(kind.name)
+            assert i - started == len(kinds), f"{kind.name} healed {i - started} ops later"
         else:
             overlapped = overlapped or bool(open_at)
-            open_at[kind] = i
+            open_at[kind.name] = i
     assert overlapped, "faults of different kinds should still overlap"

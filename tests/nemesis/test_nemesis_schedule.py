@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
+from harness.base.errors import UsageError
+from harness.base.faults import all_fs
 from harness.gen import nemesis, simulate
-from nemesis import ALL_FS, NemesisOptions, build_package
+from nemesis import NemesisOptions, build_package
 from nemesis.schedule import ScheduleStep, parse_schedule, schedule_gen
 
 TOML = """
@@ -44,8 +45,8 @@ EXPECTED = [
 
 
 def test_toml_and_json_lines_give_the_same_sorted_steps() -> None:
-    assert parse_schedule(TOML, toml=True, known_fs=ALL_FS) == EXPECTED
-    assert parse_schedule(JSONL, toml=False, known_fs=ALL_FS) == EXPECTED
+    assert parse_schedule(TOML, toml=True, known_fs=all_fs()) == EXPECTED
+    assert parse_schedule(JSONL, toml=False, known_fs=all_fs()) == EXPECTED
 
 
 @pytest.mark.parametrize(("text", "toml", "match"), [
@@ -60,7 +61,7 @@ def test_toml_and_json_lines_give_the_same_sorted_steps() -> None:
 ], ids=["unknown-f", "negative", "bool", "extra-key", "not-json", "no-f", "bad-toml", "extra"])
 def test_bad_schedules_say_which_step(text: str, toml: bool, match: str) -> None:
     with pytest.raises(UsageError, match=match):
-        parse_schedule(text, toml=toml, known_fs=ALL_FS)
+        parse_schedule(text, toml=toml, known_fs=all_fs())
 
 
 def test_steps_run_at_their_times_on_the_nemesis_thread() -> None:
@@ -87,13 +88,24 @@ def test_a_schedule_package_plays_the_script_and_heals_what_it_used(tmp_path: Pa
     path.write_text(JSONL)
     pkg = build_package(NemesisOptions(schedule=path))
     assert pkg.nemesis is not None
-    assert pkg.nemesis.fs() == frozenset({"kill", "start", "start-partition", "stop-partition"})
+    assert pkg.nemesis.fs() == frozenset({"kill", "start", "start-partition", "stop-partition",
+                                          "await-recovery"})
     assert pkg.final_generator == [{"f": "stop-partition", "value": None},
-                                   {"f": "start", "value": "all"}]
+                                   {"f": "start", "value": "all"},
+                                   {"f": "await-recovery", "value": None}]
     history = simulate(nemesis(pkg.generator), concurrency=1)
+    # a script's heals get no await-recovery of their own: the script says when things happen
     assert [op["f"] for op in history if op["type"] == "invoke"] == [
         "kill", "start", "start-partition"]
     assert not NemesisOptions(schedule=path).needs_faketime
     clock = tmp_path / "clock.toml"
     clock.write_text('[[step]]\nat = 1\nf = "bump-clock"\nvalue = {target = "n1", delta-ms = 5}\n')
     assert NemesisOptions(schedule=clock).needs_faketime
+
+
+def test_a_script_may_wait_for_recovery_itself(tmp_path: Path) -> None:
+    path = tmp_path / "wait.jsonl"
+    path.write_text('{"at": 1, "f": "kill", "value": "n1"}\n{"at": 2, "f": "start"}\n'
+                    '{"at": 2, "f": "await-recovery"}\n{"at": 3, "f": "kill", "value": "n2"}\n')
+    steps = NemesisOptions(schedule=path).steps()
+    assert [s.f for s in steps] == ["kill", "start", "await-recovery", "kill"]

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster.metadata import PartitionState
-from harness.errors import UsageError
-from nemesis.targets import Facts, resolve
+from harness.base.errors import UsageError
+from nemesis.targets import Facts, is_explicit, is_target, leader_count, resolve
 
 NODES = ["n1", "n2", "n3", "n4", "n5"]
 PARTS = {
@@ -35,8 +35,9 @@ def facts(asked: list[str] | None = None) -> Facts:
 
 
 @pytest.mark.parametrize(("target", "expected"), [
-    ("leaders", ["n2", "n4"]),
-    ("primaries", ["n2", "n4"]),
+    ("leaders:2", ["n2", "n4"]),  # both partitions that have a leader
+    ("leaders:9", ["n2", "n4"]),
+    ("primaries:2", ["n2", "n4"]),
     ("controller", ["n3"]),
     ("leader:t0-0", ["n2"]),
     ("followers:t0-0", ["n4", "n5"]),
@@ -64,6 +65,50 @@ def test_random_target_sizes(n: int, seed: int) -> None:
     minority = resolve("minority", nodes, rng, facts())
     assert len(minority) >= 1 and 2 * len(minority) < n
     assert len(resolve("majority", nodes, rng, facts())) == n // 2 + 1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_leaders_is_the_leader_of_one_drawn_partition(seed: int) -> None:
+    """Not every leader: on 3 nodes the leaders of all partitions are every node."""
+    got = resolve("leaders", NODES, random.Random(seed), facts())
+    assert got in (["n2"], ["n4"])  # t1-0 has no leader: never drawn
+    assert resolve("primaries", NODES, random.Random(seed), facts()) == got, "an alias"
+
+
+def test_leaders_draws_every_led_partition_over_seeds() -> None:
+    seen = {tuple(resolve("leaders", NODES, random.Random(s), facts())) for s in range(40)}
+    assert seen == {("n2",), ("n4",)}
+
+
+def test_leaders_of_a_leaderless_workload_is_nobody() -> None:
+    none = Facts(partitions=lambda: {"t1-0": PARTS["t1-0"]}, controller=lambda: "n3")
+    assert resolve("leaders", NODES, random.Random(0), none) == []
+
+
+@pytest.mark.parametrize(("target", "count"), [
+    ("leaders", 1), ("primaries", 1), ("leaders:3", 3), ("primaries:12", 12), ("leader:t0-0", None),
+    ("one", None), ("leadersx", None)], ids=str)
+def test_leader_count(target: str, count: int | None) -> None:
+    assert leader_count(target) == count
+    assert is_target(target) == (count is not None or target == "one")
+
+
+@pytest.mark.parametrize("target", ["leaders:0", "leaders:-1", "primaries:two", "leaders:"])
+def test_a_bad_leader_count_is_a_usage_error_and_not_a_target(target: str) -> None:
+    with pytest.raises(UsageError, match="must be >= 1"):
+        leader_count(target)
+    assert not is_target(target)
+
+
+@pytest.mark.parametrize(("target", "explicit"), [
+    ("all", True), ("majority", True), ("n2", True), (["n1", "n2"], True),
+    ("one", False), ("minority", False), ("leaders", False), ("leaders:2", False),
+    ("controller", False), ("leader:t0-0", True), ("followers:t0-0", True),
+], ids=str)
+def test_wide_targets_names_and_named_partitions_are_explicit(
+    target: str | list[str], explicit: bool
+) -> None:
+    assert is_explicit(target, NODES) == explicit
 
 
 @pytest.mark.parametrize("target", ["everyone", "leader:t9-9", ["n1", "n7"]], ids=str)

@@ -1,4 +1,4 @@
-"""Synthetic run directories (``bench._synth_run``) shared by the report tests."""
+"""Synthetic run directories (``harness.bench._synth``) shared by the report tests."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench._synth_run import INJECTABLE, write_run
+from harness.bench._synth import INJECTABLE, write_run
 
 #: Every injectable anomaly, planted while a fault is in force.
 INVALID_RUN = {"ops": 6000, "seed": 3, "interval_s": 0.5, "inject": INJECTABLE}

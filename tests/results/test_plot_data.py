@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.base.faults import fault_spans
 from results.history_table import read_table
 from results.plot_data import (
     assign_lanes,
@@ -54,6 +55,14 @@ def test_one_stop_can_end_several_kinds_and_unknown_ops_are_markers() -> None:
     bands = nemesis_bands(ops, end_time=100)
     assert {(b.kind, b.start, b.stop) for b in bands} == {
         ("clock-bump", 1, 4), ("clock-strobe", 2, 4), ("packet", 3, 6), ("compact-logs", 7, 7)}
+
+
+@pytest.mark.parametrize(("label", "span"), sorted(fault_spans().items()),
+                         ids=sorted(fault_spans()))
+def test_every_registered_span_becomes_a_band(label: str, span: tuple[str, str]) -> None:
+    start, stop = span
+    bands = nemesis_bands([nem(0, 1, start), nem(1, 5, stop)], end_time=10)
+    assert [(b.kind, b.start, b.stop, b.open) for b in bands] == [(label, 1, 5, False)]
 
 
 def test_test_json_spans_extend_the_defaults() -> None:

@@ -139,7 +139,7 @@ def test_insync_serve_command_refuses_a_missing_dir(tmp_path: Path,
     from harness.cli import main
 
     assert main(["serve", "--results-dir", str(tmp_path / "missing"), "--port", "0"]) == 64
-    assert "is not a directory" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_insync_serve_command_serves_until_interrupted(results_dir: Path) -> None:

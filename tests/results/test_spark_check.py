@@ -33,14 +33,14 @@ import kafka_model as km  # noqa: E402
 
 from checkers import check_file, check_history  # noqa: E402
 from checkers._input import Source, open_source  # noqa: E402
-from harness.errors import HistoryError  # noqa: E402
+from harness.base.errors import HistoryError  # noqa: E402
 
 pyspark = pytest.importorskip("pyspark")
 
+from harness.bench._synth import plans, write_plan  # noqa: E402
 from results.spark_check import CHECKED_TYPES, check_files_spark, judge  # noqa: E402
 from results.spark_history import read_histories  # noqa: E402
 from results.spark_session import get_session, stop_session  # noqa: E402
-from results.synthetic import plans, write_run  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -132,7 +132,7 @@ def test_hypothesis_histories_agree(spark: Any, tmp_path: Path, seeds: list[int]
 def test_synthetic_runs_with_lost_writes_agree(spark: Any, tmp_path: Path) -> None:
     lossy = [p for p in plans(12, 4000, seed=7) if p.loss_rate > 0][:3]
     safe = [p for p in plans(48, 4000, seed=7) if p.loss_rate == 0][:1]
-    dirs = [write_run(tmp_path, p) for p in [*lossy, *safe]]
+    dirs = [write_plan(tmp_path, p) for p in [*lossy, *safe]]
     verdicts = check_files_spark(spark, dirs, max_anomalies=CAP)
     for d, got in zip(dirs, verdicts, strict=True):
         assert_agree(check_file(d, max_anomalies=CAP), got, str(d))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,17 +21,17 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
+from harness.base.faults import start_fs, stop_fs  # noqa: E402
+from harness.bench._synth import plans, write_plan  # noqa: E402
 from harness.cli import main  # noqa: E402
 from results.analyze import CONFIG_COLUMNS, compare  # noqa: E402
 from results.ingest import ingest  # noqa: E402
 from results.spark_session import get_session, stop_session  # noqa: E402
-from results.synthetic import plans, write_run  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 OPS_PER_RUN = 2500
-STARTS = ("kill", "pause", "bump-clock", "strobe-clock")
-STOPS = ("start", "resume", "reset-clock", "heal")
+STARTS, STOPS = start_fs(), stop_fs()  # the registry: the spec analyze.py must follow
 
 
 @pytest.fixture(scope="session")
@@ -46,10 +47,10 @@ def ingested(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     root = tmp_path_factory.mktemp("runs")
     out = root / "parquet"
     chosen = plans(6, OPS_PER_RUN, seed=3, nights=2)
-    first = [write_run(root, p) for p in chosen[:4]]
+    first = [write_plan(root, p) for p in chosen[:4]]
     r1 = ingest(spark, root, out)
     counts1 = _counts(spark, out)
-    later = [write_run(root, p) for p in chosen[4:]]
+    later = [write_plan(root, p) for p in chosen[4:]]
     r2 = ingest(spark, root, out)
     r3 = ingest(spark, root, out)
     return {
@@ -234,3 +235,22 @@ def test_outputs_and_cli(spark: Any, ingested: dict[str, Any], capsys: Any) -> N
     assert "loss rate by configuration" in page
     assert "http://" not in page and "https://" not in page and "<script" not in page
     assert (out / "trend.csv").is_file()  # two nights
+
+
+def test_a_bad_run_is_skipped_and_the_rest_analysed(spark: Any, tmp_path: Path,
+                                                    capsys: Any) -> None:
+    """One malformed results.json costs one skip line, not the whole ingestion."""
+    root = tmp_path / "results"
+    good = write_plan(root, plans(1, 500, seed=9, nights=1)[0])
+    bad = root / "broken" / good.name
+    shutil.copytree(good, bad)
+    (bad / "results.json").write_text('{"valid": false, "anomalies": []}')
+    assert main(["analyze", str(root)]) == 0
+    captured = capsys.readouterr()
+    assert "ingested 1 new run(s); 0 already" in captured.out
+    assert "skipped 1 unreadable" in captured.out
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"insync: skipping broken/{good.name}: {bad / 'results.json'}")
+    assert "anomalies must be an object" in line
+    with (root / "parquet" / "comparison.csv").open() as f:
+        assert sum(int(r["runs"]) for r in csv.DictReader(f)) == 1

@@ -1,0 +1,292 @@
+"""Writing and reading run histories in the JSON Lines format of docs/HISTORY.md.
+
+The interpreter owns the clock and the history: every invocation and completion
+goes through one :class:`HistoryWriter`, which stamps it with its ``index`` (its
+position in the file) and its ``time`` (nanoseconds since the run started, on a
+monotonic clock) and writes it out *before returning*, so a harness that dies
+mid-run still leaves a readable history. Many client threads and the nemesis
+share one writer, so stamping and writing happen under one lock: file order,
+index order and time order always agree.
+
+The writer also refuses to write a malformed history (a second invoke while one
+is pending for the same process, a completion with no pending invoke, a completion
+whose ``f`` differs from its invoke's): those are harness bugs, and catching them
+here is cheaper than finding them in the checker.
+
+:class:`ProcessTable` keeps the Jepsen process-number rule: a client whose op
+ended ``info`` may still be doing it, so its thread continues under a fresh
+process number (old + concurrency) and never reuses the old one.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO, Literal
+
+import orjson
+
+from harness.base.errors import HistoryError
+
+Op = dict[str, Any]
+Process = int | str
+Completion = Literal["ok", "fail", "info"]
+
+NEMESIS = "nemesis"
+COMPLETIONS: frozenset[str] = frozenset({"ok", "fail", "info"})
+
+
+class HistoryWriter:
+    """Appends ops to one history, one JSON object per line, flushed as it happens.
+
+    ``sink`` is a path (opened for appending) or an already open binary stream
+    (the simulator writes to a ``BytesIO``). ``clock`` returns nanoseconds;
+    ``start_ns`` is the run's time zero on that clock (default: now), so the
+    runner can share one time zero between its generator context and the history.
+    ``fsync=True`` also forces each line to disk, for runs where the harness host
+    itself may lose power; flushing to the OS is enough to survive a harness crash.
+    """
+
+    def __init__(
+        self,
+        sink: str | Path | BinaryIO,
+        *,
+        clock: Callable[[], int] = time.monotonic_ns,
+        start_ns: int | None = None,
+        fsync: bool = False,
+    ) -> None:
+        if isinstance(sink, str | Path):
+            self._file: BinaryIO = open(sink, "ab")  # noqa: SIM115 - closed in close()
+            self._owns_file = True
+        else:
+            self._file = sink
+            self._owns_file = False
+        self._clock = clock
+        self._start = clock() if start_ns is None else start_ns
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._index = 0
+        self._pending: dict[Process, Op] = {}
+
+    # -- the low-level append -------------------------------------------------
+
+    def append(self, op: Mapping[str, Any]) -> Op:
+        """Stamp ``op`` with index and time, write and flush it; return what was written."""
+        with self._lock:
+            self._check(op)
+            written: Op = {"index": self._index, "time": self._clock() - self._start}
+            written.update((k, v) for k, v in op.items() if k not in ("index", "time"))
+            line = orjson.dumps(written, option=orjson.OPT_APPEND_NEWLINE)
+            self._file.write(line)
+            self._file.flush()
+            if self._fsync:
+                _fsync(self._file)
+            self._index += 1
+            self._track(written)
+            return written
+
+    # -- the helpers the runner uses -------------------------------------------
+
+    def invoke(self, process: Process, f: str, value: Any) -> Op:
+        """Record that ``process`` starts ``f`` with ``value``; returns the invoke op."""
+        return self.append({"process": process, "type": "invoke", "f": f, "value": value})
+
+    def complete(
+        self, invoke_op: Mapping[str, Any], type: Completion, value: Any, error: Any = None
+    ) -> Op:
+        """Record the completion of ``invoke_op``: ``ok``, ``fail`` or ``info``.
+
+        ``error`` (any JSON) says why a ``fail`` or ``info`` happened; it is left
+        out of the line when None.
+        """
+        if invoke_op.get("type") != "invoke":
+            raise ValueError(f"complete() needs an invoke op, got {invoke_op!r}")
+        op: Op = {
+            "process": invoke_op["process"],
+            "type": type,
+            "f": invoke_op["f"],
+            "value": value,
+        }
+        if error is not None:
+            op["error"] = error
+        return self.append(op)
+
+    def nemesis(self, f: str, value: Any, error: Any = None) -> Op:
+        """Record what the nemesis really did (one ``info`` line, as in HISTORY.md)."""
+        op: Op = {"process": NEMESIS, "type": "info", "f": f, "value": value}
+        if error is not None:
+            op["error"] = error
+        return self.append(op)
+
+    def nemesis_invoke(self, f: str, value: Any) -> Op:
+        """Record that a fault is about to start, so its start lines up with client ops.
+
+        Nemesis lines are not held to the invoke/complete pairing, so a nemesis
+        that cannot report a completion (the harness died) leaves a valid history.
+        """
+        return self.append({"process": NEMESIS, "type": "invoke", "f": f, "value": value})
+
+    # -- lifecycle --------------------------------------------------------------
+
+    @property
+    def pending(self) -> dict[Process, Op]:
+        """Client invocations not completed yet (a copy), by process."""
+        with self._lock:
+            return dict(self._pending)
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.flush()
+            if self._owns_file:
+                self._file.close()
+
+    def __enter__(self) -> HistoryWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- the pairing rules of HISTORY.md ------------------------------------------
+
+    def _check(self, op: Mapping[str, Any]) -> None:
+        for field in ("process", "type", "f"):
+            if field not in op:
+                raise ValueError(f"an op needs {field!r}: {dict(op)!r}")
+        process, type_ = op["process"], op["type"]
+        if process == NEMESIS:
+            return
+        if not isinstance(process, int) or isinstance(process, bool):
+            raise ValueError(f"a client process is an int, got {process!r}")
+        pending = self._pending.get(process)
+        if type_ == "invoke":
+            if pending is not None:
+                raise ValueError(f"process {process} invokes {op['f']!r} while {pending['f']!r} "
+                                 f"(index {pending['index']}) is pending")
+        elif type_ in COMPLETIONS:
+            if pending is None:
+                raise ValueError(f"process {process} completes {op['f']!r} with nothing pending")
+            if pending["f"] != op["f"]:
+                raise ValueError(f"process {process} completes {op['f']!r} but invoked "
+                                 f"{pending['f']!r}")
+        else:
+            raise ValueError(f"unknown op type {type_!r}")
+
+    def _track(self, op: Op) -> None:
+        process = op["process"]
+        if process == NEMESIS:
+            return
+        if op["type"] == "invoke":
+            self._pending[process] = op
+        else:
+            del self._pending[process]
+
+
+def _fsync(file: BinaryIO) -> None:
+    try:
+        fd = file.fileno()
+    except io.UnsupportedOperation:
+        return  # an in-memory sink has nothing to sync
+    os.fsync(fd)
+
+
+def read_history(path: str | Path) -> Iterator[Op]:
+    """Yield the ops of a history file, for plain use (the checker has a strict parser).
+
+    Blank lines are skipped. A last line cut short by a crash (``cut_short_at``)
+    is dropped; any other unreadable line raises :class:`HistoryError` naming it.
+    """
+    with open(path, "rb") as file:
+        cut = cut_short_at(file)
+        file.seek(0)
+        data = file.read() if cut is None else file.read(cut)
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            op = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise HistoryError(f"not JSON: {e}", line=number) from e
+        if not isinstance(op, dict):
+            raise HistoryError("an op must be a JSON object", line=number)
+        yield op
+
+
+#: How far back ``cut_short_at`` reads at a time while looking for the last newline.
+_TAIL_BLOCK = 1 << 16
+
+
+def cut_short_at(file: BinaryIO) -> int | None:
+    """Where the last line starts if the harness died while writing it; else None.
+
+    The one place that decides what HISTORY.md calls "a write cut by a crash":
+    the writer ends every line with a newline, so a last line without one that
+    is not valid JSON was cut mid-write. A last line without a newline that *is*
+    valid JSON is complete, and so is every line before the last newline.
+    ``file`` is a seekable binary file; only its tail is read.
+    """
+    size = file.seek(0, os.SEEK_END)
+    if size == 0:
+        return None
+    file.seek(size - 1)
+    if file.read(1) == b"\n":
+        return None
+    start = end = size
+    while start > 0:  # back to the byte after the last newline
+        block_start = max(0, end - _TAIL_BLOCK)
+        file.seek(block_start)
+        newline = file.read(end - block_start).rfind(b"\n")
+        if newline >= 0:
+            start = block_start + newline + 1
+            break
+        start = end = block_start
+    file.seek(start)
+    try:
+        orjson.loads(file.read(size - start))
+    except orjson.JSONDecodeError:
+        return start
+    return None
+
+
+class ProcessTable:
+    """Which process number each client thread currently runs as.
+
+    Thread ``t`` of ``concurrency`` threads starts as process ``t``. When its op
+    ends ``info`` (or it crashes), :meth:`retire` moves it to ``old + concurrency``,
+    so process numbers never repeat and ``process % concurrency`` is still the
+    thread, as in Jepsen. Thread-safe: worker threads retire themselves.
+    """
+
+    def __init__(self, concurrency: int) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.concurrency = concurrency
+        self._lock = threading.Lock()
+        self._current = list(range(concurrency))
+
+    def process(self, thread: int) -> int:
+        with self._lock:
+            return self._current[thread]
+
+    def retire(self, thread: int) -> int:
+        """Give ``thread`` a fresh process number and return it."""
+        with self._lock:
+            self._current[thread] += self.concurrency
+            return self._current[thread]
+
+    def thread_of(self, process: int) -> int:
+        return process % self.concurrency
+
+    def snapshot(self) -> dict[int, int]:
+        """Thread → current process, a copy."""
+        with self._lock:
+            return dict(enumerate(self._current))

@@ -1,0 +1,234 @@
+"""``insync bench nemesis``: how long each fault takes to apply and to heal, and what
+libfaketime costs the broker.
+
+It brings up its own cluster (default 5 nodes, brokers under libfaketime),
+creates a replicated topic, then for every fault kind times the nemesis's
+``invoke`` of the fault and of its heal, ``--repeat`` times, waiting for the
+ISR to recover between rounds (not timed). The times are what a run's history
+shows between a nemesis invoke and its completion: the round trips through
+every node's ``Remote``, and for metadata targets the lookup (``controller`` runs the
+KRaft quorum tool, a JVM start). Afterwards it checks that teardown left no
+residue.
+
+``--overhead`` also measures libfaketime's cost: (a) clock calls per second in
+a JVM on a node, with and without the preload, and (b) ``acks=all`` produce
+throughput from the host against the same brokers restarted with and without
+it (on, off, on: the mean of the two "on" rounds against "off").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cluster import Cluster, provisioner_for
+from cluster.kafka_clients import admin, producer
+from cluster.kafka_node import faketime_env
+from cluster.metadata import partitions
+from cluster.remote import sh, write_file
+from cluster.spec import ClusterSpec
+from cluster.wait import wait_until
+from nemesis import ComposedNemesis, NemesisOptions, build_package, residue
+
+HELP = "time each nemesis fault's apply and heal on a real cluster; libfaketime overhead"
+TOPIC = "bench-t0"
+
+#: (label, fault op, heal op)
+FAULTS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
+    ("partition one", {"f": "start-partition", "value": "one"},
+     {"f": "stop-partition", "value": None}),
+    ("partition majority", {"f": "start-partition", "value": "majority"},
+     {"f": "stop-partition", "value": None}),
+    ("partition majorities-ring", {"f": "start-partition", "value": "majorities-ring"},
+     {"f": "stop-partition", "value": None}),
+    ("partition leaders", {"f": "start-partition", "value": "leaders"},
+     {"f": "stop-partition", "value": None}),
+    ("partition controller", {"f": "start-partition", "value": "controller"},
+     {"f": "stop-partition", "value": None}),
+    ("kill one / start", {"f": "kill", "value": "one"}, {"f": "start", "value": "all"}),
+    ("kill majority / start", {"f": "kill", "value": "majority"},
+     {"f": "start", "value": "all"}),
+    ("pause one / resume", {"f": "pause", "value": "one"}, {"f": "resume", "value": "all"}),
+    ("pause all / resume", {"f": "pause", "value": "all"}, {"f": "resume", "value": "all"}),
+    ("bump-clock all / reset", {"f": "bump-clock", "value": {"target": "all",
+                                                             "delta-ms": 60_000}},
+     {"f": "reset-clock", "value": "all"}),
+    ("freeze-clock one / reset", {"f": "freeze-clock", "value": {"target": "one"}},
+     {"f": "reset-clock", "value": "all"}),
+    ("packet loss all / stop", {"f": "start-packet", "value": {"target": "all", "loss": 0.2}},
+     {"f": "stop-packet", "value": None}),
+    ("packet rate all / stop", {"f": "start-packet",
+                                "value": {"target": "all", "rate-kbit": 1024}},
+     {"f": "stop-packet", "value": None}),
+)
+
+CLOCK_PROBE = """
+public class ClockRate { public static void main(String[] a) {
+  long n = 0, end = System.nanoTime() + 3_000_000_000L, sink = 0;
+  while (System.nanoTime() < end) {
+    for (int i = 0; i < 1000; i++) sink += System.currentTimeMillis();
+    n += 1000;
+  }
+  System.out.println(n / 3 + " " + (sink == 42 ? "!" : ""));
+} }
+"""
+
+
+def _timed(fn: Callable[[], dict[str, Any]]) -> tuple[float, dict[str, Any]]:
+    t0 = time.monotonic()
+    out = fn()
+    return time.monotonic() - t0, out
+
+
+def _fully_replicated(cluster: Cluster) -> bool:
+    rf = min(3, len(cluster.nodes))
+    return all(len(p.isr) == rf for p in partitions(cluster.bootstrap, [TOPIC]).values())
+
+
+def measure_faults(cluster: Cluster, repeat: int) -> list[dict[str, Any]]:
+    pkg = build_package(NemesisOptions(
+        faults=frozenset({"partition", "kill", "pause", "clock", "packet"}), topics=(TOPIC,)))
+    nem = pkg.nemesis
+    assert isinstance(nem, ComposedNemesis)
+    nem.setup(cluster)
+    rows = []
+    try:
+        for label, fault, heal in FAULTS:
+            applies, heals, errors = [], [], []
+            for _ in range(repeat):
+                wait_until(lambda: _fully_replicated(cluster), timeout_s=180,
+                           message="ISR recovered before the next fault")
+                dt, out = _timed(lambda f=fault: nem.invoke(cluster, f))  # type: ignore[misc]
+                applies.append(dt)
+                if "error" in out:
+                    errors.append(out["error"])
+                dt, out = _timed(lambda h=heal: nem.invoke(cluster, h))  # type: ignore[misc]
+                heals.append(dt)
+                if "error" in out:
+                    errors.append(out["error"])
+            rows.append({"fault": label, "apply_s": statistics.median(applies),
+                         "apply_max_s": max(applies), "heal_s": statistics.median(heals),
+                         "heal_max_s": max(heals), "errors": errors})
+            print(f"{label:28} apply {rows[-1]['apply_s']:6.2f}s (max {max(applies):5.2f})  "
+                  f"heal {rows[-1]['heal_s']:6.2f}s (max {max(heals):5.2f})"
+                  + (f"  errors: {errors}" if errors else ""), flush=True)
+    finally:
+        t0 = time.monotonic()
+        nem.teardown(cluster)
+        print(f"teardown of every fault kind: {time.monotonic() - t0:.2f}s", flush=True)
+    left = residue(cluster)
+    print(f"residue after teardown: {left or 'none'}", flush=True)
+    return rows
+
+
+def clock_call_rate(cluster: Cluster) -> dict[str, float]:
+    """currentTimeMillis() calls per second in a JVM on n1, plain and under libfaketime."""
+    node = cluster.nodes["n1"]
+    write_file(node.remote, "/tmp/ClockRate.java", CLOCK_PROBE)
+    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env().items()))
+    out = {}
+    for label, prefix in (("plain", ""), ("faketime", f"env {env} ")):
+        res = sh(node.remote, f"{prefix}java /tmp/ClockRate.java", timeout=120)
+        out[label] = float(res.stdout.split()[0])
+    return out
+
+
+def produce_rate(cluster: Cluster, messages: int) -> float:
+    """acks=all messages per second from the host to ``TOPIC``."""
+    prod = producer(cluster.bootstrap, acks="all", **{"enable.idempotence": True,
+                                                       "linger.ms": 5})
+    payload = b"x" * 100
+    t0 = time.monotonic()
+    for i in range(messages):
+        while True:
+            try:
+                prod.produce(TOPIC, payload, key=str(i).encode())
+                break
+            except BufferError:
+                prod.poll(0.01)
+        prod.poll(0)
+    left = prod.flush(120)
+    if left:
+        raise RuntimeError(f"{left} of {messages} messages not delivered in 120 s")
+    return messages / (time.monotonic() - t0)
+
+
+def _warm_up(cluster: Cluster) -> None:
+    """Wait until every partition is fully replicated and a small batch goes through."""
+    wait_until(lambda: _fully_replicated(cluster), timeout_s=240, message="ISR complete")
+    wait_until(lambda: produce_rate(cluster, 2000), timeout_s=240, backoff_s=5,
+               message="a warm-up batch is acknowledged")
+
+
+def restart_brokers(cluster: Cluster, faketime: bool) -> None:
+    """Restart every broker with or without libfaketime (same data, same nodes)."""
+    for name, node in list(cluster.nodes.items()):
+        node.kill()
+        spec = dataclasses.replace(node.spec, faketime=faketime)
+        cluster.nodes[name] = dataclasses.replace(node, spec=spec)
+        cluster.nodes[name].start()
+    wait_until(lambda: _fully_replicated(cluster), timeout_s=240, message="brokers back")
+
+
+def measure_overhead(cluster: Cluster, messages: int) -> dict[str, Any]:
+    calls = clock_call_rate(cluster)
+    print(f"JVM currentTimeMillis() calls/s: plain {calls['plain']:.3g}, "
+          f"faketime {calls['faketime']:.3g}", flush=True)
+    restart_brokers(cluster, faketime=True)  # whatever a kept cluster was left running
+    _warm_up(cluster)
+    rates = {"on1": produce_rate(cluster, messages)}
+    restart_brokers(cluster, faketime=False)
+    _warm_up(cluster)
+    rates["off"] = produce_rate(cluster, messages)
+    restart_brokers(cluster, faketime=True)
+    _warm_up(cluster)
+    rates["on2"] = produce_rate(cluster, messages)
+    on = (rates["on1"] + rates["on2"]) / 2
+    print(f"acks=all produce msgs/s: faketime {rates['on1']:.0f} / {rates['on2']:.0f}, "
+          f"plain {rates['off']:.0f} ({100 * (on / rates['off'] - 1):+.1f}% with faketime)",
+          flush=True)
+    return {"clock_calls_per_s": calls, "produce_msgs_per_s": rates}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster-name", default="nem-bench",
+                        help="the cluster's name (default: nem-bench)")
+    parser.add_argument("--nodes", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per fault (median)")
+    parser.add_argument("--overhead", action="store_true", help="also measure libfaketime")
+    parser.add_argument("--no-faults", action="store_true", help="skip the fault timings")
+    parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse a running cluster of the same settings (e.g. after --keep)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+
+
+def main(args: argparse.Namespace) -> int:
+    from confluent_kafka.cimpl import NewTopic
+
+    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
+    t0 = time.monotonic()
+    try:
+        cluster = provisioner_for().up(spec, fresh=not args.reuse)
+        print(f"cluster of {args.nodes} up in {time.monotonic() - t0:.0f}s", flush=True)
+        new = NewTopic(TOPIC, num_partitions=args.nodes, replication_factor=min(3, args.nodes))
+        client = admin(cluster.bootstrap)  # keep a reference until the future resolves
+        if TOPIC not in client.list_topics(timeout=30).topics:
+            client.create_topics([new])[TOPIC].result(60)
+        result: dict[str, Any] = {"nodes": args.nodes}
+        if not args.no_faults:
+            result["faults"] = measure_faults(cluster, args.repeat)
+        if args.overhead:
+            result["overhead"] = measure_overhead(cluster, args.messages)
+        if args.json:
+            print(json.dumps(result, indent=2))
+    finally:
+        if not args.keep:
+            provisioner_for().down(args.cluster_name)
+    return 0

@@ -1,0 +1,32 @@
+"""The ``kill`` kind: SIGKILL a broker, start it again (machinery in ``nemesis.process``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nemesis.kinds import choice, chosen
+from nemesis.process import KillNemesis
+from nemesis.targets import DEFAULT_TARGETS, is_target
+
+if TYPE_CHECKING:
+    from cluster.kafka_node import KafkaNode
+    from harness.gen.core import Rng
+    from nemesis.nodes import Resolver
+    from nemesis.protocol import Nemesis
+    from nemesis.settings import NemesisOptions
+
+
+def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
+    """A drawn target (``DEFAULT_TARGETS`` unless ``--nemesis-targets`` names some)."""
+    target, _ = choice(rng, chosen(opts.targets, is_target, DEFAULT_TARGETS))
+    return {"f": KillNemesis.start_f, "value": target}
+
+
+def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
+    return KillNemesis(resolver)
+
+
+def residue(node: KafkaNode) -> list[str]:
+    """Nothing of its own: a dead broker is reported for every node by
+    ``nemesis.residue``, whatever killed it, so it is not reported twice."""
+    return []

@@ -1,0 +1,148 @@
+"""Waiting for the cluster to recover before the next fault: the ``await-recovery`` op.
+
+After a heal, a Kafka cluster needs time: restarted brokers register again, the
+KRaft quorum elects a leader, partitions elect theirs. Measured on real 3-node
+clusters, a fault arriving before that kept the cluster down from the first
+fault to the end of the run. So after every heal the random nemesis issues
+``{"f": "await-recovery"}``, and the final (healing) generator ends with one,
+so the drain starts on a recovered cluster.
+
+The generator stays pure: it does not sleep or look at the cluster. The
+nemesis thread runs one op at a time and the generator moves on only when an
+op completes, so while ``RecoveryNemesis`` polls, no fault can start.
+*Recovered* means every node is a registered broker (the metadata lists it)
+and every workload partition (the resolver's ``Facts``) has a leader. The op
+completes with ``{"recovered": true, "seconds": 3.2, "waited-for": [...],
+"polls": 4}`` (``waited-for``: what was missing at the first poll), or after
+``timeout_s`` with ``"recovered": false`` and ``still-missing``.
+
+``await-recovery`` is not a fault kind: it is not in ``harness.base.faults``,
+starts and stops no fault, and reports that pair fault ops by the registry's
+spans pass over it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from harness.base.history import Op
+from harness.gen.core import Context, Gen, Pending, Step, fill_in
+from nemesis.nodes import Resolver, completion
+from nemesis.targets import Facts
+
+if TYPE_CHECKING:
+    from cluster import Cluster
+
+AWAIT = "await-recovery"
+#: Seconds between two looks at the metadata while waiting.
+POLL_S = 1.0
+
+
+def await_op() -> dict[str, Any]:
+    """A fresh ``await-recovery`` op template (ops get filled in)."""
+    return {"f": AWAIT, "value": None}
+
+
+def missing(facts: Facts, nodes: list[str]) -> list[str]:
+    """What stops the cluster from counting as recovered; empty when it has.
+
+    A metadata request that fails is itself missing (the cluster cannot answer).
+    """
+    out: list[str] = []
+    if facts.brokers is not None:
+        try:
+            registered = set(facts.brokers())
+        except Exception as err:  # unreachable cluster: not recovered, say why
+            return [f"metadata: {type(err).__name__}: {err}"]
+        out += [f"broker {n}" for n in nodes if n not in registered]
+    try:
+        parts = facts.partitions()
+    except Exception as err:
+        return [*out, f"partitions: {type(err).__name__}: {err}"]
+    return out + [f"leader of {k}" for k, p in sorted(parts.items()) if p.leader is None]
+
+
+class RecoveryNemesis:
+    """Handles ``await-recovery``: polls the cluster until it has recovered or time is up.
+
+    ``clock`` and ``sleep`` are injectable so tests run in no time.
+    """
+
+    def __init__(
+        self,
+        resolver: Resolver,
+        timeout_s: float = 60.0,
+        *,
+        poll_s: float = POLL_S,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.resolver = resolver
+        self.timeout_s = timeout_s
+        self.poll_s = poll_s
+        self.clock = clock
+        self.sleep = sleep
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({AWAIT})
+
+    def setup(self, cluster: Cluster) -> None:
+        """Nothing to prepare: it only reads metadata."""
+
+    def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
+        nodes = list(cluster.nodes)
+        start = self.clock()
+        first: list[str] | None = None
+        polls = 0
+        while True:
+            now_missing = missing(self.resolver.facts(cluster), nodes)
+            polls += 1
+            first = now_missing if first is None else first
+            waited = self.clock() - start
+            value: dict[str, Any] = {"recovered": not now_missing, "seconds": round(waited, 2),
+                                     "waited-for": first, "polls": polls}
+            if not now_missing:
+                return completion(value)
+            if waited >= self.timeout_s:
+                return completion({**value, "still-missing": now_missing,
+                                   "timeout-s": self.timeout_s})
+            self.sleep(max(0.0, min(self.poll_s, self.timeout_s - waited)))
+
+    def teardown(self, cluster: Cluster) -> None:
+        """Nothing to heal."""
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitAfterHeals(Gen):
+    """``gen``, with an ``await-recovery`` right after each op whose ``f`` is in ``heals``.
+
+    The await is not staggered: it is issued as soon as the nemesis thread is
+    free (when the heal completed), and the next op of ``gen`` waits for it to
+    complete, however long the cluster takes.
+    """
+
+    gen: Gen | None
+    heals: frozenset[str]
+    owed: bool = False
+
+    def op(self, ctx: Context) -> Step:
+        if self.owed:
+            op = fill_in(await_op(), ctx)
+            if isinstance(op, Pending):
+                return op, self
+            return op, replace(self, owed=False)
+        if self.gen is None:
+            return None
+        step = self.gen.op(ctx)
+        if step is None:
+            return None
+        x, nxt = step
+        if isinstance(x, Pending):
+            return x, replace(self, gen=nxt)
+        return x, AwaitAfterHeals(nxt, self.heals, owed=x.get("f") in self.heals)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return self if self.gen is None else replace(self, gen=self.gen.update(ctx, event))

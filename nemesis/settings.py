@@ -1,0 +1,100 @@
+"""``NemesisOptions``: what faults a run asks for, checked before anything starts.
+
+Kept apart from ``package`` (which builds the nemesis) because the fault
+kinds' implementations (``nemesis.kinds``) read these options too, and
+``package`` loads them: options below both, so neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.base.errors import UsageError
+from harness.base.faults import FaultKind, all_fs, fault_names, in_registry_order, kind_of
+from nemesis.grudge import SHAPES
+from nemesis.recovery import AWAIT
+from nemesis.schedule import ScheduleStep, load_schedule
+from nemesis.shapes import is_shape, shape_problem
+from nemesis.targets import TARGETS, is_target, leader_count
+
+#: What ``--nemesis-packet`` may name (delay/duplicate need netem in the kernel).
+PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")
+
+
+@dataclass(frozen=True)
+class NemesisOptions:
+    """What faults a run injects, how often, where, and from which seed."""
+
+    #: Fault kinds (``harness.base.faults`` names); empty: no nemesis (unless a schedule).
+    faults: frozenset[str] = frozenset()
+    #: Mean seconds between nemesis ops.
+    interval: float = 10.0
+    #: Symbolic targets to draw from; partition shapes are the ones that are shapes
+    #: (``majorities-ring`` etc. are shapes only). Empty: the defaults, which leave
+    #: out ``all`` and ``majority`` (``nemesis.targets.DEFAULT_TARGETS``,
+    #: ``nemesis.shapes.default_shapes``).
+    targets: tuple[str, ...] = ()
+    #: A timed script (see ``nemesis.schedule``) instead of random faults.
+    schedule: Path | None = None
+    #: Partitions also cut the clients (the host) off from minority-side nodes.
+    partition_clients: bool = False
+    seed: int = 0
+    #: Topics whose leaders ``leaders`` targets mean (None: every non-internal topic).
+    topics: tuple[str, ...] | None = None
+    #: Packet behaviours the random generator draws from (delay/duplicate need netem).
+    packet: tuple[str, ...] = ("loss", "rate")
+    #: Seconds an ``await-recovery`` waits for the cluster before it gives up.
+    recovery_timeout: float = 60.0
+    #: Nodes in the cluster, when known: shapes that cannot mean anything on it are
+    #: refused, and the default shapes fit it. None: decided when faults happen.
+    nodes: int | None = None
+
+    def __post_init__(self) -> None:
+        names = fault_names()
+        bad = sorted(set(self.faults) - set(names))
+        if bad:
+            raise UsageError(f"unknown nemesis faults {bad}", hint=f"use {', '.join(names)}")
+        if self.interval <= 0:
+            raise UsageError(f"--nemesis-interval must be > 0, got {self.interval}")
+        for target in self.targets:
+            leader_count(target)  # a bad count (leaders:0) says so itself
+        bad = sorted(t for t in self.targets if not is_target(t) and not is_shape(t))
+        if bad:
+            known = sorted(set(TARGETS) | set(SHAPES))
+            raise UsageError(f"unknown nemesis targets {bad}",
+                             hint=f"use {', '.join(known)}, leaders:N or primaries:N")
+        if self.recovery_timeout <= 0:
+            raise UsageError(f"the recovery timeout must be > 0 s, got {self.recovery_timeout}")
+        for shape in (t for t in self.targets if not is_target(t)):
+            problem = None if self.nodes is None else shape_problem(shape, self.nodes)
+            if problem:
+                raise UsageError(f"partition shape {shape!r} cannot mean anything here: {problem}",
+                                 hint="use 3 nodes or more, or a schedule with explicit grudges")
+        bad = sorted(set(self.packet) - set(PACKET_BEHAVIOURS))
+        if bad:
+            raise UsageError(f"unknown packet behaviours {bad}",
+                             hint=f"use {', '.join(PACKET_BEHAVIOURS)}")
+        if "packet" in self.faults and not self.packet:
+            raise UsageError("packet faults need at least one behaviour to draw from",
+                             hint=f"give --nemesis-packet one of {', '.join(PACKET_BEHAVIOURS)}")
+
+    def steps(self) -> list[ScheduleStep]:
+        """The schedule's steps (none without a schedule); ``UsageError`` for a bad one."""
+        known = all_fs() | {AWAIT}  # a script may wait for recovery too
+        return [] if self.schedule is None else load_schedule(self.schedule, known)
+
+    def kinds(self, steps: Sequence[ScheduleStep] = ()) -> list[FaultKind]:
+        """The kinds this run uses (asked for, or named by ``steps``), in registry order."""
+        used = set(self.faults)
+        for step in steps:
+            kind = kind_of(step.f)
+            if kind is not None:
+                used.add(kind.name)
+        return in_registry_order(used)
+
+    @property
+    def needs_faketime(self) -> bool:
+        """Whether brokers must start under libfaketime (set ``ClusterSpec.faketime``)."""
+        return any(k.needs_faketime for k in self.kinds(self.steps()))

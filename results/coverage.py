@@ -1,0 +1,184 @@
+"""Did the run test anything? Coverage figures computed from a history.
+
+A VALID verdict on a cluster that accepted no write while faults were in force
+proves nothing. These figures say how much the run really exercised:
+
+- **acknowledged sends**, in total and per second of the main phase;
+- **live seconds**: the share of the main phase's seconds (1-second bins from
+  its start) in which at least one send was acknowledged;
+- per fault kind: how long it was in force, how many sends were acknowledged
+  while it was, and the live share of the seconds it covered;
+- per heal inside the main phase: the time from the heal to the first
+  acknowledged send after it (how long the cluster took to recover, as a
+  client sees it; the final heals come when clients no longer send).
+
+A fault is *in force* from the completion of the op that started it to the
+invoke of the op that stopped it (conservative on both ends: a send
+acknowledged during that window was acknowledged while the fault held). A start
+whose completion carries an ``error`` applied nothing, so it opens no window.
+
+Pure: a list of ops in, plain JSON-able data out. The runner, the report and
+``insync analyze`` use the same function, so they can never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+NS = 1_000_000_000
+#: Below this live share a VALID run says its coverage was poor.
+POOR_LIVE_SHARE = 0.6
+
+Window = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class _Fault:
+    label: str
+    start_ns: int
+    stop_ns: int | None  # None: still in force when the history ended
+
+
+def acked_sends(op: Mapping[str, Any]) -> int:
+    """Sends acknowledged by a completion (0 unless it is an ``ok`` send or txn)."""
+    if op.get("type") != "ok" or op.get("f") not in ("send", "txn"):
+        return 0
+    return sum(1 for m in op.get("value") or () if m and m[0] == "send")
+
+
+def _ack_times(ops: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    return [(int(op["time"]), n) for op in ops if (n := acked_sends(op))]
+
+
+def _faults(ops: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]]) -> list[_Fault]:
+    """Each fault window, from its start's completion to its stop's invoke."""
+    starts = {start: label for label, (start, _stop) in spans.items()}
+    stops: dict[str, list[str]] = {}
+    for label, (_start, stop) in spans.items():
+        stops.setdefault(stop, []).append(label)
+    open_: dict[str, int] = {}
+    out: list[_Fault] = []
+    for op in ops:
+        if op.get("process") != "nemesis":
+            continue
+        f, kind, t = op.get("f"), op.get("type"), int(op.get("time", 0))
+        if f in starts and kind != "invoke" and "error" not in op:
+            open_.setdefault(starts[f], t)
+        elif f in stops and kind == "invoke":
+            for label in stops[f]:
+                if label in open_:
+                    out.append(_Fault(label, open_.pop(label), t))
+    out += [_Fault(label, t, None) for label, t in open_.items()]
+    return sorted(out, key=lambda x: (x.start_ns, x.label))
+
+
+def _heals(ops: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]]) -> list[Any]:
+    stop_fs = {stop for _start, stop in spans.values()}
+    return [
+        op for op in ops
+        if op.get("process") == "nemesis" and op.get("type") != "invoke" and op.get("f") in stop_fs
+    ]
+
+
+def default_window(ops: Sequence[Mapping[str, Any]]) -> Window:
+    """First to last client op, for histories that do not say where the main phase was."""
+    times = [int(op["time"]) for op in ops if op.get("process") != "nemesis"]
+    return (min(times), max(times)) if times else (0, 0)
+
+
+def coverage(
+    ops: Iterable[Mapping[str, Any]],
+    spans: Mapping[str, tuple[str, str]],
+    main: Window | None = None,
+) -> dict[str, Any]:
+    """Coverage of one history; ``main`` is the main phase in history nanoseconds."""
+    rows = list(ops)
+    start, end = main if main is not None else default_window(rows)
+    end = max(end, start)
+    acks = _ack_times(rows)
+    in_main = [(t, n) for t, n in acks if start <= t < end]
+    bins = math.ceil((end - start) / NS)
+    live = {(t - start) // NS for t, _n in in_main}
+    faults = _faults(rows, spans)
+    main_s = (end - start) / NS
+    return {
+        "main_s": round(main_s, 3),
+        "acked_sends": sum(n for _t, n in acks),
+        "acked_sends_main": sum(n for _t, n in in_main),
+        "acked_per_s": round(sum(n for _t, n in in_main) / main_s, 1) if main_s > 0 else 0.0,
+        "seconds": bins,
+        "live_seconds": len(live),
+        "live_share": round(len(live) / bins, 3) if bins else 0.0,
+        "faults": _per_kind(faults, acks, spans, (start, end), live),
+        "recoveries": _recoveries(
+            [h for h in _heals(rows, spans) if start <= int(h["time"]) < end], acks, start
+        ),
+    }
+
+
+def _per_kind(
+    faults: Sequence[_Fault],
+    acks: Sequence[tuple[int, int]],
+    spans: Mapping[str, tuple[str, str]],
+    main: Window,
+    live: set[int],
+) -> dict[str, dict[str, Any]]:
+    start, end = main
+    bins = math.ceil((end - start) / NS)
+    out: dict[str, dict[str, Any]] = {}
+    for label in spans:
+        windows = [(f.start_ns, f.stop_ns if f.stop_ns is not None else end)
+                   for f in faults if f.label == label]
+        if not windows:
+            continue
+        sent = sum(n for t, n in acks if any(a <= t < b for a, b in windows))
+        # a second of the main phase is "in this fault" when its middle is
+        covered = [b for b in range(bins)
+                   if any(a <= start + b * NS + NS // 2 < z for a, z in windows)]
+        out[label] = {
+            "count": len(windows),
+            "in_force_s": round(sum(b - a for a, b in windows) / NS, 3),
+            "acked_sends": sent,
+            "seconds": len(covered),
+            "live_seconds": sum(1 for b in covered if b in live),
+        }
+    return out
+
+
+def _recoveries(
+    heals: Sequence[Mapping[str, Any]], acks: Sequence[tuple[int, int]], start: int
+) -> list[dict[str, Any]]:
+    times = sorted(t for t, _n in acks)
+    out = []
+    for heal in heals:
+        t = int(heal["time"])
+        first = next((a for a in times if a >= t), None)
+        out.append({
+            "f": heal.get("f"),
+            "healed_at_s": round((t - start) / NS, 3),
+            "first_ack_after_s": None if first is None else round((first - t) / NS, 3),
+        })
+    return out
+
+
+def poor_coverage(cov: Mapping[str, Any]) -> str | None:
+    """One line saying what a run failed to exercise and what to change, or None."""
+    problems = []
+    share = cov.get("live_share", 0.0)
+    if cov.get("seconds") and share < POOR_LIVE_SHARE:
+        problems.append(
+            f"only {share:.0%} of the main phase's seconds saw an acknowledged send"
+        )
+    dead = sorted(k for k, v in (cov.get("faults") or {}).items() if not v.get("acked_sends"))
+    if dead:
+        problems.append(f"no send was acknowledged while {', '.join(dead)} was in force")
+    if not problems:
+        return None
+    return (
+        "coverage is poor: " + "; ".join(problems) + " (the verdict says little about those "
+        "faults: target fewer nodes, e.g. --nemesis-targets one,minority, lengthen "
+        "--nemesis-interval so the cluster recovers between faults, or lengthen --time-limit)"
+    )

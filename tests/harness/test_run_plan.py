@@ -1,0 +1,167 @@
+"""The runner's phase list, simulated: what the simulator tests is what the runner runs.
+
+``build_plan`` is what ``insync run`` calls: these tests take its output for
+real options and the registered queue workload and (1) simulate it as one
+``phases`` generator in virtual time against an in-memory Kafka
+(``tests/support/sim_kafka.py``), and (2) let ``drive`` run the very same list
+on the real interpreter, a phase at a time, with clients from an in-memory Kafka
+(``tests/support/mem_kafka.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from mem_kafka import MemClient, MemKafka, kafka_like
+from sim_kafka import FakeKafka
+
+from checkers import check_file, check_history
+from harness.base.history import NEMESIS, HistoryWriter, Op
+from harness.gen import Context, Gen, Step, cycle, limit, ns, plan_gen, simulate, sleep
+from harness.gen.plan import DRAIN, HEAL, MAIN, QUIET, Ahead, Phase
+from harness.run.interpreter import Interpreter
+from harness.run.options import RunOptions
+from harness.run.plan import DrainFeed, build_plan, drive
+from harness.run.stats import Stats
+from nemesis.protocol import NemesisPackage
+from workloads import WORKLOADS
+
+MS = 1_000_000
+
+
+def package() -> NemesisPackage:
+    faults = cycle([sleep(1), {"f": "start-partition", "value": "majority"}, sleep(1),
+                    {"f": "stop-partition", "value": None}])
+    return NemesisPackage(nemesis=None, generator=faults,
+                          final_generator=[{"f": "stop-partition", "value": None}])
+
+
+def runner_plan(**settings: Any) -> tuple[RunOptions, tuple[Phase, ...]]:
+    """The options, resolved as ``insync run`` resolves them, and the runner's own plan."""
+    base: dict[str, Any] = {"time_limit": 5.0, "rate": 50.0, "quiet_time": 2.0,
+                            "final_time_limit": 3.0, "concurrency": 4, "seed": 3}
+    opts = RunOptions(**{**base, **settings}).validate().resolved()
+    return opts, build_plan(opts, WORKLOADS[opts.workload], package())
+
+
+def invokes(history: list[Op]) -> list[Op]:
+    return [op for op in history if op["type"] == "invoke"]
+
+
+def test_the_runners_plan_is_main_heal_quiet_drain() -> None:
+    _, plan = runner_plan()
+    assert [(p.name, p.limit_s) for p in plan] == [
+        (MAIN, 5.0), (HEAL, None), (QUIET, 2.0), (DRAIN, 3.0)]
+
+
+@pytest.mark.parametrize(
+    ("quiet", "faults", "names"),
+    [
+        (0.0, False, [MAIN, DRAIN]),
+        (1.0, False, [MAIN, QUIET, DRAIN]),
+        (0.0, True, [MAIN, HEAL, DRAIN]),
+    ],
+    ids=["no-quiet-no-nemesis", "quiet-only", "heal-only"],
+)
+def test_phases_with_nothing_to_do_are_left_out(quiet: float, faults: bool,
+                                                 names: list[str]) -> None:
+    opts = RunOptions(quiet_time=quiet).validate().resolved()
+    plan = build_plan(opts, WORKLOADS[opts.workload], package() if faults else None)
+    assert [p.name for p in plan] == names
+
+
+@pytest.mark.parametrize("txn", [False, True], ids=["plain", "txn"])
+def test_the_runners_plan_simulated_runs_its_phases_in_order_and_passes_the_checker(
+    txn: bool,
+) -> None:
+    opts, plan = runner_plan(txn=txn)
+    assert opts.concurrency is not None and opts.seed is not None
+    history = simulate(plan_gen(plan), concurrency=opts.concurrency, seed=opts.seed,
+                       outcome_fn=FakeKafka(), latency_fn=lambda op, r: r.randint(1, 40) * MS)
+    assert check_history(history)["valid"] is True
+    heal = next(op for op in invokes(history)
+                if op["process"] == NEMESIS and op["time"] >= ns(opts.time_limit))
+    heal_done = next(op for op in history[heal["index"]:] if op["type"] == "info"
+                     and op["process"] == NEMESIS)
+    main, after = history[:heal["index"]], history[heal["index"] + 1:]
+    fs = {op["f"] for op in invokes(main) if op["process"] != NEMESIS}
+    assert ("txn" in fs) is txn  # the workload's options shaped the main phase
+    assert {op["f"] for op in invokes(main) if op["process"] == NEMESIS} == {
+        "start-partition", "stop-partition"}
+    assert all(op["time"] < ns(opts.time_limit) for op in invokes(main))
+    open_ops = {op["process"] for op in main if op["type"] == "invoke"} - {
+        op["process"] for op in main if op["type"] != "invoke"}
+    assert not open_ops  # the heal waited for every main-phase op
+    drain = invokes(after)
+    assert drain[0]["time"] >= heal_done["time"] + ns(opts.quiet_time)
+    written = {mop[1] for op in invokes(main) if op["f"] in ("send", "txn")
+               for mop in op["value"] if mop[0] == "send"}
+    rereads = [op for op in drain if op.get("seek") == "beginning"]
+    assert rereads and all(set(op["value"]) >= written for op in rereads)
+    assert max(op["time"] for op in drain) < drain[0]["time"] + ns(opts.final_time_limit)
+
+
+def test_drive_runs_the_same_list_a_phase_at_a_time(tmp_path: Path) -> None:
+    """The real interpreter, the runner's plan, an in-memory Kafka: the drain, which
+    learns keys only from earlier phases' events, re-reads every key ever written."""
+    opts, plan = runner_plan(time_limit=1.0, rate=300.0, quiet_time=0.2, final_time_limit=5.0,
+                             concurrency=3)
+    plan = tuple(p for p in plan if p.name != HEAL)  # no nemesis here to heal with
+    workload = WORKLOADS[opts.workload]
+    path = tmp_path / "history.jsonl"
+    t0 = time.monotonic_ns()
+    history = HistoryWriter(path, start_ns=t0)
+    feed, stats = DrainFeed(workload.tracker()), Stats()
+    kafka = MemKafka()
+    interp = Interpreter(
+        history=history, concurrency=3, seed=1, start_ns=t0,
+        client_factory=lambda thread, process: MemClient(kafka, process, kafka_like),
+        observers=(stats.observe, feed.observe),
+    )
+    interp.start()
+    try:
+        drive(interp, plan, stats=stats, feed=feed)
+    finally:
+        assert interp.stop(5)
+        history.close()
+    assert [*stats.phase_times] == [p.name for p in plan] + ["done"]
+    assert feed.complete
+    ops = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    rereads = [op for op in ops if op["type"] == "invoke" and op.get("seek") == "beginning"]
+    assert rereads and all(set(op["value"]) == set(kafka.logs) for op in rereads)
+    assert check_file(path)["valid"] is True
+
+
+class Recorder(Gen):
+    """Gives no op; remembers every event it is told about."""
+
+    def __init__(self, seen: tuple[str, ...] = ()) -> None:
+        self.seen = seen
+
+    def op(self, ctx: Context) -> Step:
+        return None
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return Recorder((*self.seen, f"{event['type']}:{event['f']}"))
+
+
+def test_ahead_asks_only_the_current_phase_and_tells_every_later_one() -> None:
+    ctx = Context(0, (0,), frozenset({0}), {0: 0})
+    step = Ahead.first([Phase(MAIN, limit(1, {"f": "poll", "value": None})),
+                        Phase(QUIET, Recorder()), Phase(DRAIN, Recorder())])
+    answer = step.op(ctx)
+    assert answer is not None
+    op, nxt = answer
+    assert isinstance(op, dict) and op["f"] == "poll" and isinstance(nxt, Ahead)
+    nxt = nxt.update(ctx, op)
+    nxt = nxt.update(ctx, {**op, "type": "ok"})
+    assert isinstance(nxt, Ahead) and nxt.op(ctx) is None  # main is done: no op from later
+    assert [g.seen for g in nxt.later if isinstance(g, Recorder)] == [
+        ("invoke:poll", "ok:poll")] * 2
+    quiet = nxt.next()
+    assert isinstance(quiet.current, Recorder) and quiet.current.seen == ("invoke:poll", "ok:poll")
+    assert len(quiet.later) == 1 and quiet.next().next().current is None

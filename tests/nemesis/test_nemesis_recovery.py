@@ -1,0 +1,224 @@
+"""Faults wait for recovery: the ``await-recovery`` nemesis (fake metadata, fake clock) and
+the generator that issues it (virtual time, no threads, no sleeps)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from fakes import fake_cluster
+
+from cluster.metadata import PartitionState
+from harness.base.faults import fault_spans
+from harness.base.history import Op
+from harness.gen import clients, limit, nemesis, phases, repeat, simulate, time_limit
+from nemesis import NemesisOptions, build_package
+from nemesis.nodes import Resolver
+from nemesis.recovery import AWAIT, RecoveryNemesis, missing
+from nemesis.targets import Facts
+from results.coverage import coverage
+from results.plot_data import nemesis_bands
+
+S = 1_000_000_000
+NODES = ["n1", "n2", "n3"]
+
+
+class FakeTime:
+    """A clock that moves only when slept on."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, dt: float) -> None:
+        self.slept.append(dt)
+        self.now += dt
+
+
+def healing_after(polls: int) -> tuple[Callable[[Any], Facts], list[int]]:
+    """Facts that show n2 unregistered and t0-1 leaderless until the ``polls``-th look."""
+    asked = [0]
+
+    def partitions() -> dict[str, PartitionState]:
+        asked[0] += 1
+        healthy = asked[0] >= polls
+        return {"t0-0": PartitionState("t0", 0, "n1", tuple(NODES), tuple(NODES)),
+                "t0-1": PartitionState("t0", 1, "n3" if healthy else None, tuple(NODES), ())}
+
+    def brokers() -> set[str]:
+        return set(NODES) if asked[0] + 1 >= polls else {"n1", "n3"}
+
+    return (lambda _c: Facts(partitions=partitions, controller=lambda: "n1", brokers=brokers),
+            asked)
+
+
+def recovery(facts_for: Callable[[Any], Facts], timeout_s: float = 60.0
+             ) -> tuple[RecoveryNemesis, FakeTime]:
+    t = FakeTime()
+    return RecoveryNemesis(Resolver(0, facts_for), timeout_s, clock=t.clock, sleep=t.sleep), t
+
+
+def test_records_how_long_the_cluster_took_and_what_it_waited_for() -> None:
+    cluster, _ = fake_cluster(3)
+    facts_for, asked = healing_after(4)
+    nem, t = recovery(facts_for)
+    out = nem.invoke(cluster, {"f": AWAIT, "value": None})
+    assert out == {"value": {"recovered": True, "seconds": 3.0, "polls": 4,
+                             "waited-for": ["broker n2", "leader of t0-1"]}}
+    assert asked == [4] and t.slept == [1.0, 1.0, 1.0]
+
+
+def test_an_already_recovered_cluster_costs_one_look() -> None:
+    cluster, _ = fake_cluster(3)
+    nem, t = recovery(healing_after(1)[0])
+    out = nem.invoke(cluster, {"f": AWAIT, "value": None})
+    assert out == {"value": {"recovered": True, "seconds": 0.0, "polls": 1, "waited-for": []}}
+    assert t.slept == []
+
+
+def test_a_cluster_that_never_recovers_is_recorded_after_the_timeout() -> None:
+    cluster, _ = fake_cluster(3)
+    nem, t = recovery(healing_after(10**9)[0], timeout_s=7.5)
+    out = nem.invoke(cluster, {"f": AWAIT, "value": None})
+    value = out["value"]
+    assert value["recovered"] is False and value["seconds"] == 7.5 and value["timeout-s"] == 7.5
+    assert value["still-missing"] == value["waited-for"] == ["broker n2", "leader of t0-1"]
+    assert value["polls"] == 9 and t.slept == [1.0] * 7 + [0.5], "never sleeps past the timeout"
+    assert "error" not in out, "a slow cluster is a finding, not a failed op"
+
+
+def test_unanswered_metadata_is_what_it_waits_for() -> None:
+    calls = [0]
+
+    def brokers() -> set[str]:
+        calls[0] += 1
+        if calls[0] < 3:
+            raise ConnectionError("no broker answers")
+        return set(NODES)
+
+    facts = Facts(partitions=dict, controller=lambda: "n1", brokers=brokers)
+    assert missing(facts, NODES) == ["metadata: ConnectionError: no broker answers"]
+    cluster, _ = fake_cluster(3)
+    nem, _t = recovery(lambda _c: facts)
+    value = nem.invoke(cluster, {"f": AWAIT, "value": None})["value"]
+    assert value["recovered"] is True and value["polls"] == 2  # calls 2 and 3
+
+
+def test_without_a_broker_source_only_leaders_are_checked() -> None:
+    facts = Facts(partitions=lambda: {"t0-0": PartitionState("t0", 0, None, (), ())},
+                  controller=lambda: "n1")
+    assert missing(facts, NODES) == ["leader of t0-0"]
+
+
+# --- the generator: pure, the wait is an op ----------------------------------------------
+
+AWAIT_S = 40
+
+
+def slow_recovery(seconds: float) -> Callable[[Op, Any], int]:
+    """Fault ops take 10 ms; the wait for recovery takes ``seconds``."""
+    return lambda op, _rng: int(seconds * S) if op["f"] == AWAIT else 10_000_000
+
+
+def history(faults: set[str], recovery_s: float, seconds: float = 600, seed: int = 3,
+            interval: float = 10.0) -> list[Op]:
+    pkg = build_package(NemesisOptions(faults=frozenset(faults), interval=interval, seed=seed))
+    gen = phases(time_limit(seconds, nemesis(pkg.generator)), nemesis(pkg.final_generator),
+                 clients(limit(3, repeat({"f": "poll", "value": None}))))
+    return simulate(gen, concurrency=1, seed=seed, latency_fn=slow_recovery(recovery_s))
+
+
+def invokes(ops: list[Op]) -> list[Op]:
+    return [op for op in ops if op["type"] == "invoke"]
+
+
+@pytest.mark.parametrize("faults", [{"kill"}, {"partition", "kill", "pause"}],
+                         ids=["kill", "three-kinds"])
+def test_every_heal_is_followed_by_a_wait_and_no_fault_starts_during_it(faults: set[str]) -> None:
+    ops = history(faults, AWAIT_S)
+    nem = [op for op in ops if op["process"] == "nemesis"]
+    heals = {f for _label, (_start, f) in fault_spans(faults).items()}
+    starts = {f for _label, (f, _stop) in fault_spans(faults).items()}
+    main = invokes(nem)[:-(len(faults) + 1)]
+    for i, op in enumerate(main[:-1]):
+        if op["f"] in heals:
+            assert main[i + 1]["f"] == AWAIT, [o["f"] for o in main[i:i + 2]]
+    waits = [(a, b) for a, b in pairwise(nem)
+             if a["f"] == AWAIT and a["type"] == "invoke"]
+    assert waits and all(b["f"] == AWAIT and b["time"] - a["time"] == AWAIT_S * S
+                         for a, b in waits), "the nemesis thread is busy for the whole wait"
+    done = [b["time"] for _a, b in waits]
+    for op in invokes(nem):
+        if op["f"] in starts:  # never inside a wait
+            assert not any(a["time"] <= op["time"] < d for (a, _b), d in zip(waits, done,
+                                                                            strict=True))
+
+
+def test_kill_sequence_reads_start_heal_wait_start() -> None:
+    fs = [op["f"] for op in invokes(history({"kill"}, 5, seconds=120))]
+    assert fs[:7] == ["kill", "start", AWAIT, "kill", "start", AWAIT, "kill"]
+
+
+def test_a_slow_recovery_delays_the_next_fault() -> None:
+    fast, slow = history({"kill"}, 0.01), history({"kill"}, AWAIT_S)
+
+    def gaps(ops: list[Op]) -> list[int]:
+        """From each heal's invoke to the next fault's invoke."""
+        inv = invokes(ops)
+        out = []
+        for i, op in enumerate(inv):
+            nxt = next((o for o in inv[i + 1:] if o["f"] == "kill"), None)
+            if op["f"] == "start" and nxt is not None:
+                out.append(nxt["time"] - op["time"])
+        return out
+
+    assert min(gaps(slow)) >= AWAIT_S * S, "no fault before the cluster recovered"
+    assert min(gaps(fast)) < AWAIT_S * S
+    assert len([o for o in invokes(slow) if o["f"] == "kill"]) < len(
+        [o for o in invokes(fast) if o["f"] == "kill"])
+
+
+def test_a_fault_due_during_the_wait_starts_the_moment_it_ends() -> None:
+    ops = history({"kill"}, AWAIT_S)
+    ends = {op["time"] for op in ops if op["f"] == AWAIT and op["type"] != "invoke"}
+    kills = [op["time"] for op in invokes(ops) if op["f"] == "kill"]
+    # the staggered gap (mean 10 s) is mostly over when a 40 s wait ends
+    assert sum(t in ends for t in kills) >= len(kills) // 2
+
+
+def test_the_drain_starts_after_the_final_wait_for_recovery() -> None:
+    ops = history({"kill", "pause"}, AWAIT_S, seconds=60)
+    final_wait = max(op["time"] for op in ops if op["f"] == AWAIT)
+    polls = [op["time"] for op in invokes(ops) if op["f"] == "poll"]
+    assert len(polls) == 3 and min(polls) >= final_wait
+    nem_fs = [op["f"] for op in invokes(ops) if op["process"] == "nemesis"]
+    assert nem_fs[-3:] == ["resume", "start", AWAIT]
+
+
+# --- reports pass over it ----------------------------------------------------------------
+
+
+def test_coverage_and_fault_bands_ignore_the_wait() -> None:
+    def send(t: float) -> Op:
+        return {"process": 0, "type": "ok", "f": "send", "time": int(t * S),
+                "value": [["send", "k", [1, 1]]]}
+
+    def nem(t: float, f: str, kind: str = "info", value: Any = None) -> Op:
+        return {"process": "nemesis", "type": kind, "f": f, "time": int(t * S), "value": value}
+
+    waited = {"recovered": True, "seconds": 3.0, "waited-for": ["broker n2"], "polls": 4}
+    base = [send(0.5), nem(1, "kill", "invoke", "one"), nem(1.1, "kill"), send(2.5),
+            nem(4, "start", "invoke", "all"), nem(4.2, "start"), send(8.5)]
+    with_wait = [*base[:6], nem(4.3, AWAIT, "invoke"), nem(7.3, AWAIT, value=waited), base[6]]
+    spans = fault_spans({"kill"})
+    assert coverage(with_wait, spans, main=(0, 10 * S)) == coverage(base, spans, (0, 10 * S))
+    bands = nemesis_bands([op for op in with_wait if op["process"] == "nemesis"], 10 * S, spans)
+    kill = [b for b in bands if b.kind == "kill"]
+    assert len(kill) == 1 and (kill[0].start, kill[0].stop) == (int(1.1 * S), int(4.2 * S))
+    marks = [b for b in bands if b.kind != "kill"]
+    assert [(b.kind, b.start == b.stop) for b in marks] == [(AWAIT, True)], "an instant marker"

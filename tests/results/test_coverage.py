@@ -1,0 +1,101 @@
+"""Coverage figures: what a run exercised, computed from its history alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from results.coverage import acked_sends, coverage, poor_coverage
+
+S = 1_000_000_000
+SPANS = {"kill": ("kill", "start"), "partition": ("start-partition", "stop-partition")}
+
+
+def send_ok(t_s: float, n: int = 1, process: int = 0) -> dict[str, Any]:
+    return {"process": process, "type": "ok", "f": "send", "time": int(t_s * S),
+            "value": [["send", "k", [i, i]] for i in range(n)]}
+
+
+def nem(t_s: float, f: str, kind: str = "info", **extra: Any) -> dict[str, Any]:
+    return {"process": "nemesis", "type": kind, "f": f, "time": int(t_s * S), **extra}
+
+
+def test_acked_sends_counts_only_ok_send_micro_ops() -> None:
+    txn = {"type": "ok", "f": "txn", "value": [["send", "k", 1], ["poll", {}], ["send", "k", 2]]}
+    assert acked_sends(txn) == 2
+    assert acked_sends({**txn, "type": "info"}) == 0
+    assert acked_sends({"type": "ok", "f": "poll", "value": [["poll", {}]]}) == 0
+
+
+def test_live_seconds_and_sends_during_a_fault() -> None:
+    ops = [send_ok(0.5), send_ok(1.2, 3), nem(2.0, "kill", "invoke"), nem(2.1, "kill"),
+           send_ok(3.5, 2), nem(5.0, "start", "invoke"), nem(5.3, "start"), send_ok(7.8)]
+    cov = coverage(ops, SPANS, main=(0, 10 * S))
+    assert cov["seconds"] == 10
+    assert cov["live_seconds"] == 4  # seconds 0, 1, 3, 7
+    assert cov["live_share"] == 0.4
+    assert cov["acked_sends"] == 7
+    assert cov["acked_per_s"] == 0.7
+    kill = cov["faults"]["kill"]
+    assert kill["count"] == 1 and kill["acked_sends"] == 2
+    assert kill["in_force_s"] == 2.9  # from the kill's completion to the restart's invoke
+    assert kill["seconds"] == 3 and kill["live_seconds"] == 1  # seconds 2, 3, 4; only 3 live
+    assert cov["recoveries"] == [{"f": "start", "healed_at_s": 5.3, "first_ack_after_s": 2.5}]
+    assert "partition" not in cov["faults"]
+
+
+def test_a_fault_that_failed_to_apply_opens_no_window() -> None:
+    ops = [send_ok(0.1), nem(1.0, "start-partition", error="ClusterError: no metadata"),
+           send_ok(1.5), nem(3.0, "stop-partition", "invoke"), nem(3.1, "stop-partition")]
+    cov = coverage(ops, SPANS, main=(0, 4 * S))
+    assert cov["faults"] == {}
+
+
+def test_a_fault_still_in_force_at_the_end_runs_to_the_end_of_the_main_phase() -> None:
+    ops = [send_ok(0.1), nem(1.0, "kill"), send_ok(2.5)]
+    cov = coverage(ops, SPANS, main=(0, 4 * S))
+    assert cov["faults"]["kill"]["in_force_s"] == 3.0
+    assert cov["faults"]["kill"]["acked_sends"] == 1
+
+
+def test_poor_coverage_names_the_dead_faults_and_what_to_change() -> None:
+    ops = [send_ok(0.5), nem(1.0, "kill"), nem(9.0, "start", "invoke"), nem(9.5, "start")]
+    line = poor_coverage(coverage(ops, SPANS, main=(0, 10 * S)))
+    assert line is not None and "\n" not in line
+    assert "10%" in line and "kill" in line and "--nemesis-targets" in line
+
+
+def test_a_run_that_kept_writing_through_its_faults_is_not_poor() -> None:
+    ops = [send_ok(t + 0.5) for t in range(10)]
+    ops += [nem(2.0, "kill"), nem(4.0, "start", "invoke"), nem(4.2, "start")]
+    ops.sort(key=lambda o: o["time"])
+    assert poor_coverage(coverage(ops, SPANS, main=(0, 10 * S))) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sends=st.lists(st.tuples(st.floats(0, 30), st.integers(1, 5)), max_size=60),
+    faults=st.lists(st.tuples(st.floats(0, 30), st.floats(0, 10)), max_size=5),
+)
+def test_figures_stay_within_their_bounds(
+    sends: list[tuple[float, int]], faults: list[tuple[float, float]]
+) -> None:
+    ops = [send_ok(t, n) for t, n in sends]
+    for t, length in faults:
+        ops += [nem(t, "kill"), nem(t + length, "start", "invoke"), nem(t + length, "start")]
+    ops.sort(key=lambda o: o["time"])
+    cov = coverage(ops, SPANS, main=(0, 30 * S))
+    assert 0 <= cov["live_seconds"] <= cov["seconds"] == 30
+    assert cov["acked_sends_main"] <= cov["acked_sends"] == sum(n for _t, n in sends)
+    for fig in cov["faults"].values():
+        assert fig["acked_sends"] <= cov["acked_sends"]
+        assert fig["live_seconds"] <= fig["seconds"] <= cov["seconds"]
+
+
+def test_only_heals_inside_the_main_phase_count_as_recoveries() -> None:
+    ops = [send_ok(0.5), nem(1.0, "kill"), nem(2.0, "start", "invoke"), nem(2.1, "start"),
+           send_ok(2.6), nem(3.0, "kill"), nem(5.0, "start", "invoke"), nem(5.2, "start")]
+    cov = coverage(ops, SPANS, main=(0, 4 * S))  # the second restart is the final heal
+    assert cov["recoveries"] == [{"f": "start", "healed_at_s": 2.1, "first_ack_after_s": 0.5}]

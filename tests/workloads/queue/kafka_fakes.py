@@ -1,0 +1,172 @@
+"""Fake confluent-kafka objects for the queue client's tests, each deciding through a handler.
+
+The fakes answer the calls the client makes (produce/flush, poll/consume/seek,
+the transaction calls, topic creation); a test states in a handler what Kafka
+does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
+
+from workloads.queue.topics import Topics
+
+K = KafkaError
+
+
+@dataclass
+class Msg:
+    topic_: str
+    partition_: int
+    offset_: int
+    value_: bytes
+    error_: KafkaError | None = None
+
+    def topic(self) -> str:
+        return self.topic_
+
+    def partition(self) -> int:
+        return self.partition_
+
+    def offset(self) -> int:
+        return self.offset_
+
+    def value(self) -> bytes:
+        return self.value_
+
+    def error(self) -> KafkaError | None:
+        return self.error_
+
+
+@dataclass
+class FakeProducer:
+    """``deliver(topic, partition, value) -> (error, offset)`` decides each record's fate."""
+
+    deliver: Callable[[str, int, bytes], tuple[KafkaError | None, int]]
+    commit: Callable[[], None] = lambda: None
+    abort: Callable[[], None] = lambda: None
+    queued: list[tuple[Any, Msg]] = field(default_factory=list)
+    stuck: bool = False
+    calls: list[str] = field(default_factory=list)
+
+    def produce(self, topic: str, value: bytes, partition: int, on_delivery: Any) -> None:
+        self.queued.append((on_delivery, Msg(topic, partition, -1, value)))
+
+    def flush(self, timeout: float = 0) -> int:
+        if self.stuck:
+            return len(self.queued)
+        for callback, msg in self.queued:
+            err, offset = self.deliver(msg.topic_, msg.partition_, msg.value_)
+            msg.offset_ = offset
+            callback(err, msg)
+        self.queued.clear()
+        return 0
+
+    def begin_transaction(self) -> None:
+        self.calls.append("begin")
+
+    def send_offsets_to_transaction(self, *args: Any) -> None:
+        self.calls.append("offsets")
+
+    def commit_transaction(self, timeout: float = 0) -> None:
+        self.calls.append("commit")
+        self.commit()
+
+    def abort_transaction(self, timeout: float = 0) -> None:
+        self.calls.append("abort")
+        self.abort()
+
+
+@dataclass
+class FakeConsumer:
+    """Serves ``log[key]`` from per-key positions; ``fail_after`` raises mid-poll."""
+
+    log: dict[tuple[str, int], list[int]]
+    positions: dict[tuple[str, int], int] = field(default_factory=dict)
+    assigned: list[TopicPartition] = field(default_factory=list)
+    fail_after: int | None = None
+    seeks: list[tuple[str, int, int]] = field(default_factory=list)
+    calls: list[tuple[str, list[Any]]] = field(default_factory=list)
+
+    def _next(self) -> Msg | None:
+        for tp in self.assigned:
+            key = (tp.topic, tp.partition)
+            pos = self.positions.get(key, 0)
+            values = self.log.get(key, [])
+            if pos < len(values):
+                self.positions[key] = pos + 1
+                return Msg(tp.topic, tp.partition, pos, str(values[pos]).encode())
+        return None
+
+    def poll(self, timeout: float) -> Msg | None:
+        return self._next()
+
+    def consume(self, n: int, timeout: float) -> list[Msg]:
+        out: list[Msg] = []
+        while len(out) < n and (msg := self._next()) is not None:
+            out.append(msg)
+            if self.fail_after is not None and len(out) >= self.fail_after:
+                raise KafkaException(KafkaError(K._TRANSPORT, "connection lost", fatal=True))
+        return out
+
+    def seek(self, tp: TopicPartition) -> None:
+        self.seeks.append((tp.topic, tp.partition, tp.offset))
+        self.positions[(tp.topic, tp.partition)] = tp.offset
+
+    def incremental_assign(self, tps: list[TopicPartition]) -> None:
+        held = {(tp.topic, tp.partition) for tp in self.assigned}
+        assert not held & {(tp.topic, tp.partition) for tp in tps}, "assigned twice"
+        self.assigned += tps
+        self.calls.append(("assign", sorted((tp.partition, tp.offset) for tp in tps)))
+        for tp in tps:
+            if tp.offset >= 0:
+                self.positions[(tp.topic, tp.partition)] = tp.offset
+            elif tp.offset == OFFSET_BEGINNING:
+                self.positions[(tp.topic, tp.partition)] = 0
+
+    def incremental_unassign(self, tps: list[TopicPartition]) -> None:
+        gone = {(tp.topic, tp.partition) for tp in tps}
+        self.assigned = [tp for tp in self.assigned if (tp.topic, tp.partition) not in gone]
+        self.calls.append(("unassign", sorted(tp.partition for tp in tps)))
+
+    def assignment(self) -> list[TopicPartition]:
+        return self.assigned
+
+    def position(self, tps: list[TopicPartition]) -> list[TopicPartition]:
+        return [
+            TopicPartition(
+                tp.topic, tp.partition, self.positions.get((tp.topic, tp.partition), -1001)
+            )
+            for tp in tps
+        ]
+
+    def consumer_group_metadata(self) -> object:
+        return object()
+
+    def close(self) -> None:
+        pass
+
+
+class NoAdmin:
+    def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Future[Any]]:
+        out: dict[str, Future[Any]] = {}
+        for t in topics:
+            f: Future[Any] = Future()
+            f.set_result(None)
+            out[t.topic] = f
+        return out
+
+
+def topics() -> Topics:
+    return Topics(
+        NoAdmin,
+        prefix="run1-",
+        partitions=8,  # type: ignore[arg-type]
+        replication_factor=3,
+        config={},
+    )

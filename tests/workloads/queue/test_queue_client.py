@@ -1,0 +1,186 @@
+"""``QueueClient`` against fake confluent-kafka objects built from handler functions.
+
+The fakes (``kafka_fakes.py``) answer the calls the client makes; a test states
+in a handler what Kafka does, and checks the completion the client reports and
+what it did to the consumer's position. Real Kafka is exercised by
+tests/harness/test_run_integration.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
+from kafka_fakes import FakeConsumer, FakeProducer, topics
+
+from workloads.queue.client import QueueClient
+from workloads.queue.config import ClientOptions
+
+K = KafkaError
+
+
+def client(
+    producer: FakeProducer | None = None, consumer: FakeConsumer | None = None, **opts: Any
+) -> QueueClient:
+    c = QueueClient(ClientOptions(bootstrap="x:9092", **opts), topics(), thread=0, process=0)
+    c.sender._producer = producer  # type: ignore[assignment]
+    c.reader._consumer = consumer  # type: ignore[assignment]
+    return c
+
+
+def ok_at(offset: int) -> Callable[[str, int, bytes], tuple[KafkaError | None, int]]:
+    return lambda topic, partition, value: (None, offset)
+
+
+def test_a_send_completes_with_its_offset() -> None:
+    c = client(FakeProducer(ok_at(17)))
+    done = c.invoke({"f": "send", "value": [["send", "t0-1", 5]]})
+    assert (done.type, done.value) == ("ok", [["send", "t0-1", [17, 5]]])
+
+
+@pytest.mark.parametrize(
+    ("code", "retries", "expected"),
+    [
+        (K.NOT_ENOUGH_REPLICAS, 0, "fail"),
+        (K.NOT_ENOUGH_REPLICAS, None, "info"),
+        (K._MSG_TIMED_OUT, 0, "info"),
+    ],
+    ids=["rejected-sent-once", "rejected-maybe-retried", "timed-out"],
+)
+def test_delivery_errors_follow_outcomes(code: int, retries: int | None, expected: str) -> None:
+    c = client(
+        FakeProducer(lambda t, p, v: (KafkaError(code), -1)), retries=retries, idempotence=False
+    )
+    done = c.invoke({"f": "send", "value": [["send", "t0-1", 5]]})
+    assert done.type == expected
+    assert done.value == [["send", "t0-1", 5]]  # no offset: none was given
+
+
+def test_produce_raising_is_fail_and_no_report_is_info() -> None:
+    class Full(FakeProducer):
+        def produce(self, *a: Any, **kw: Any) -> None:
+            raise BufferError("queue full")
+
+    assert (
+        client(Full(ok_at(1))).invoke({"f": "send", "value": [["send", "t0-1", 5]]}).type == "fail"
+    )
+    stuck = FakeProducer(ok_at(1), stuck=True)
+    done = client(stuck).invoke({"f": "send", "value": [["send", "t0-1", 5]]})
+    assert done.type == "info" and "no delivery report" in done.error
+
+
+def test_polls_report_records_per_key_in_order() -> None:
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12]})
+    c = client(consumer=consumer)
+    assert c.invoke({"f": "assign", "value": ["t0-1"]}).type == "ok"
+    done = c.invoke({"f": "poll", "value": [["poll"]]})
+    assert done.value == [["poll", {"t0-1": [[0, 10], [1, 11], [2, 12]]}]]
+
+
+def test_a_failed_poll_seeks_back_to_where_it_started() -> None:
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12, 13]}, fail_after=2)
+    c = client(consumer=consumer)
+    c.invoke({"f": "assign", "value": ["t0-1"]})
+    done = c.invoke({"f": "poll", "value": [["poll"]]})
+    assert done.type == "fail"
+    assert consumer.seeks == [("run1-t0", 1, 0)]
+    consumer.fail_after = None
+    again = c.invoke({"f": "poll", "value": [["poll"]]})
+    assert again.value[0][1]["t0-1"][0] == [0, 10]  # nothing was skipped
+
+
+def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12], ("run1-t0", 2): [20]})
+    c = client(consumer=consumer)
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-3"]})
+    first = c.invoke({"f": "poll", "value": [["poll"]]})
+    assert first.value[0][1]["t0-1"][0] == [0, 10]
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})
+    # a new partition starts at the beginning by name: no committed-offset lookup
+    assert consumer.calls[-2:] == [("unassign", [3]), ("assign", [(2, OFFSET_BEGINNING)])]
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})  # nothing changes: no calls
+    assert len(consumer.calls) == 3
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-2"], "seek": "beginning"})
+    assert consumer.calls[-2:] == [
+        ("unassign", [1, 2]),
+        ("assign", [(1, OFFSET_BEGINNING), (2, OFFSET_BEGINNING)]),
+    ]
+
+
+def test_with_txn_a_new_partition_starts_at_the_committed_offset() -> None:
+    consumer = FakeConsumer({("run1-t0", 2): [20]})
+    c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
+    c.invoke({"f": "assign", "value": ["t0-2"]})
+    assert consumer.calls[-1] == ("assign", [(2, -1001)])  # OFFSET_INVALID: look it up
+
+
+def test_a_half_done_assign_resets_the_client() -> None:
+    class Refusing(FakeConsumer):
+        def incremental_assign(self, tps: list[TopicPartition]) -> None:
+            raise KafkaException(KafkaError(K._STATE, "erroneous state"))
+
+    consumer = Refusing({})
+    c = client(consumer=consumer)
+    consumer.assigned = [TopicPartition("run1-t0", 1)]
+    c.reader._assigned = {"t0-1"}
+    done = c.invoke({"f": "assign", "value": ["t0-2"]})
+    assert (done.type, done.reset) == ("fail", True)
+
+
+def test_intentional_abort_is_fail_and_rewinds_the_reads() -> None:
+    producer = FakeProducer(ok_at(3))
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11]})
+    c = client(producer, consumer, txn=True, abort_p=0.999999)
+    c.invoke({"f": "assign", "value": ["t0-1"]})
+    done = c.invoke({"f": "txn", "value": [["send", "t0-2", 7], ["poll"]]})
+    assert (done.type, done.error) == ("fail", "aborted on purpose")
+    assert producer.calls == ["begin", "abort"]
+    assert consumer.seeks == [("run1-t0", 1, 0)]
+    assert done.value == [["send", "t0-2", [3, 7]], ["poll", {"t0-1": [[0, 10], [1, 11]]}]]
+
+
+def test_a_committed_transaction_commits_offsets_only_when_it_read() -> None:
+    producer = FakeProducer(ok_at(3))
+    c = client(producer, FakeConsumer({}), txn=True, abort_p=0.0)
+    assert c.invoke({"f": "send", "value": [["send", "t0-2", 7]]}).type == "ok"
+    assert producer.calls == ["begin", "commit"]
+
+
+def _raise(err: KafkaError) -> Callable[[], None]:
+    def go() -> None:
+        raise KafkaException(err)
+
+    return go
+
+
+@pytest.mark.parametrize(
+    ("commit_err", "abort_err", "expected", "reset"),
+    [
+        (KafkaError(K.NOT_ENOUGH_REPLICAS, txn_requires_abort=True), None, "fail", False),
+        (
+            KafkaError(K.NOT_ENOUGH_REPLICAS, txn_requires_abort=True),
+            KafkaError(K._TRANSPORT),
+            "info",
+            True,
+        ),
+        (KafkaError(K._TRANSPORT), None, "info", True),
+    ],
+    ids=["abortable-then-aborted", "abort-fails", "unknown-commit"],
+)
+def test_commit_errors(
+    commit_err: KafkaError, abort_err: KafkaError | None, expected: str, reset: bool
+) -> None:
+    producer = FakeProducer(
+        ok_at(3),
+        commit=_raise(commit_err),
+        abort=_raise(abort_err) if abort_err else (lambda: None),
+    )
+    c = client(producer, FakeConsumer({}), txn=True, abort_p=0.0)
+    done = c.invoke({"f": "txn", "value": [["send", "t0-2", 7]]})
+    assert (done.type, done.reset) == (expected, reset)
+
+
+def test_crash_is_info() -> None:
+    assert client().invoke({"f": "crash", "value": None}).type == "info"

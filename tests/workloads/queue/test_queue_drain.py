@@ -1,0 +1,111 @@
+"""The queue workload's final drain and its tracker, by simulation and by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sim_kafka import FakeKafka
+
+from harness.gen import Context, Gen, Op, plan_gen, run_phases, simulate
+from workloads.queue.drain import Drain, DrainTracker, drain_complete, unread
+from workloads.queue.generator import QueueGen, QueueOptions
+
+
+def invokes(history: list[Op], *fs: str) -> list[Op]:
+    return [op for op in history if op["type"] == "invoke" and (not fs or op["f"] in fs)]
+
+
+def sends(history: list[Op]) -> list[tuple[str, int]]:
+    return [(mop[1], mop[2]) for op in invokes(history, "send", "txn")
+            for mop in op["value"] if mop[0] == "send"]
+
+
+def queue_plan(opts: QueueOptions, *, rate: float, time_limit_s: float, quiet_s: float,
+               final_time_limit_s: float) -> Gen:
+    return plan_gen(run_phases(QueueGen.start(opts), rate=rate, time_limit_s=time_limit_s,
+                               quiet_s=quiet_s, drain=Drain(),
+                               final_time_limit_s=final_time_limit_s))
+
+
+def test_the_drain_rereads_every_key_ever_from_the_beginning_as_fresh_processes() -> None:
+    opts = QueueOptions(key_count=2, max_writes_per_key=5, weights={"send": 1, "poll": 1})
+    kafka = FakeKafka()
+    history = simulate(queue_plan(opts, rate=100, time_limit_s=3, quiet_s=1,
+                                  final_time_limit_s=2),
+                       concurrency=3, seed=8, outcome_fn=kafka)
+    every_key = sorted({k for k, _ in sends(history)} |
+                       {k for op in invokes(history, "assign") for k in op["value"]})
+    drain = [op for op in invokes(history) if op.get("seek") == "beginning"]
+    assert {op["process"] for op in drain} == {3, 4, 5}  # threads 0-2 after one crash each
+    assert all(op["value"] == every_key for op in drain)
+    for op in drain:  # the old process crashed just before; it never re-reads itself
+        old = [o for o in invokes(history) if o["process"] == op["process"] - 3]
+        assert old[-1]["f"] == "crash"
+        assert old[-1]["index"] > max(o["index"] for o in invokes(history, "send"))
+    assert len(every_key) > 10
+    tracker = DrainTracker()
+    done_at = None
+    for op in history:
+        tracker = tracker.observe(op)
+        if done_at is None and tracker.complete and op["index"] > drain[-1]["index"]:
+            done_at = op["time"]
+    assert done_at is not None, unread(tracker.acked, tracker.read)
+    assert tracker.missing == {}
+    assert unread(tracker.acked, tracker.read) == {}
+    assert done_at < history[-1]["time"]  # the runner could have stopped before the time limit
+
+
+def test_the_drain_stays_incomplete_while_a_write_is_missing() -> None:
+    history_ops: list[Op] = [
+        {"type": "ok", "f": "send", "value": [["send", "t0-0", [0, 1]], ["send", "t0-0", 2]]},
+        {"type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 1]]}]]},
+        {"type": "info", "f": "poll", "value": [["poll", {"t0-0": [[1, 2]]}]]},
+        {"type": "ok", "f": "txn", "value": [["send", "t0-1", [0, 7]], ["poll", {}]]},
+    ]
+    tracker = DrainTracker()
+    for op in history_ops:
+        tracker = tracker.observe(op)
+    assert not tracker.complete  # value 2 was read only by an info op; 7 never
+    assert unread(tracker.acked, tracker.read) == {"t0-0": {2}, "t0-1": {7}}
+    assert tracker.missing == {"t0-0": {2}, "t0-1": {7}}
+    tracker = tracker.observe({"type": "ok", "f": "poll",
+                               "value": [["poll", {"t0-0": [[1, 2]], "t0-1": [[0, 7]]}]]})
+    assert tracker.complete
+
+
+@pytest.mark.parametrize(
+    ("acked", "read", "complete"),
+    [
+        pytest.param({}, {}, True, id="nothing-acked"),
+        pytest.param({"a": [1, 2]}, {"a": [2, 1, 3]}, True, id="all-read-plus-more"),
+        pytest.param({"a": [1, 2]}, {"a": [1]}, False, id="one-missing"),
+        pytest.param({"a": [1], "b": [5]}, {"a": [1]}, False, id="key-never-read"),
+        pytest.param({"a": []}, {}, True, id="empty-key"),
+    ],
+)
+def test_drain_complete(acked: dict[str, list[int]], read: dict[str, list[int]],
+                        complete: bool) -> None:
+    assert drain_complete(acked, read) is complete
+
+
+def test_an_empty_run_has_nothing_to_drain() -> None:
+    assert Drain().op(_ctx()) is None
+
+
+def _ctx() -> Any:
+    return Context(0, (0,), frozenset({0}), {0: 0})
+
+
+def test_the_drain_must_read_everything_again_itself() -> None:
+    tracker = DrainTracker()
+    for op in (
+        {"type": "ok", "f": "send", "value": [["send", "t0-0", [0, 1]]]},
+        {"type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 1]]}]]},
+    ):
+        tracker = tracker.observe(op)
+    assert tracker.complete and tracker.unread_count() == 0
+    drain = tracker.reread()  # what earlier polls saw does not count any more
+    assert not drain.complete and drain.unread_count() == 1
+    drain = drain.observe({"type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 1]]}]]})
+    assert drain.complete

@@ -1,0 +1,81 @@
+"""The queue workload's client: real confluent-kafka producers and consumers.
+
+One ``QueueClient`` per worker and process: a producer (transactional with
+``--txn``, :mod:`workloads.queue.sending`) and a consumer
+(:mod:`workloads.queue.reading`), each created on first use. It performs one op
+at a time:
+
+``send``
+    produce and wait for the delivery reports (with ``--txn``, a transaction of
+    its own, :mod:`workloads.queue.txn`, since a transactional producer writes
+    only inside transactions);
+``poll``, ``assign``, ``subscribe``
+    the consumer's;
+``txn``
+    sends and polls in one transaction;
+``crash``
+    nothing: the op ends ``info`` and the worker closes this client.
+
+Whether a Kafka error means ``fail`` or ``info`` is decided by
+``workloads.outcomes`` alone.
+"""
+
+from __future__ import annotations
+
+import random
+
+from workloads.client import Completed, Op
+from workloads.queue.config import ClientOptions
+from workloads.queue.reading import Reader
+from workloads.queue.sending import Sender
+from workloads.queue.topics import Topics
+from workloads.queue.txn import Transactions
+
+
+class QueueClient:
+    """A producer and a consumer for one process of one worker thread."""
+
+    def __init__(self, opts: ClientOptions, topics: Topics, thread: int, process: int) -> None:
+        self.opts = opts
+        self.topics = topics
+        self.thread = thread
+        self.process = process
+        self.sender = Sender(opts, topics, thread, process)
+        self.reader = Reader(opts, topics, process)
+        rng = random.Random(opts.seed * 1_000_003 + process)
+        self.txns = Transactions(opts, self.sender, self.reader, rng)
+
+    def prepare(self, op: Op) -> None:
+        keys: set[str] = set()
+        if op["f"] in ("assign", "subscribe"):
+            keys.update(op["value"] or ())
+        elif op["f"] in ("send", "txn"):
+            keys.update(m[1] for m in op["value"] if m[0] == "send")
+        if keys:
+            self.topics.ensure_keys(keys)
+
+    def invoke(self, op: Op) -> Completed:
+        f = op["f"]
+        if f == "send":
+            return self.txns.run(op) if self.opts.txn else self.sender.send(op)
+        if f == "poll":
+            return self.reader.poll(op)
+        if f == "txn":
+            return self.txns.run(op)
+        if f == "assign":
+            return self.reader.assign(op)
+        if f == "subscribe":
+            return self.reader.subscribe(op)
+        if f == "crash":
+            return Completed("info", None, "crashed on purpose: the client is closed")
+        raise ValueError(f"the queue client has no op {f!r}")
+
+    def warm_up(self) -> None:
+        """Connect before the run's clock starts: a producer id and a consumer."""
+        self.sender.producer()
+        self.reader.consumer()
+        self.sender.warm_up()
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sender.close()

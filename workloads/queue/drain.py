@@ -1,0 +1,150 @@
+"""The queue workload's final drain, and how the runner knows it is done.
+
+:class:`Drain` re-assigns every key that ever appeared, from the beginning, and
+polls; the runner stops it when the :class:`DrainTracker` it feeds every
+completion says every acknowledged value has been read again, or at
+``--final-time-limit``. Pure, like the generator: tested by simulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harness.base.history import Op, Process
+from harness.gen.core import PENDING, Context, Gen, Step
+from workloads.queue.generator import keys_of
+
+
+@dataclass(frozen=True, slots=True)
+class Drain(Gen):
+    """The final drain: each client re-reads every key ever seen, from the start.
+
+    A process that did anything before the drain first crashes (a ``crash`` op): its
+    consumer is closed and its thread goes on as a fresh process, which
+    assigns every key with ``"seek": "beginning"`` (a hint for the runner) and
+    polls. Re-reading under the *old* process number would make the checker see
+    its polls jump backwards (``nonmonotonic-poll``), since an assign keeps the
+    positions of the keys it lists.
+
+    It learns keys and processes from the events of earlier phases (``phases``
+    passes them on). Endless by itself: bound it with ``time_limit``; the runner
+    stops earlier once :func:`drain_complete` holds.
+    """
+
+    keys: frozenset[str] = frozenset()
+    joined: Mapping[Process, frozenset[str]] = field(default_factory=dict)
+    old: frozenset[Process] = frozenset()
+    started: bool = False
+
+    def op(self, ctx: Context) -> Step:
+        if not self.keys:
+            return None  # nothing was ever written or read: nothing to drain
+        free = ctx.free_threads()
+        state = self if self.started else replace(self, started=True)
+        if not free:
+            return PENDING, state
+        i, _ = ctx.rng.below(len(free))
+        process = ctx.workers[free[i]]
+        base = {"process": process, "time": ctx.time, "type": "invoke"}
+        if process in state.old:
+            return {**base, "f": "crash", "value": None}, replace(state, old=state.old - {process})
+        if state.joined.get(process) != state.keys:
+            op = {**base, "f": "assign", "value": sorted(state.keys), "seek": "beginning"}
+            return op, replace(state, joined={**state.joined, process: state.keys})
+        return {**base, "f": "poll", "value": [["poll"]]}, state
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        state = self
+        new = keys_of(event) - self.keys
+        if new:
+            state = replace(state, keys=self.keys | new)
+        process = event.get("process")
+        if not self.started and process is not None and process not in self.old:
+            state = replace(state, old=state.old | {process})
+        failed_join = event.get("type") == "fail" and event.get("f") == "assign"
+        if (failed_join or event.get("type") == "info") and process in state.joined:
+            state = replace(state, joined={p: k for p, k in state.joined.items() if p != process})
+        return state
+
+
+def unread(
+    acked: Mapping[str, Collection[Hashable]], read: Mapping[str, Collection[Hashable]]
+) -> dict[str, set[Hashable]]:
+    """Per key, the acknowledged items (offsets or values) no read has returned yet."""
+    missing = {key: set(items) - set(read.get(key, ())) for key, items in acked.items()}
+    return {key: items for key, items in missing.items() if items}
+
+
+def drain_complete(
+    acked: Mapping[str, Collection[Hashable]], read: Mapping[str, Collection[Hashable]]
+) -> bool:
+    """Whether every acknowledged item of every key has been read.
+
+    A lost write is never read, so a run with one drains until the final time
+    limit; that costs time, never a wrong verdict.
+    """
+    return not unread(acked, read)
+
+
+@dataclass(frozen=True, slots=True)
+class DrainTracker:
+    """Acknowledged, read and still-unread values per key, fed every completion.
+
+    Values are unique per key, so tracking values is tracking offsets, and also
+    covers acknowledgements that came without an offset. Only ``ok`` ops count:
+    the checker's ``unseen`` is judged on ``ok`` reads of ``ok`` sends. Each
+    ``observe`` costs the keys it touches, not the whole run, so the runner can
+    call it on every completion.
+    """
+
+    acked: Mapping[str, frozenset[Any]] = field(default_factory=dict)
+    read: Mapping[str, frozenset[Any]] = field(default_factory=dict)
+    missing: Mapping[str, frozenset[Any]] = field(default_factory=dict)
+
+    def observe(self, op: Op) -> DrainTracker:
+        if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "txn"):
+            return self
+        sent: dict[str, set[Any]] = {}
+        got: dict[str, set[Any]] = {}
+        for mop in op.get("value") or ():
+            if mop[0] == "send":
+                v = mop[2][1] if isinstance(mop[2], list) else mop[2]
+                sent.setdefault(mop[1], set()).add(v)
+            elif mop[0] == "poll" and len(mop) > 1:
+                for key, records in mop[1].items():
+                    if records:
+                        got.setdefault(key, set()).update(value for _, value in records)
+        if not sent and not got:
+            return self
+        acked, read, missing = dict(self.acked), dict(self.read), dict(self.missing)
+        for key, vs in got.items():
+            read[key] = read.get(key, frozenset()) | vs
+        for key, vs in sent.items():
+            acked[key] = acked.get(key, frozenset()) | vs
+        for key in sent.keys() | got.keys():
+            left = (missing.get(key, frozenset()) | (sent.get(key, set()) - read.get(
+                key, frozenset()))) - got.get(key, set())
+            if left:
+                missing[key] = left
+            else:
+                missing.pop(key, None)
+        return DrainTracker(acked, read, missing)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def unread_count(self) -> int:
+        """How many acknowledged values are still to be read."""
+        return sum(len(v) for v in self.missing.values())
+
+    def reread(self) -> DrainTracker:
+        """The tracker for the drain: every value acknowledged so far must be read *again*.
+
+        The drain is a re-read from the beginning, so it must find everything
+        itself, not merely what earlier polls happened to see.
+        """
+        missing = {key: values for key, values in self.acked.items() if values}
+        return DrainTracker(acked=self.acked, read={}, missing=missing)

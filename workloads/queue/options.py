@@ -1,0 +1,134 @@
+"""The queue workload's options: declared once, here, as rows of ``insync run``'s one table.
+
+Each row of :data:`OPTIONS` is a flag, a ``run.toml`` key and a word of a
+replayed argv (``harness.run.options`` adds the rows of every registered
+workload to its table); its field and default are in :class:`QueueSettings`,
+which the run's options inherit. What only the queue knows about them lives
+here too: which combinations cannot work (:func:`validate`), the values left
+to it (:func:`automatic`), the default test name, the ``test.json`` block, and
+the generator's shape (:func:`generator_options`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.base.errors import UsageError
+from harness.base.values import Range, Spec, boolean, choice, number, opt_whole, whole
+from workloads.queue.generator import QueueOptions
+
+#: librdkafka refuses more in-flight requests than this with enable.idempotence.
+IDEMPOTENT_MAX_IN_FLIGHT = 5
+#: Partitions of every workload topic: keys are ``t<topic>-<partition>``.
+PARTITIONS_PER_TOPIC = 8
+#: Keys written at a time (each retired after ``--max-writes-per-key`` sends).
+KEY_COUNT = 4
+
+OPTIONS: tuple[Spec, ...] = (
+    Spec("acks", choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
+    Spec("sub_via", choice("assign", "subscribe"),
+         "how consumers get partitions (default: assign)"),
+    Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
+    Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
+         "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
+    Spec("idempotence", boolean, "enable.idempotence (default: true when --acks all)",
+         "true|false"),
+    Spec("retries", opt_whole, "producer retries (default: librdkafka's)",
+         range=Range(0, 2**31 - 1)),
+    Spec("max_in_flight", whole, "max.in.flight.requests.per.connection (default: 5; "
+         f"at most {IDEMPOTENT_MAX_IN_FLIGHT} with idempotence)", range=Range(1, 1_000_000)),
+    Spec("max_writes_per_key", whole, "sends per key before a fresh key replaces it "
+         "(default: 256)", range=Range(1, 1_000_000)),
+    Spec("poll_ms", whole, "how long a poll waits for a first record (default: 100)",
+         range=Range(1, 60_000)),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """The queue workload's option values, one field per row of :data:`OPTIONS`."""
+
+    acks: str = "all"
+    sub_via: str = "assign"
+    txn: bool = False
+    txn_abort_p: float = 0.1
+    idempotence: bool | None = None
+    retries: int | None = None
+    max_in_flight: int = 5
+    max_writes_per_key: int = 256
+    poll_ms: int = 100
+
+
+def validate(s: QueueSettings) -> None:
+    """Raise ``UsageError`` (one line) for combinations the clients cannot run."""
+    if s.txn and s.acks != "all":
+        raise UsageError(
+            f"--txn needs --acks all (transactions require it), got --acks {s.acks}",
+            hint="pass --acks all",
+        )
+    if s.idempotence and s.acks != "all":
+        raise UsageError(
+            f"--idempotence needs --acks all, got --acks {s.acks}",
+            hint="pass --idempotence false",
+        )
+    if s.txn and s.idempotence is False:
+        raise UsageError(
+            "--txn needs idempotence (transactions require it)",
+            hint="drop --idempotence false",
+        )
+    idempotent = s.txn or (s.acks == "all" if s.idempotence is None else s.idempotence)
+    if idempotent and s.max_in_flight > IDEMPOTENT_MAX_IN_FLIGHT:
+        raise UsageError(
+            f"--max-in-flight {s.max_in_flight} is over {IDEMPOTENT_MAX_IN_FLIGHT}, "
+            "which idempotent producers refuse",
+            hint=f"lower it to {IDEMPOTENT_MAX_IN_FLIGHT} or pass --idempotence false",
+        )
+
+
+def automatic(s: QueueSettings) -> dict[str, Any]:
+    """The values left to the workload: idempotence follows ``--acks all``."""
+    return {"idempotence": s.acks == "all" if s.idempotence is None else s.idempotence}
+
+
+def name_parts(s: QueueSettings) -> list[str]:
+    """The default test name's words: ``queue-acks-all-txn-subscribe``."""
+    parts = ["queue", f"acks-{s.acks}"]
+    parts += ["txn"] if s.txn else []
+    parts += ["subscribe"] if s.sub_via == "subscribe" else []
+    return parts
+
+
+def block(s: QueueSettings) -> dict[str, Any]:
+    """The queue's part of ``test.json``'s ``workload`` block."""
+    return {
+        "acks": s.acks,
+        "idempotence": s.idempotence,
+        "retries": s.retries,
+        "max_in_flight": s.max_in_flight,
+        "txn": s.txn,
+        "txn_abort_p": s.txn_abort_p,
+        "sub_via": s.sub_via,
+        "max_writes_per_key": s.max_writes_per_key,
+        "partitions_per_topic": PARTITIONS_PER_TOPIC,
+        "poll_ms": s.poll_ms,
+    }
+
+
+def generator_options(s: QueueSettings) -> QueueOptions:
+    """The generator's shape: op weights follow ``--txn`` and ``--sub-via``."""
+    weights = {
+        "send": 4.0,
+        "poll": 4.0,
+        "txn": 1.0 if s.txn else 0.0,
+        "assign": 0.1 if s.sub_via == "assign" else 0.0,
+        "subscribe": 0.1 if s.sub_via == "subscribe" else 0.0,
+        "crash": 0.02,
+    }
+    return QueueOptions(
+        key_count=KEY_COUNT,
+        max_writes_per_key=s.max_writes_per_key,
+        partitions_per_topic=PARTITIONS_PER_TOPIC,
+        weights=weights,
+        consume="subscribe" if s.sub_via == "subscribe" else "assign",
+    )

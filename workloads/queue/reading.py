@@ -1,0 +1,189 @@
+"""The consumer side of a queue client: one consumer per process, its assignment and positions.
+
+``poll``
+    wait up to ``poll_ms`` for a first record, then take what is buffered (up to
+    ``max_poll_records``); the completion maps each key to ``[[offset, value], ...]``.
+``assign`` / ``subscribe``
+    assign the keys' partitions (keeping the position of keys already held, or
+    from the beginning for the drain's ``"seek": "beginning"``), or subscribe
+    to their topics in the run's one consumer group.
+
+An op that ends ``fail`` must leave no trace, so a failed op that had polled
+(a poll, or an aborted transaction, ``workloads.queue.txn``) seeks the consumer
+back to the first offset it returned for each key (:meth:`Reader.undo`); if that
+seek fails, the client asks to be reset (closed, and its thread continues as a
+fresh process).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+
+from cluster.kafka_clients import base_config
+from workloads.client import Completed, Op
+from workloads.outcomes import Outcome, classify
+from workloads.queue.config import ClientOptions
+from workloads.queue.topics import Topics
+
+LOG = logging.getLogger("insync.client")
+
+#: What one op read: key → ``[[offset, value], ...]`` in the order returned.
+Records = dict[str, list[list[int]]]
+
+
+class Reader:
+    """A process's consumer, created on first use, and the keys it holds."""
+
+    def __init__(self, opts: ClientOptions, topics: Topics, process: int) -> None:
+        self.opts = opts
+        self.topics = topics
+        self.process = process
+        self._consumer: Consumer | None = None
+        self._assigned: set[str] = set()
+        self._positions: dict[str, int] = {}  # key -> next offset this consumer returns
+
+    def consumer(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = Consumer(
+                base_config(self.opts.bootstrap, **self.opts.consumer_config())
+            )
+        return self._consumer
+
+    # -- poll ---------------------------------------------------------------------
+
+    def poll(self, op: Op) -> Completed:
+        records: Records = {}
+        try:
+            self.poll_into(records)
+        except Exception as err:
+            return self.undo(classify(err, "poll"), [["poll", records]], records)
+        return Completed("ok", [["poll", records]])
+
+    def poll_into(self, records: Records) -> None:
+        """Poll once, adding what was returned to ``records`` as it arrives."""
+        consumer = self.consumer()
+        first = consumer.poll(self.opts.poll_ms / 1000)
+        if first is None:
+            return
+        self._take([first], records)  # before consume(): if that raises, first is known
+        if self.opts.max_poll_records > 1:
+            self._take(consumer.consume(self.opts.max_poll_records - 1, 0), records)
+
+    def _take(self, batch: list[Any], records: Records) -> None:
+        for msg in batch:
+            err = msg.error()
+            if err is not None:
+                if err.fatal():
+                    raise KafkaException(err)
+                LOG.debug("consumer of process %s: %s", self.process, err)
+                continue
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            if topic is None or partition is None or offset is None:
+                continue  # not a record (librdkafka marks events this way)
+            key = self.topics.key(topic, partition)
+            records.setdefault(key, []).append([offset, int(msg.value() or b"-1")])
+            self._positions[key] = offset + 1
+
+    def undo(self, outcome: Outcome, value: Any, read: Records) -> Completed:
+        """Complete a failed op, first seeking the consumer back over what it read."""
+        if outcome.type == "fail" and not self._seek_back(read):
+            return Completed("fail", value, outcome.error, reset=True)
+        return outcome.completed(value)
+
+    def _seek_back(self, read: Records) -> bool:
+        """Rewind each key to the first offset this op read; False if that failed."""
+        for key, recs in read.items():
+            if not recs:
+                continue
+            topic, partition = self.topics.real(key)
+            try:
+                assert self._consumer is not None
+                self._consumer.seek(TopicPartition(topic, partition, recs[0][0]))
+            except Exception as err:
+                LOG.info("process %s could not seek %s back: %s", self.process, key, err)
+                return False
+            self._positions[key] = recs[0][0]
+        return True
+
+    # -- assign / subscribe ---------------------------------------------------------
+
+    def assign(self, op: Op) -> Completed:
+        """Change the assignment incrementally: kept partitions are never touched.
+
+        Re-assigning a partition that is already being fetched restarts librdkafka's
+        offset lookup while the old fetch state lingers; a run showed the consumer
+        first continue past records it had prefetched and later jump back to the
+        beginning (``nonmonotonic-poll`` that Kafka did not cause). So only the
+        partitions that change are unassigned or assigned. New ones start at the
+        beginning, named explicitly: without ``--txn`` nothing commits offsets, and
+        leaving the start to a committed-offset lookup let a run read a partition
+        dropped and re-added by the same consumer from offset 0 twice in a row
+        (the lookup and ``auto.offset.reset`` each restarted the fetch). With
+        ``--txn`` offsets are committed in transactions, so they are looked up.
+        The drain's ``"seek": "beginning"`` re-adds every partition at its first
+        offset.
+        """
+        keys: list[str] = list(op["value"])
+        beginning = op.get("seek") == "beginning"
+        held = self._assigned
+        drop = held if beginning else held - set(keys)
+        add = [k for k in keys if beginning or k not in held]
+        start = OFFSET_BEGINNING if beginning or not self.opts.txn else None
+        consumer = self.consumer()
+        changed = False
+        try:
+            if drop:
+                consumer.incremental_unassign([self._partition(k) for k in sorted(drop)])
+                changed = True
+            if add:
+                consumer.incremental_assign([self._partition(k, start) for k in add])
+        except Exception as err:
+            outcome = classify(err, "assign")
+            # half done (unassigned, not assigned): only a fresh consumer is certain
+            return Completed(outcome.type, keys, outcome.error, reset=changed or outcome.recreate)
+        self._hold(keys, keep=not beginning)
+        return Completed("ok", keys)
+
+    def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
+        topic, partition = self.topics.real(key)
+        if offset is None:
+            return TopicPartition(topic, partition)
+        return TopicPartition(topic, partition, offset)
+
+    def subscribe(self, op: Op) -> Completed:
+        keys: list[str] = list(op["value"])
+        topics = sorted({self.topics.real(k)[0] for k in keys})
+        try:
+            self.consumer().subscribe(topics)
+        except Exception as err:
+            return classify(err, "subscribe").completed(keys)
+        self._hold(keys, keep=True)
+        return Completed("ok", keys)
+
+    def _hold(self, keys: list[str], *, keep: bool) -> None:
+        self._assigned = set(keys)
+        self._positions = {k: o for k, o in self._positions.items() if keep and k in self._assigned}
+
+    # -- for transactions -------------------------------------------------------------
+
+    def committable(self) -> tuple[list[TopicPartition], Any] | None:
+        """The positions a transaction commits (only those known) and the group's
+        metadata; None when there is nothing to commit."""
+        consumer = self._consumer
+        if consumer is None:
+            return None
+        positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
+        if not positions:
+            return None
+        return positions, consumer.consumer_group_metadata()
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
+            try:
+                consumer.close()
+            except Exception as err:  # closing a broken client: note it, carry on
+                LOG.debug("closing consumer of process %s: %s", self.process, err)

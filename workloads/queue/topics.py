@@ -1,0 +1,165 @@
+"""Topics for the queue workload's keys, created as the generator asks for them.
+
+The generator names keys ``t<N>-<partition>`` and keeps opening new ones as old
+ones use up their write budget, so the set of topics is not known up front.
+Brokers run with ``auto.create.topics.enable=false`` (an auto-created topic
+would get the broker's defaults, not the run's replication settings), so insync
+creates each topic itself, with the run's ``--replication-factor``,
+``min.insync.replicas`` and ``unclean.leader.election.enable``, the first time a
+key in it appears, and the next ``lookahead`` topics in the background so a
+client rarely waits.
+
+Each run prefixes its topic names (``<prefix>t0``) so a reused cluster never
+shows one run the records of another: keys in the history stay ``t0-1``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+from workloads.queue.generator import parse_key
+
+LOG = logging.getLogger("insync.topics")
+
+
+def topic_number(topic: str) -> int:
+    """``"t12"`` → 12."""
+    if not topic.startswith("t") or not topic[1:].isdigit():
+        raise ValueError(f"not a workload topic: {topic!r}")
+    return int(topic[1:])
+
+
+class Topics:
+    """Creates the run's topics on demand; thread-safe (every worker calls ``ensure``)."""
+
+    def __init__(
+        self,
+        admin: Callable[[], AdminClient],
+        *,
+        prefix: str,
+        partitions: int,
+        replication_factor: int,
+        config: Mapping[str, str],
+        lookahead: int = 2,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self._admin_factory = admin
+        self._admin: AdminClient | None = None
+        self.prefix = prefix
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.config = dict(config)
+        self.lookahead = lookahead
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._futures: dict[int, Future[Any]] = {}
+        self._ready: set[int] = set()
+        self._warm_up: Future[Any] | None = None
+
+    def name(self, topic: str) -> str:
+        """The real topic name of a workload topic (``t3`` → ``<prefix>t3``)."""
+        return self.prefix + topic
+
+    def real(self, key: str) -> tuple[str, int]:
+        """The real topic and partition of a key."""
+        topic, partition = parse_key(key)
+        return self.name(topic), partition
+
+    def key(self, real_topic: str, partition: int) -> str:
+        """The key a record of ``real_topic`` / ``partition`` belongs to."""
+        return f"{real_topic.removeprefix(self.prefix)}-{partition}"
+
+    def ensure_keys(self, keys: Iterable[str]) -> None:
+        """Return once every topic ``keys`` name exists (creating it if needed)."""
+        for n in sorted({topic_number(parse_key(k)[0]) for k in keys}):
+            self.ensure(n)
+
+    def ensure(self, n: int) -> None:
+        if n in self._ready:
+            return
+        for ahead in range(n, n + self.lookahead + 1):
+            self._request(ahead)
+        future = self._futures[n]
+        try:
+            future.result(timeout=self.timeout_s)
+        except KafkaException as err:
+            kerr = err.args[0] if err.args else None
+            exists = isinstance(kerr, KafkaError) and kerr.code() == KafkaError.TOPIC_ALREADY_EXISTS
+            if not exists:
+                with self._lock:  # let a later call try again
+                    if self._futures.get(n) is future:
+                        del self._futures[n]
+                raise
+        with self._lock:
+            self._ready.add(n)
+
+    def warm_up_topic(self) -> str:
+        """A one-partition topic for connecting clients before the run (not a key)."""
+        name = self.name("warmup")
+        with self._lock:
+            if self._warm_up is None:
+                if self._admin is None:
+                    self._admin = self._admin_factory()
+                topic = NewTopic(
+                    name,
+                    num_partitions=1,
+                    replication_factor=self.replication_factor,
+                    config=dict(self.config),
+                )
+                self._warm_up = self._admin.create_topics([topic], request_timeout=self.timeout_s)[
+                    name
+                ]
+            future = self._warm_up
+        try:
+            future.result(timeout=self.timeout_s)
+        except KafkaException as err:
+            kerr = err.args[0] if err.args else None
+            if not (
+                isinstance(kerr, KafkaError) and kerr.code() == KafkaError.TOPIC_ALREADY_EXISTS
+            ):
+                raise
+        return name
+
+    def _request(self, n: int) -> None:
+        with self._lock:
+            if n in self._futures:
+                return
+            if self._admin is None:
+                self._admin = self._admin_factory()
+            topic = NewTopic(
+                self.name(f"t{n}"),
+                num_partitions=self.partitions,
+                replication_factor=self.replication_factor,
+                config=dict(self.config),
+            )
+            futures = self._admin.create_topics([topic], request_timeout=self.timeout_s)
+            self._futures[n] = futures[topic.topic]
+            LOG.debug("creating topic %s", topic.topic)
+
+    @property
+    def created(self) -> list[str]:
+        """Real names of every topic this run asked for."""
+        with self._lock:
+            names = [self.name(f"t{n}") for n in sorted(self._futures)]
+            return names + ([self.name("warmup")] if self._warm_up is not None else [])
+
+    def delete_all(self, timeout_s: float = 30.0) -> None:
+        """Delete the run's topics (a reused cluster should not fill up); best effort."""
+        names = self.created
+        if not names:
+            return
+        admin = self._admin or self._admin_factory()
+        futures = admin.delete_topics(names, request_timeout=timeout_s)
+        for name, future in futures.items():
+            try:
+                future.result(timeout=timeout_s)
+            except Exception as err:  # the run is over: say what is left behind
+                LOG.warning("could not delete topic %s: %s", name, err)

@@ -1,0 +1,114 @@
+"""Transactions of a queue client: sends and polls in one Kafka transaction.
+
+A ``txn`` op (and, with ``--txn``, every ``send``: a transactional producer
+writes only inside transactions) begins a transaction, runs its sends and polls
+in order, commits the consumer's positions inside it
+(``send_offsets_to_transaction``, only when it read), and commits. With
+probability ``abort_p`` the client aborts on purpose: the op is ``fail``.
+
+An abort that succeeded is ``fail`` (Kafka never shows an aborted record to a
+``read_committed`` consumer), after seeking the consumer back over what the
+transaction read; an abort that raised is ``info``. Whether an error means
+``fail`` or ``info`` is decided by ``workloads.outcomes``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from workloads.client import Completed, Op
+from workloads.outcomes import Outcome, classify
+from workloads.queue.config import ClientOptions
+from workloads.queue.reading import Reader, Records
+from workloads.queue.sending import Reports, Sender, sent
+
+COMMIT_ATTEMPTS = 3
+
+
+class _Aborted(Exception):
+    """The client chose to abort this transaction (``--txn`` intentional aborts)."""
+
+
+class Transactions:
+    """Runs transaction ops on a process's producer and consumer."""
+
+    def __init__(
+        self, opts: ClientOptions, sender: Sender, reader: Reader, rng: random.Random
+    ) -> None:
+        self.opts = opts
+        self.sender = sender
+        self.reader = reader
+        self.rng = rng
+
+    def run(self, op: Op) -> Completed:
+        mops: list[Any] = op["value"]
+        try:
+            producer = self.sender.producer()
+            producer.begin_transaction()
+        except Exception as err:  # nothing of this op was written
+            outcome = classify(err, "txn-begin")
+            return Completed(outcome.type, mops, outcome.error, reset=True)
+        reports: Reports = {}
+        read: Records = {}
+        out: list[Any] = list(mops)
+        try:
+            for i, mop in enumerate(mops):
+                if mop[0] == "send":
+                    self.sender.produce(producer, mop[1], mop[2], reports, i)
+                else:
+                    records: Records = {}
+                    out[i] = ["poll", records]
+                    self.reader.poll_into(records)
+                    for key, recs in records.items():
+                        read.setdefault(key, []).extend(recs)
+            if producer.flush(self.opts.op_timeout_s):
+                raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "flush timed out"))
+            failed = [err for err, _ in reports.values() if err is not None]
+            if failed:
+                raise KafkaException(failed[0])
+            if self.opts.abort_p and self.rng.random() < self.opts.abort_p:
+                raise _Aborted("aborted on purpose")
+            if read or any(m[0] == "poll" for m in mops):
+                self._send_offsets(producer)  # only reads move positions worth committing
+        except Exception as err:
+            return self._abort(producer, err, sent(out, reports), read)
+        return self._commit(producer, sent(out, reports), read)
+
+    def _send_offsets(self, producer: Producer) -> None:
+        committable = self.reader.committable()
+        if committable is not None:
+            positions, group = committable
+            producer.send_offsets_to_transaction(positions, group, self.opts.op_timeout_s)
+
+    def _commit(self, producer: Producer, value: list[Any], read: Records) -> Completed:
+        for _attempt in range(COMMIT_ATTEMPTS):
+            try:
+                producer.commit_transaction(self.opts.op_timeout_s)
+                return Completed("ok", value)
+            except Exception as err:
+                outcome = classify(err, "txn-commit")
+                if outcome.abort:
+                    return self._abort(producer, err, value, read)
+                if not outcome.retry:
+                    return Completed("info", value, outcome.error, reset=True)
+        return Completed(
+            "info", value, f"commit still retriable after {COMMIT_ATTEMPTS} attempts", reset=True
+        )
+
+    def _abort(
+        self, producer: Producer, err: Exception, value: list[Any], read: Records
+    ) -> Completed:
+        """Abort after ``err``; ``fail`` only if the abort itself succeeded."""
+        try:
+            producer.abort_transaction(self.opts.op_timeout_s)
+        except Exception as abort_err:
+            outcome = classify(abort_err, "txn-abort")
+            return Completed("info", value, outcome.error, reset=True)
+        if isinstance(err, _Aborted):
+            outcome = Outcome("fail", "aborted on purpose", "intentional abort")
+        else:
+            outcome = classify(err, "txn-aborted")
+        return self.reader.undo(outcome, value, read)
