@@ -51,12 +51,22 @@ def check_file_spark(
 def check_files_spark(
     spark: SparkSession, paths: list[str | os.PathLike[str]], *, max_anomalies: int = 1000
 ) -> list[dict[str, Any]]:
-    """Verdicts for several histories (files or run directories) in one set of Spark jobs."""
-    from checkers._history import resolve_path
+    """Verdicts for several histories (files or run directories) in one set of Spark jobs.
 
-    files = [str(resolve_path(p).resolve()) for p in paths]
-    tables = read_histories(spark, sorted(set(files)))
+    Each file is looked at first as the memory engine does (``checkers._input``):
+    the same errors for a missing, compressed or empty file, and the same
+    warning when a last line cut by a crash is left out.
+    """
+    from checkers._input import cut_short_warning, open_source
+
+    sources = [open_source(p) for p in paths]
+    files = [str(s.path.resolve()) for s in sources]
+    unique = {f: s for f, s in zip(files, sources, strict=True)}
+    tables = read_histories(spark, [unique[f] for f in sorted(unique)])
     verdicts = judge(tables, max_anomalies=max_anomalies)
+    for f, source in unique.items():
+        if source.cut_short:
+            verdicts[f]["warnings"] = [cut_short_warning(tables.lines[f] + 1)]
     return [verdicts[f] for f in files]
 
 
@@ -451,8 +461,14 @@ def _op_details(
 def check_with_spark(
     path: str | os.PathLike[str], *, master: str = "local[2]", max_anomalies: int = 1000
 ) -> dict[str, Any]:
-    """``insync check --engine spark``: start a session, judge one history, stop the session."""
+    """``insync check --engine spark``: start a session, judge one history, stop the session.
+
+    A file that cannot be read at all is refused before Spark starts (seconds).
+    """
+    from checkers._input import open_source
     from results.spark_session import spark_session
+
+    open_source(path)
 
     with spark_session(master, app_name="insync-check") as spark:
         return check_file_spark(spark, path, max_anomalies=max_anomalies)
