@@ -11,8 +11,9 @@ proves nothing. These figures say how much the run really exercised:
   figures for the seconds in which *any* fault was in force (``in_faults``: a
   union, so overlapping faults count once), from which the seconds outside
   faults follow (``outside_faults``);
-- per heal: the time from the heal to the first acknowledged send after it
-  (how long the cluster took to recover, as a client sees it).
+- per heal inside the main phase: the time from the heal to the first
+  acknowledged send after it (how long the cluster took to recover, as a
+  client sees it; the final heals come when clients no longer send).
 
 A fault is *in force* from the completion of the op that started it to the
 invoke of the op that stopped it (conservative on both ends: a send
@@ -125,7 +126,9 @@ def coverage(
         "live_share": round(len(live) / bins, 3) if bins else 0.0,
         "faults": _per_kind(faults, acks, spans, (start, end), live),
         "in_faults": _figures(_windows(faults, end), acks, (start, end), live),
-        "recoveries": _recoveries(_heals(rows, spans), acks, start),
+        "recoveries": _recoveries(
+            [h for h in _heals(rows, spans) if start <= int(h["time"]) < end], acks, start
+        ),
     }
 
 

@@ -102,7 +102,7 @@ TEST_FIELDS: Mapping[str, Kind] = {
     "nemesis": OBJECT, "nemesis.faults": STRINGS, "nemesis.interval": NUMBER,
     "nemesis.fault_spans": SPANS,
 }
-#: results.json fields (the verdict of shared/HISTORY.md plus ``run``).
+#: results.json fields (the verdict of docs/HISTORY.md plus ``run``).
 RESULTS_FIELDS: Mapping[str, Kind] = {
     "valid": VALID, "anomaly-types": STRINGS, "bad-anomaly-types": STRINGS,
     "anomalies": EXAMPLES, "anomaly-counts": COUNTS, "ops": OBJECTS,

@@ -116,3 +116,10 @@ def test_figures_stay_within_their_bounds(
     assert 0 <= union["live_seconds"] <= cov["live_seconds"]
     out = outside_faults(cov)
     assert 0 <= out["live_seconds"] <= out["seconds"]
+
+
+def test_only_heals_inside_the_main_phase_count_as_recoveries() -> None:
+    ops = [send_ok(0.5), nem(1.0, "kill"), nem(2.0, "start", "invoke"), nem(2.1, "start"),
+           send_ok(2.6), nem(3.0, "kill"), nem(5.0, "start", "invoke"), nem(5.2, "start")]
+    cov = coverage(ops, SPANS, main=(0, 4 * S))  # the second restart is the final heal
+    assert cov["recoveries"] == [{"f": "start", "healed_at_s": 2.1, "first_ack_after_s": 0.5}]
