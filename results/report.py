@@ -3,7 +3,9 @@
 The runner calls it after checking; ``insync report RUN_DIR`` calls it to
 regenerate. It needs only ``history.jsonl``: the verdict comes from
 ``results.json`` when there is one, otherwise the checker computes it, and
-``test.json`` (configuration, re-run command) is optional.
+``test.json`` (configuration, re-run command) is optional, and so is the
+coverage block of results.json (``results.run_coverage`` computes it from the
+history when it is missing).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import orjson
 
 from harness.base.errors import EnvironmentProblem, HistoryError
 from harness.base.rundir import HISTORY
-from results import report_data, report_template, run_files
+from results import coverage_panel, report_data, report_template, run_files
 from results.history_table import HISTORY_HINT, OpTable, read_table
 from results.plot_data import (
     assign_lanes,
@@ -27,6 +29,7 @@ from results.plot_data import (
     nemesis_bands,
     throughput,
 )
+from results.run_coverage import run_coverage
 
 REPORT_NAME = "report.html"
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")
@@ -95,7 +98,10 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     table = read_table(history, report_data.keys_of_interest(verdict))
     payload = report_data.build(history, verdict, test, table)
     title = str(payload["name"])
-    page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY))
+    cov = run_coverage(run_dir, test, verdict)
+    page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY),
+                                  coverage=coverage_panel.panel_html(cov),
+                                  warning=coverage_panel.warning_html(cov))
     out = run_dir / REPORT_NAME
     _write(out, page)
     if pngs:
