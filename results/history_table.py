@@ -88,7 +88,7 @@ COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
 INT64_MAX = 2**63 - 1
 CLIENT_TYPES = frozenset({"invoke", *OUTCOMES})
 #: What to do about a malformed history, in every message about one.
-HISTORY_HINT = "fix the history to follow shared/HISTORY.md, then run insync report again"
+HISTORY_HINT = "fix the history to follow docs/HISTORY.md, then run insync report again"
 
 
 def _open(path: Path) -> BinaryIO:
@@ -136,7 +136,7 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
     report is often drawn from a stored verdict without re-checking, and a
     string where a time belongs must be a ``HistoryError`` naming the line, not
     a numpy error. Only a last line that is not JSON (a write cut by a crash,
-    shared/HISTORY.md) is skipped.
+    docs/HISTORY.md) is skipped.
     """
     want = set(keys)
     want_bytes = [k.encode() for k in want]

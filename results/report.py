@@ -3,9 +3,11 @@
 The runner calls it after checking; ``insync report RUN_DIR`` calls it to
 regenerate. It needs only the history: the verdict comes from the run's
 results.json when there is one, otherwise the checker computes it, and
-test.json (configuration, re-run command, fault spans) is optional. The files
-are read through ``harness.base.rundir.RunDir``; the plot numbers are computed
-once (``report_data.series``) for the page and the PNGs alike.
+test.json (configuration, re-run command, fault spans) is optional, and so is
+the coverage block of results.json (``results.run_coverage`` computes it from
+the history when it is missing). The files are read through
+``harness.base.rundir.RunDir``; the plot numbers are computed once
+(``report_data.series``) for the page and the PNGs alike.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import orjson
 from harness.base.errors import EnvironmentProblem, HistoryError
 from harness.base.paths import output_file
 from harness.base.rundir import REPORT, RunDir
-from results import report_data, report_template
+from results import coverage_panel, report_data, report_template
 from results.history_table import HISTORY_HINT, read_table
 from results.plot_data import Series
+from results.run_coverage import run_coverage
 
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")
 
@@ -91,7 +94,10 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     plot = report_data.series(table, test)
     payload = report_data.build(run, verdict, test, table, plot)
     title = str(payload["name"])
-    page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY))
+    cov = run_coverage(run.path, test, verdict)
+    page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY),
+                                  coverage=coverage_panel.panel_html(cov),
+                                  warning=coverage_panel.warning_html(cov))
     out = run.report_path
     _write(out, page)
     if pngs:

@@ -36,6 +36,7 @@ from results.plot_data import (
     nemesis_bands,
     throughput,
 )
+from results.run_coverage import spans_of
 
 #: Ops drawn on the timeline before downsampling starts.
 MAX_DRAWN = 200_000
@@ -170,15 +171,13 @@ def _type_weights(table: OpTable, rows: Array) -> list[float]:
     return [float(t / d) if d else 1.0 for t, d in zip(total, drawn, strict=True)]
 
 
-def fault_spans_of(test: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """The spans the run recorded (test.json's ``nemesis.fault_spans``, written by the
-    runner); none for a history without test.json, whose bands then pair by the
-    registry's spans alone (``nemesis_bands`` starts from those)."""
-    return ((test or {}).get("nemesis") or {}).get("fault_spans") or {}
-
-
 def series(table: OpTable, test: Mapping[str, Any] | None) -> Series:
-    """Every plot's numbers, once per report: the page embeds them, the PNGs draw them."""
+    """Every plot's numbers, once per report: the page embeds them, the PNGs draw them.
+
+    Fault bands pair by the spans the run recorded in test.json (the runner writes
+    its nemesis package's), on top of the registry's, which alone decide for a
+    history without test.json (``run_coverage.spans_of``, as the coverage panel).
+    """
     t0, t_end = table.start_time, max(table.end_time, table.start_time + 1)
     lanes, n_lanes = assign_lanes(table.process, table.start, table.end)
     width = bucket_width(t_end - t0)
@@ -187,8 +186,7 @@ def series(table: OpTable, test: Mapping[str, Any] | None) -> Series:
     tt, tv = throughput(table.end, table.type, width, t0=t0, end=t_end)
     return Series(t0=t0, t_end=t_end, start=table.start, end=table.end,
                   outcome=table.type.astype(np.int64), latency_ms=latency_ms, lanes=lanes,
-                  n_lanes=n_lanes, bands=nemesis_bands(table.nemesis, t_end,
-                                                       fault_spans_of(test)),
+                  n_lanes=n_lanes, bands=nemesis_bands(table.nemesis, t_end, spans_of(test)),
                   width=width, qs=QUANTILES, quantile_t=qt, quantiles=qv, bucket_t=tt, rates=tv)
 
 

@@ -1,4 +1,4 @@
-"""Writing and reading run histories in the JSON Lines format of shared/HISTORY.md.
+"""Writing and reading run histories in the JSON Lines format of docs/HISTORY.md.
 
 The interpreter owns the clock and the history: every invocation and completion
 goes through one :class:`HistoryWriter`, which stamps it with its ``index`` (its
@@ -210,27 +210,59 @@ def _fsync(file: BinaryIO) -> None:
 def read_history(path: str | Path) -> Iterator[Op]:
     """Yield the ops of a history file, for plain use (the checker has a strict parser).
 
-    Blank lines are skipped. An unreadable last line with no newline after it
-    was cut short (the harness died mid-write: every complete line ends with a
-    newline) and is dropped; any other unreadable line raises
-    :class:`HistoryError` naming it.
+    Blank lines are skipped. A last line cut short by a crash (``cut_short_at``)
+    is dropped; any other unreadable line raises :class:`HistoryError` naming it.
     """
     with open(path, "rb") as file:
-        data = file.read()
-    lines = data.split(b"\n")
-    cut_short = len(lines) - 1  # the piece after the last newline, if any
-    for number, raw in enumerate(lines, start=1):
+        cut = cut_short_at(file)
+        file.seek(0)
+        data = file.read() if cut is None else file.read(cut)
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
             op = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
-            if number - 1 == cut_short:
-                return
             raise HistoryError(f"not JSON: {e}", line=number) from e
         if not isinstance(op, dict):
             raise HistoryError("an op must be a JSON object", line=number)
         yield op
+
+
+#: How far back ``cut_short_at`` reads at a time while looking for the last newline.
+_TAIL_BLOCK = 1 << 16
+
+
+def cut_short_at(file: BinaryIO) -> int | None:
+    """Where the last line starts if the harness died while writing it; else None.
+
+    The one place that decides what HISTORY.md calls "a write cut by a crash":
+    the writer ends every line with a newline, so a last line without one that
+    is not valid JSON was cut mid-write. A last line without a newline that *is*
+    valid JSON is complete, and so is every line before the last newline.
+    ``file`` is a seekable binary file; only its tail is read.
+    """
+    size = file.seek(0, os.SEEK_END)
+    if size == 0:
+        return None
+    file.seek(size - 1)
+    if file.read(1) == b"\n":
+        return None
+    start = end = size
+    while start > 0:  # back to the byte after the last newline
+        block_start = max(0, end - _TAIL_BLOCK)
+        file.seek(block_start)
+        newline = file.read(end - block_start).rfind(b"\n")
+        if newline >= 0:
+            start = block_start + newline + 1
+            break
+        start = end = block_start
+    file.seek(start)
+    try:
+        orjson.loads(file.read(size - start))
+    except orjson.JSONDecodeError:
+        return start
+    return None
 
 
 class ClientPair(NamedTuple):

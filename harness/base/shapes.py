@@ -83,6 +83,7 @@ VALID = Kind('true, false or "unknown"', lambda v: v is True or v is False or v 
 EXAMPLES = Kind("an object", _is_dict, values=Kind("a list", _is_list, items=OBJECT))
 COUNTS = Kind("an object", _is_dict, values=INT)
 OBJECTS = Kind("an object", _is_dict, values=OBJECT)
+NUMBERS = Kind("an object", _is_dict, values=NUMBER)
 
 #: test.json fields some reader uses (results/LAYOUT.md); a parent comes before its fields.
 TEST_FIELDS: Mapping[str, Kind] = {
@@ -95,11 +96,18 @@ TEST_FIELDS: Mapping[str, Kind] = {
     "nemesis": OBJECT, "nemesis.faults": STRINGS, "nemesis.interval": NUMBER,
     "nemesis.fault_spans": SPANS,
 }
-#: results.json fields (the verdict of shared/HISTORY.md plus ``run``).
+#: results.json fields (the verdict of docs/HISTORY.md plus ``run``).
 RESULTS_FIELDS: Mapping[str, Kind] = {
     "valid": VALID, "anomaly-types": STRINGS, "bad-anomaly-types": STRINGS,
     "anomalies": EXAMPLES, "anomaly-counts": COUNTS, "ops": OBJECTS,
     "stats": OBJECT, "stats.ops": INT, "run": OBJECT, "run.duration_s": NUMBER,
+    # the coverage block (results/coverage.py), read by the report and insync analyze
+    "run.coverage": OBJECT, "run.coverage.main_s": NUMBER, "run.coverage.acked_sends_main": INT,
+    "run.coverage.acked_per_s": NUMBER, "run.coverage.seconds": INT,
+    "run.coverage.live_seconds": INT, "run.coverage.live_share": NUMBER,
+    "run.coverage.faults": Kind("an object", _is_dict, values=NUMBERS),
+    "run.coverage.in_faults": NUMBERS,
+    "run.coverage.recoveries": Kind("a list", _is_list, items=OBJECT),
 }
 RESULTS_REQUIRED = ("valid",)
 

@@ -57,10 +57,12 @@ BAD_RUNS = [
      "anomaly-counts.lost-write must be an integer"),
     ("results.json", '{"valid": true, "run": {"duration_s": "long"}}',
      "run.duration_s must be a number"),
+    ("results.json", '{"valid": true, "run": {"coverage": {"seconds": "sixty"}}}',
+     "run.coverage.seconds must be an integer"),
 ]
 BAD_IDS = ["test-list", "test-field", "test-binary", "test-latin-1", "results-string",
            "results-no-valid", "results-anomalies-list", "results-count-string",
-           "results-duration-string"]
+           "results-duration-string", "results-coverage-seconds-string"]
 
 
 @pytest.mark.parametrize(("file", "data", "what"), BAD_RUNS, ids=BAD_IDS)

@@ -9,9 +9,10 @@ Three callers, three entry points, one :class:`~.sim.Simulation` underneath:
   (``insync bench report``, the report and checker tests);
 * :func:`plans` + :func:`write_plan` / :func:`write_runs`: many run
   directories cycling through a grid of durability settings, spread over
-  nights, each with the real checker's ``results.json`` (``insync bench
-  analyze``, the Spark tests). Runs whose configuration is unsafe (``acks=1``,
-  ``min.insync=1`` or unclean election) lose acknowledged writes under faults.
+  nights, each with the real checker's ``results.json`` and the coverage
+  block ``insync run`` adds to it (``insync bench analyze``, the Spark tests).
+  Runs whose configuration is unsafe (``acks=1``, ``min.insync=1`` or unclean
+  election) lose acknowledged writes under faults.
 
 Every test.json carries ``"synthetic": true`` and an ``argv`` that
 ``insync run`` parses (built by ``RunOptions.argv``).
@@ -167,8 +168,10 @@ def plan_shape(plan: Plan) -> Shape:
 
 
 def write_plan(root: Path, plan: Plan) -> Path:
-    """Write one run directory: history.jsonl, test.json, results.json (real checker)."""
+    """Write one run directory: history.jsonl, test.json, results.json (real checker, and
+    ``run.coverage`` over the whole simulated main phase, as ``insync run`` writes it)."""
     from checkers import check_file
+    from results.coverage import coverage, slim
 
     run_dir = root / plan.name / plan.timestamp
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -188,6 +191,7 @@ def write_plan(root: Path, plan: Plan) -> Path:
         "ops": summary.lines,
         **summary.counts,
         "phase_times": {"main": [0.0, seconds]},
+        "coverage": coverage(map(slim, run.history()), fault_spans(), (0, summary.duration_ns)),
     }
     run.write_results(verdict)
     return run_dir

@@ -11,7 +11,7 @@ are streamed to the file: a 10M-op history fits neither a list of ops nor the
 pure generators' pace (a few thousand ops a second here), and the benchmarks
 need the same history for the same seed and size, fast.
 
-Lines follow shared/HISTORY.md exactly (the tests read every shape back through
+Lines follow docs/HISTORY.md exactly (the tests read every shape back through
 the checker, which refuses a malformed or mispaired history).
 """
 
@@ -82,6 +82,7 @@ class Simulation:
         self.keys = [f"t0-{i}" for i in range(shape.keys)]
         self.kafka = Kafka(self.keys)
         self.index = 0
+        self.last_time = 0
         self.now = 0
         self.next_value = 1
         self.next_process = 0
@@ -106,6 +107,8 @@ class Simulation:
 
     def emit(self, time: int, process: int | str, type_: str, f: str, value: Any = _ABSENT,
              *, error: Any = None) -> None:
+        # the harness stamps a line when it writes it: times never go backwards in the file
+        self.last_time = time = max(time, self.last_time)
         op: dict[str, Any] = {"index": self.index, "time": time, "process": process,
                               "type": type_, "f": f}
         if value is not _ABSENT:
