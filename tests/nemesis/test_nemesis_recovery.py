@@ -8,7 +8,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from fakes import fake_cluster
+from fakes import FakeTime, fake_cluster
 
 from cluster.metadata import PartitionState
 from harness.base.faults import fault_spans
@@ -23,21 +23,6 @@ from results.plot_data import nemesis_bands
 
 S = 1_000_000_000
 NODES = ["n1", "n2", "n3"]
-
-
-class FakeTime:
-    """A clock that moves only when slept on."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, dt: float) -> None:
-        self.slept.append(dt)
-        self.now += dt
 
 
 def healing_after(polls: int) -> tuple[Callable[[Any], Facts], list[int]]:
