@@ -11,15 +11,19 @@ what the fake nodes were really left in.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from fakes import FakeNode, FakeTime, down_nodes, fake_cluster, grudge_in_force
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cluster import Cluster
 from cluster.metadata import PartitionState
 from harness.base.faults import in_heal_order, in_registry_order
 from nemesis import NemesisOptions
+from nemesis import grudge as g
 from nemesis.compose import ComposedNemesis
 from nemesis.impact import of_nodes, of_state
 from nemesis.in_force import InForce
@@ -27,7 +31,7 @@ from nemesis.kinds import load
 from nemesis.nodes import Resolver
 from nemesis.process import PauseNemesis
 from nemesis.recovery import AWAIT, RecoveryNemesis, missing
-from nemesis.targets import Facts
+from nemesis.targets import DEFAULT_TARGETS, Facts
 
 N3 = ["n1", "n2", "n3"]
 
@@ -239,14 +243,13 @@ def test_a_heal_that_fails_on_a_node_leaves_it_counted_down() -> None:
 def test_concurrent_faults_cannot_spend_the_same_margin() -> None:
     """Three threads each pause "their" controller at once: only one may succeed."""
     cluster, fakes = fake_cluster(3)
-    slow = threading.Event()
     for fk in fakes.values():  # SIGSTOP takes a while: a window for a racing decision
         handle = fk.handle
 
         def stopping(argv: tuple[str, ...], stdin: str | None, handle: Any = handle
                      ) -> tuple[int, str, str]:
             if argv[:2] == ("kill", "-STOP"):
-                slow.wait(0.2)
+                time.sleep(0.2)
             return handle(argv, stdin)  # type: ignore[no-any-return]
 
         cluster.nodes[fk.name].remote.handler = stopping  # type: ignore[attr-defined]
@@ -269,3 +272,38 @@ def test_concurrent_faults_cannot_spend_the_same_margin() -> None:
     assert sum(bool(o["value"]["paused"]) for o in outs.values()) == 1, outs
     assert sum(o["value"].get("withheld", False) for o in outs.values()) == 2
     assert len(down_nodes(fakes)[1]) == 1
+
+
+# --- any sequence of faults that are not explicit -------------------------------------------
+
+TARGETS = (*DEFAULT_TARGETS, "minority", "leaders:2")
+OPS = st.one_of(
+    st.tuples(st.sampled_from(["kill", "pause"]), st.sampled_from(TARGETS)),
+    st.tuples(st.just("start-partition"),
+              st.sampled_from([*g.DEFAULT_SHAPES, "bridge", "leaders:2", "primaries:3"])),
+    st.tuples(st.just("bump-clock"), st.sampled_from(TARGETS)),
+    st.tuples(st.sampled_from(["start", "resume"]), st.sampled_from(["all", "one"])),
+    st.tuples(st.sampled_from(["stop-partition", "reset-clock"]), st.none()),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([3, 5]), st.integers(0, 2**16), st.lists(OPS, min_size=1, max_size=12))
+def test_faults_in_force_never_take_a_controller_majority(
+    n: int, seed: int, ops: list[tuple[str, Any]],
+) -> None:
+    cluster, fakes = fake_cluster(n, faketime=True)
+    nodes = list(cluster.nodes)
+    spread = [nodes[i % n] for i in range(seed, seed + 3)]  # leaders drawn over the nodes
+    kafka = FakeKafka(fakes, led_by=spread, controller=nodes[seed % 3])
+    resolver = Resolver(seed, kafka.facts)
+    nem, _ = composed({"partition", "kill", "pause", "clock"}, resolver)
+    for i, (f, target) in enumerate(ops):
+        kafka.controller = nodes[(seed + i) % 3]  # the active controller moves
+        value = {"target": target, "delta-ms": 500} if f == "bump-clock" else target
+        out = nem.invoke(cluster, {"f": f, "value": value})
+        down, grudge = truth(cluster, fakes)
+        impact = of_state(down, grudge, nodes, cluster.spec.controller_nodes)
+        assert not impact.quorum_majority and not impact.whole_cluster, (f, target, out)
+        state = resolver.in_force.state
+        assert (state.down, dict(state.grudge)) == (down, grudge), "the ledger is the truth"
