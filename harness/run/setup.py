@@ -66,6 +66,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
         nodes=opts.nodes,
+        time_limit=opts.time_limit,
     )
     nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
     return nopts
