@@ -20,8 +20,9 @@ import orjson
 
 from harness.base.errors import HistoryError
 from harness.base.history import cut_short_at
+from harness.base.rundir import HISTORY
 
-HISTORY_NAME = "history.jsonl"
+HISTORY_NAME = HISTORY  # the run directory's name for it (harness.base.rundir)
 _READ_BLOCK = 1 << 24
 #: (magic bytes, format, what decompresses it): a compressed history is not JSON Lines
 COMPRESSED = (

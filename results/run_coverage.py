@@ -8,8 +8,8 @@ function. The history does not say where the main phase was, so that block
 covers the whole history (first to last client op), and says so.
 
 The report and ``insync analyze`` both take their figures from here, so they
-never disagree about a run; ``results.run_files`` has already checked the
-stored block's shape.
+never disagree about a run; ``RunDir.verdict`` (``harness.base.shapes``) has
+already checked the stored block's shape.
 """
 
 from __future__ import annotations

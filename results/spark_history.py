@@ -20,9 +20,12 @@ engine's ``checkers._input``. Which lines break a rule is found by
 ``results.spark_rules``, and the first one is explained by replaying it
 through the memory engine's scanner, so both engines give the same message.
 Pairing a completion with its invoke uses a window per (file, process) ordered
-by line. What Spark's typed JSON reader cannot tell apart, and so does not
-refuse: a second JSON document after the first on one line, when both are
-objects (``{...} {...}``).
+by line. This is a pairing of its own, not the ground floor's reader
+(``harness.base.history.pairs``), on purpose: that reader walks ops one by
+one in Python, and here no line may pass through Python; the agreement tests
+hold both engines to the same verdicts. What Spark's typed JSON reader cannot
+tell apart, and so does not refuse: a second JSON document after the first on
+one line, when both are objects (``{...} {...}``).
 
 Plans are cut with ``localCheckpoint`` after each stage (parsed lines, pairs,
 ops, micro-ops): without it, the later analyses build one plan tree holding

@@ -117,13 +117,14 @@ def insync(*args: str) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.base.rundir import RunDir
     from harness.bench._synth import write_runs
 
     with tempfile.TemporaryDirectory(prefix="insync-bench-analyze-", dir=args.workdir) as tmp:
         root = Path(tmp) / "results"
         t0 = time.perf_counter()
         dirs = write_runs(root, args.runs, args.ops_per_run, nights=3)
-        lines = sum(sum(1 for _ in (d / "history.jsonl").open("rb")) for d in dirs)
+        lines = sum(sum(1 for _ in RunDir(d).history_path.open("rb")) for d in dirs)
         print(
             f"wrote {len(dirs)} synthetic runs, {lines:,} history lines "
             f"({time.perf_counter() - t0:.0f}s, not measured)",

@@ -140,6 +140,7 @@ def insync_loop(
     """The runner's own path, send-only, as fast as it goes, recording every op."""
     from cluster.kafka_clients import admin
     from harness.base.history import HistoryWriter
+    from harness.base.rundir import HISTORY
     from harness.gen import clients, time_limit
     from harness.run.interpreter import Interpreter
     from harness.run.stats import Stats
@@ -170,7 +171,7 @@ def insync_loop(
             return super().invoke(op)
 
     workdir.mkdir(parents=True, exist_ok=True)
-    history = HistoryWriter(workdir / "history.jsonl")
+    history = HistoryWriter(workdir / HISTORY)
     stats = Stats()
     interp = Interpreter(
         history=history,

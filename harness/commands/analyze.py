@@ -49,6 +49,7 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from harness.base.paths import existing_dir
     from results.analyze import (
         CONFIG_COLUMNS,
         METRIC_COLUMNS,
@@ -60,7 +61,6 @@ def _handle(args: argparse.Namespace) -> int:
         write_outputs,
     )
     from results.ingest import ingest, read_runs
-    from results.run_files import existing_dir
     from results.spark_session import spark_session
 
     root = existing_dir(Path(args.results), hint="pass the directory holding the runs")

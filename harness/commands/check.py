@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from harness.base.errors import UsageError
+from harness.base.rundir import RunDir
 
 
 def register(sub: Any) -> None:
@@ -130,7 +131,8 @@ def _run_dir(path: str) -> Path | None:
     p = Path(path)
     if p.is_dir():
         return p
-    if p.parent.joinpath("test.json").is_file() or p.parent.joinpath("results.json").is_file():
+    beside = RunDir(p.parent)
+    if beside.test_path.is_file() or beside.results_path.is_file():
         return p.parent
     return None
 
@@ -142,7 +144,7 @@ def _run_name(path: str) -> str:
         return Path(path).stem
     resolved = run_dir.resolve()
     try:
-        name = orjson.loads((resolved / "test.json").read_bytes())["name"]
+        name = orjson.loads(RunDir(resolved).test_path.read_bytes())["name"]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
         name = resolved.parent.name
     return f"{name}/{resolved.name}"

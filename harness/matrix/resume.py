@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.base.rundir import RESULTS, TEST, read_json, write_json
+from harness.base.rundir import RunDir, read_json, write_json
 from harness.matrix.grid import Combination
 
 
@@ -40,8 +40,9 @@ def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
         return out
     for run_dir in sorted(folder.iterdir()):
         try:
-            test = read_json(run_dir / TEST)
-            results = read_json(run_dir / RESULTS)
+            stored = RunDir(run_dir)
+            test = read_json(stored.test_path)
+            results = read_json(stored.results_path)
         except (OSError, ValueError):
             continue
         block = test.get("matrix")
@@ -70,7 +71,7 @@ def same_settings(stored: Any, settings: dict[str, Any]) -> bool:
 
 def mark(result: Any, combo: Combination, run_no: int) -> None:
     """Add the optional ``matrix`` block to the run's test.json (resume reads it)."""
-    path = Path(result.run_dir.path) / TEST
+    path = RunDir(Path(result.run_dir.path)).test_path
     try:
         data = read_json(path)
     except (OSError, ValueError):

@@ -250,10 +250,11 @@ def read_config(path: str | Path) -> dict[str, Any]:
 def read_replay(path: str | Path) -> dict[str, Any]:
     """The options of a stored run, from the ``argv`` its test.json recorded."""
     from harness.base.args import Parser
+    from harness.base.rundir import RunDir
 
     p = Path(path)
     if p.is_dir():
-        p = p / "test.json"
+        p = RunDir(p).test_path
     hint = "pass a run directory or its test.json"
     try:
         argv = json.loads(read_text(p, "--replay"))["argv"]

@@ -116,7 +116,7 @@ class Run:
 
     def execute(self) -> RunResult:
         nopts = self.nopts
-        with run_log(self.run_dir.log):
+        with run_log(self.run_dir.log_path):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
             self.run_dir.write_test(test_json(self.opts, self.started, None))
             try:
@@ -148,23 +148,23 @@ class Run:
         self.cluster = provisioner_for().up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
-        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
+        if nopts is not None:  # pure values: built now so test.json records its fault spans
+            self.package = build_package(nopts)
+            self.stats.fault_spans = dict(self.package.fault_spans)
+        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
         self.stats.enter("workload-setup")
         env = run_env(self.opts, self.cluster.bootstrap, self.token)
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
         with stage(self.say, f"workload {self.opts.workload!r} set up"):
             self.session.setup()
-        if nopts is not None:
-            self.package = build_package(nopts)
-            self.stats.fault_spans = dict(self.package.fault_spans)
-            if self.package.nemesis is not None:
-                self.stats.enter("nemesis-setup")
-                self.nemesis_ready = True
-                with stage(self.say, "nemesis set up"):
-                    self.package.nemesis.setup(self.cluster)
+        if self.package is not None and self.package.nemesis is not None:
+            self.stats.enter("nemesis-setup")
+            self.nemesis_ready = True
+            with stage(self.say, "nemesis set up"):
+                self.package.nemesis.setup(self.cluster)
         t0 = time.monotonic_ns()  # one time zero for the history and the generators
         self.t0_ns = t0
-        self.history = HistoryWriter(self.run_dir.history, start_ns=t0)
+        self.history = HistoryWriter(self.run_dir.history_path, start_ns=t0)
         self.interp = self._interpreter(self.cluster, self.session, self.history, t0)
         self.interp.start()
         self.stats.enter("warm-up")
@@ -178,7 +178,7 @@ class Run:
         return self._no_history() and isinstance(self.error, InsyncError)
 
     def _no_history(self) -> bool:
-        return self.history is None or not self.run_dir.history.exists()
+        return self.history is None or not self.run_dir.history_path.exists()
 
     def _interpreter(
         self, cluster: Cluster, session: WorkloadRun, history: HistoryWriter, t0: int
@@ -241,7 +241,7 @@ class Run:
             return  # up() never returned: whatever runs under that name is not ours
         for node in cluster.nodes.values():
             try:
-                node.collect_logs(self.run_dir.nodes)
+                node.collect_logs(self.run_dir.nodes_path)
             except Exception as err:
                 LOG.warning("could not collect logs of %s: %s", node.name, err)
 
@@ -261,7 +261,7 @@ class Run:
                 raise self.error
             verdict, code = unknown(error or "interrupted before any op"), 2
         else:
-            verdict, code = judge(self.workload.checker, self.run_dir.history)
+            verdict, code = judge(self.workload.checker, self.run_dir.history_path)
         summary = self.stats.summary()
         summary.update(
             {
@@ -286,14 +286,13 @@ class Run:
     def _coverage(self) -> dict[str, Any] | None:
         """What the main phase exercised (``results.coverage``), from the history itself."""
         from harness.base.faults import fault_spans
-        from harness.base.history import read_history
         from results.coverage import coverage
 
         if self._no_history() or self.t0_ns is None:
             return None
         try:
             window = self.stats.window_ns("main", self.t0_ns)
-            return coverage(read_history(self.run_dir.history), fault_spans(), window)
+            return coverage(self.run_dir.history(), fault_spans(), window)
         except InsyncError as err:  # the verdict already says what is wrong with the file
             LOG.warning("no coverage figures: %s", err)
             return None

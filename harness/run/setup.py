@@ -108,9 +108,27 @@ def workload_block(opts: RunOptions) -> dict[str, Any]:
     }
 
 
-def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
-    """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again."""
+def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
+              package: NemesisPackage | None = None) -> dict[str, Any]:
+    """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again.
+
+    ``nemesis.fault_spans`` records which ops start and stop each kind of fault
+    of the run's nemesis ``package`` (from the registry, ``harness.base.faults``),
+    so a report drawn later, by an insync whose registry has changed, still
+    pairs this run's faults the way this run meant them. Left out until the
+    package exists (the first test.json is written before the cluster is up).
+    """
     spec = cluster_spec(opts)
+    nemesis: dict[str, Any] = {
+        "faults": opts.faults,
+        "interval": opts.nemesis_interval,
+        "targets": opts.nemesis_targets,
+        "schedule": opts.nemesis_schedule,
+        "partition_clients": opts.partition_clients,
+        "packet": opts.nemesis_packet,
+    }
+    if package is not None:
+        nemesis["fault_spans"] = {label: list(span) for label, span in package.fault_spans.items()}
     return {
         "name": opts.name,
         "argv": opts.argv(),
@@ -129,13 +147,6 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
             "base_image": spec.base_image,
         },
         "workload": workload_block(opts),
-        "nemesis": {
-            "faults": opts.faults,
-            "interval": opts.nemesis_interval,
-            "targets": opts.nemesis_targets,
-            "schedule": opts.nemesis_schedule,
-            "partition_clients": opts.partition_clients,
-            "packet": opts.nemesis_packet,
-        },
+        "nemesis": nemesis,
         "teardown": opts.teardown,
     }

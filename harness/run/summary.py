@@ -64,9 +64,8 @@ def render(result: RunResult) -> str:
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"
             )
-    path = result.run_dir.path
-    lines.append(f"run directory: {path}")
+    lines.append(f"run directory: {result.run_dir.path}")
     if result.report is not None:
         lines.append(f"report: {result.report}")
-    lines.append(f"reproduce: insync run --replay {path / 'test.json'}")
+    lines.append(f"reproduce: insync run --replay {result.run_dir.test_path}")
     return "\n".join(lines)

@@ -380,9 +380,9 @@ def test_a_cluster_no_run_brought_up_is_left_alone(tmp_path: Path) -> None:
 def test_a_matrix_block_is_added_without_touching_the_rest(tmp_path: Path) -> None:
     (combo,), _ = mx.expand(flags("--acks all"))
     rd = RunDir.create(tmp_path, combo.name, START)
-    write_json(rd.test, {"name": combo.name, "argv": ["insync", "run"], "seed": 1})
+    write_json(rd.test_path, {"name": combo.name, "argv": ["insync", "run"], "seed": 1})
     mx._mark(RunResult(rd, {}, 0), combo, 2)
-    data = read_json(rd.test)
+    data = read_json(rd.test_path)
     assert data["seed"] == 1 and data["argv"] == ["insync", "run"]
     assert data["matrix"] == {"combination": combo.name, "run": 2, "settings": combo.settings()}
 

@@ -43,7 +43,7 @@ def test_kills_and_partitions_with_acks_all_lose_nothing(tmp_path: Path) -> None
         ]
     )
     result = run(opts, say=lambda _msg: None, live=False)
-    ops = [orjson.loads(line) for line in result.run_dir.history.read_bytes().splitlines()]
+    ops = [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
     faults = [op for op in ops if op["process"] == "nemesis" and op["type"] == "info"]
     assert {op["f"] for op in faults} & {"kill", "start-partition"}, "no fault was injected"
     # a fault may fail to resolve its target (no metadata while every leader is down):

@@ -74,7 +74,7 @@ def test_the_runner_runs_a_registered_workload_from_its_record(
     assert test["name"] == "fake" and result.run_dir.path.parent.name == "fake"
     assert test["workload"]["name"] == "fake" and test["workload"]["fake"] is True
     assert "partitions_per_topic" not in test["workload"]  # the queue's block is the queue's
-    ops = [orjson.loads(line) for line in result.run_dir.history.read_bytes().splitlines()]
+    ops = [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
     sent = {mop[1] for op in ops if op["type"] == "ok" and op["f"] == "send"
             for mop in op["value"]}
     assert sent and sent <= set(state.kafka.logs)
@@ -113,13 +113,13 @@ def test_every_run_reports_its_coverage_writes_its_report_and_prints_both(
     result = run(parse(flags(tmp_path)), say=said.append, live=False)
 
     cov = result.summary["coverage"]
-    ops = [orjson.loads(line) for line in result.run_dir.history.read_bytes().splitlines()]
+    ops = [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
     acked = sum(1 for op in ops if op["type"] == "ok" and op["f"] == "send"
                 for mop in op["value"] if mop[0] == "send")
     assert 0 < cov["acked_sends_main"] <= cov["acked_sends"] == acked
     assert 0.9 <= cov["main_s"] < 3.0  # the main phase (--time-limit 1), not the whole run
     assert cov["live_seconds"] >= 1
-    stored = json.loads(result.run_dir.results.read_text())["run"]["coverage"]
+    stored = json.loads(result.run_dir.results_path.read_text())["run"]["coverage"]
     assert stored == cov
     assert result.report == result.run_dir.path / "report.html" and result.report.is_file()
     assert list(result.run_dir.path.glob("*.png"))

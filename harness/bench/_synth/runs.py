@@ -21,7 +21,6 @@ Every test.json carries ``"synthetic": true`` and an ``argv`` that
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -29,6 +28,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from harness.base.faults import fault_spans
+from harness.base.rundir import RunDir
 from harness.bench._synth.shape import CHECK, Shape, analyze_shape, report_shape
 from harness.bench._synth.sim import Simulation, Summary
 
@@ -87,7 +88,8 @@ def synthetic_test_json(name: str, seed: int, started: str, *, concurrency: int,
                      "time_limit": opts.time_limit, "final_time_limit": opts.final_time_limit,
                      "synthetic_inject": list(inject)},
         "nemesis": {"faults": faults, "interval": interval_s, "targets": ["one"],
-                    "schedule": None, "partition_clients": False},
+                    "schedule": None, "partition_clients": False,
+                    "fault_spans": {k: list(v) for k, v in fault_spans(faults).items()}},
     }
 
 
@@ -105,13 +107,14 @@ def write_run(
 ) -> Path:
     """Write ``history.jsonl`` and ``test.json`` of a simulated run of about ``ops`` lines."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    run = RunDir(run_dir)
     fault_list, inject_list = list(faults), list(inject)
     shape = replace(report_shape(concurrency, keys), inject=frozenset(inject_list))
     shape = shape.with_faults(fault_list, int(interval_s * 1e9))
-    simulate(run_dir / "history.jsonl", shape, ops=ops, seed=seed)
-    test = synthetic_test_json(name, seed, "2026-11-21T03:15:01.123Z", concurrency=concurrency,
-                               faults=fault_list, interval_s=interval_s, inject=inject_list)
-    (run_dir / "test.json").write_text(json.dumps(test, indent=2) + "\n")
+    simulate(run.history_path, shape, ops=ops, seed=seed)
+    run.write_test(synthetic_test_json(name, seed, "2026-11-21T03:15:01.123Z",
+                                       concurrency=concurrency, faults=fault_list,
+                                       interval_s=interval_s, inject=inject_list))
     return run_dir
 
 
@@ -168,19 +171,18 @@ def write_plan(root: Path, plan: Plan) -> Path:
     """Write one run directory: history.jsonl, test.json, results.json (real checker, and
     ``run.coverage`` over the whole simulated main phase, as ``insync run`` writes it)."""
     from checkers import check_file
-    from harness.base.faults import fault_spans
-    from harness.base.history import read_history
     from results.coverage import coverage, slim
 
     run_dir = root / plan.name / plan.timestamp
     run_dir.mkdir(parents=True, exist_ok=True)
+    run = RunDir(run_dir)
     shape = plan_shape(plan)
-    summary = simulate(run_dir / "history.jsonl", shape, ops=plan.ops, seed=plan.seed)
+    summary = simulate(run.history_path, shape, ops=plan.ops, seed=plan.seed)
     started = plan.started.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     test = synthetic_test_json(plan.name, plan.seed, started, concurrency=len(shape.roles),
                                faults=list(plan.config["faults"]),
                                interval_s=shape.interval_ns / 1e9, config=plan.config)
-    (run_dir / "test.json").write_text(json.dumps(test, indent=2) + "\n")
+    run.write_test(test)
     verdict = check_file(run_dir)
     seconds = summary.duration_ns / 1e9
     verdict["run"] = {
@@ -189,10 +191,9 @@ def write_plan(root: Path, plan: Plan) -> Path:
         "ops": summary.lines,
         **summary.counts,
         "phase_times": {"main": [0.0, seconds]},
-        "coverage": coverage(map(slim, read_history(run_dir / "history.jsonl")), fault_spans(),
-                             (0, summary.duration_ns)),
+        "coverage": coverage(map(slim, run.history()), fault_spans(), (0, summary.duration_ns)),
     }
-    (run_dir / "results.json").write_text(json.dumps(verdict) + "\n")
+    run.write_results(verdict)
     return run_dir
 
 
