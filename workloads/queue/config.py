@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Acks = Literal["0", "1", "all"]
+
+#: linger.ms of every producer (see ``producer_config``).
+LINGER_MS = 1
 SubVia = Literal["assign", "subscribe"]
 
 
@@ -43,7 +46,10 @@ class ClientOptions:
             "acks": self.acks,
             "enable.idempotence": self.idempotence,
             "max.in.flight.requests.per.connection": self.max_in_flight,
-            "linger.ms": 0,  # one record per op: do not wait to batch it
+            # A send op queues its records within well under a millisecond, then waits for
+            # them: 1 ms of linger puts them in one batch (one request per partition)
+            # instead of a first record alone and the rest behind it.
+            "linger.ms": LINGER_MS,
             "message.timeout.ms": self.delivery_timeout_ms,
             "request.timeout.ms": min(5000, self.delivery_timeout_ms),
         }
