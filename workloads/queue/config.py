@@ -38,7 +38,8 @@ class ClientOptions:
 
     @property
     def op_timeout_s(self) -> float:
-        """How long a blocking call (flush, commit) may take: delivery timeout plus slack."""
+        """How long an op may wait (for its delivery reports, a commit): delivery timeout
+        plus slack."""
         return self.delivery_timeout_ms / 1000 + 5.0
 
     def producer_config(self, thread: int) -> dict[str, Any]:
@@ -50,6 +51,10 @@ class ClientOptions:
             # them: 1 ms of linger puts them in one batch (one request per partition)
             # instead of a first record alone and the rest behind it.
             "linger.ms": LINGER_MS,
+            # librdkafka's own defaults, spelled out so test.json states them: far above
+            # one op's records (up to --sends-per-op small values), so not a limit.
+            "batch.num.messages": 10_000,
+            "batch.size": 1_000_000,
             "message.timeout.ms": self.delivery_timeout_ms,
             "request.timeout.ms": min(5000, self.delivery_timeout_ms),
         }
