@@ -24,7 +24,10 @@ IDEMPOTENT_MAX_IN_FLIGHT = 5
 #: Partitions of every workload topic: keys are ``t<topic>-<partition>``.
 PARTITIONS_PER_TOPIC = 8
 #: Keys written at a time (each retired after ``--max-writes-per-key`` sends).
-KEY_COUNT = 4
+#: With ``WRITERS_PER_KEY`` they bound the send ops in flight (12: every client
+#: thread of a default 3-node run); simulated with 30 ms sends, 6 keys x 2 writers
+#: recorded more than 4 x 2 or 4 x 3, with and without stalled partitions.
+KEY_COUNT = 6
 #: The most ops sending to one key in flight at once: a stalled partition holds at
 #: most this many client threads (each until its op times out), never all of them.
 WRITERS_PER_KEY = 2
