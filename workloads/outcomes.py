@@ -48,6 +48,11 @@ The decision depends on the call that raised, the :data:`Kind`:
     ``abort_transaction()`` itself raised: nobody knows how the transaction ended,
     ``info``.
 
+An op of several records (a ``send`` op carries 1 to ``--sends-per-op``) is
+judged record by record, then :func:`merge` decides the op: ``ok`` when every
+record happened, ``fail`` only when *every* record certainly did not, and
+``info`` otherwise: some records written and others not is neither.
+
 librdkafka's ``fatal()`` (or the ``_FATAL`` code) sets ``recreate``: the client
 instance is unusable and must be closed; the thread continues as a fresh process.
 ``retriable()`` is deliberately *not* used to pick fail/info for sends: it says an
@@ -56,7 +61,8 @@ error is transient, not that a write is absent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from confluent_kafka import KafkaError, KafkaException
@@ -191,6 +197,27 @@ def classify(error: BaseException | KafkaError, kind: Kind, *, retried: bool = T
     # txn-abort
     return Outcome("info", desc, "abort_transaction() failed: the outcome is unknown",
                    retry=bool(err.retriable()) and not fatal, recreate=fatal)
+
+
+def merge(records: Sequence[Outcome | None]) -> Outcome | None:
+    """How an op of several records ends, from each record's outcome (None: it happened).
+
+    None when every record happened (the op is ``ok``). ``fail`` only when every
+    record certainly did not happen; a mix of written and certainly-absent
+    records, or any record whose fate is unknown, makes the op ``info``. A record
+    whose client must be recreated makes the op's outcome ask for it too.
+    """
+    bad = [o for o in records if o is not None]
+    if not bad:
+        return None
+    recreate = any(o.recreate for o in bad)
+    unknown = next((o for o in bad if o.type == "info"), None)
+    if unknown is not None:
+        return replace(unknown, recreate=recreate)
+    if len(bad) == len(records):
+        return replace(bad[0], recreate=recreate)
+    return Outcome("info", bad[0].error, "some records were written, the others certainly "
+                   "not: the op neither happened nor failed whole", recreate=recreate)
 
 
 _FAIL_KINDS: dict[str, str] = {

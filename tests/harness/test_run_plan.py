@@ -29,6 +29,7 @@ from harness.run.plan import DrainFeed, build_plan, drive
 from harness.run.stats import Stats
 from nemesis.protocol import NemesisPackage
 from workloads import WORKLOADS
+from workloads.queue.config import ClientOptions
 
 MS = 1_000_000
 
@@ -80,8 +81,11 @@ def test_the_runners_plan_simulated_runs_its_phases_in_order_and_passes_the_chec
 ) -> None:
     opts, plan = runner_plan(txn=txn)
     assert opts.concurrency is not None and opts.seed is not None
+    # Polls return up to a real consumer's max_poll_records: send ops carry up to
+    # --sends-per-op records, and the drain must read them all again in 3 s.
+    kafka = FakeKafka(batch=ClientOptions.max_poll_records)
     history = simulate(plan_gen(plan), concurrency=opts.concurrency, seed=opts.seed,
-                       outcome_fn=FakeKafka(), latency_fn=lambda op, r: r.randint(1, 40) * MS)
+                       outcome_fn=kafka, latency_fn=lambda op, r: r.randint(1, 40) * MS)
     assert check_history(history)["valid"] is True
     heal = next(op for op in invokes(history)
                 if op["process"] == NEMESIS and op["time"] >= ns(opts.time_limit))

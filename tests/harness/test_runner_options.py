@@ -14,7 +14,7 @@ from harness.run.options import OPTIONS, RunOptions, parse
 
 def test_defaults_resolve_to_a_complete_test() -> None:
     opts = parse([]).resolved()
-    assert opts.nodes == 3 and opts.concurrency == 6 and opts.acks == "all"
+    assert opts.nodes == 3 and opts.concurrency == 12 and opts.acks == "all"
     assert opts.idempotence is True and isinstance(opts.seed, int)
     assert opts.name == "queue-acks-all" and opts.teardown is False
 
@@ -26,7 +26,7 @@ def test_the_readme_command_parses() -> None:
         "--replication-factor 3 --seed 42"
     )
     opts = parse(readme.split()).resolved()
-    assert (opts.nodes, opts.concurrency, opts.seed, opts.faults) == (5, 10, 42, [])
+    assert (opts.nodes, opts.concurrency, opts.seed, opts.faults) == (5, 20, 42, [])
 
 
 @pytest.mark.parametrize(

@@ -7,14 +7,18 @@ from typing import Any
 import orjson
 import pytest
 from confluent_kafka import KafkaError, KafkaException
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workloads.outcomes import (
     AMBIGUOUS_SEND,
     KINDS,
     REJECTED_BEFORE_APPEND,
     Kind,
+    Outcome,
     classify,
     describe,
+    merge,
 )
 
 K = KafkaError
@@ -178,3 +182,59 @@ def test_no_error_is_both_rejected_and_ambiguous() -> None:
 def test_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown operation kind"):
         classify(KafkaError(K._TRANSPORT), "commit")  # type: ignore[arg-type]
+
+
+# -- an op of several records (workloads.outcomes.merge) ------------------------------------
+
+RECORD_ERRORS = {
+    "delivered": None,
+    "rejected-sent-once": (K.NOT_ENOUGH_REPLICAS, False),
+    "timed-out": (K._MSG_TIMED_OUT, False),
+    "fatal": (K._FATAL, True),
+    "not-enqueued": "produce",
+}
+
+
+def record_outcome(name: str) -> Outcome | None:
+    """One record's outcome, as the sender judges it."""
+    what = RECORD_ERRORS[name]
+    if what is None:
+        return None
+    if what == "produce":
+        return classify(BufferError("queue full"), "produce")
+    code, retried = what
+    return classify(KafkaError(code, fatal=code == K._FATAL), "send", retried=retried)
+
+
+@given(st.lists(st.sampled_from(sorted(RECORD_ERRORS)), min_size=1, max_size=12))
+def test_an_op_of_several_records_fails_only_if_every_record_certainly_failed(
+    names: list[str],
+) -> None:
+    records = [record_outcome(n) for n in names]
+    merged = merge(records)
+    if all(r is None for r in records):
+        assert merged is None  # ok: every record happened
+        return
+    assert merged is not None
+    certainly_absent = all(r is not None and r.type == "fail" for r in records)
+    assert merged.type == ("fail" if certainly_absent else "info")
+    assert merged.recreate == any(r is not None and r.recreate for r in records)
+    if merged.type == "info" and any(r is not None and r.type == "info" for r in records):
+        assert merged.error == next(r.error for r in records if r is not None and r.type == "info")
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["delivered", "delivered"], None),
+        (["rejected-sent-once", "not-enqueued"], "fail"),
+        (["delivered", "rejected-sent-once"], "info"),
+        (["rejected-sent-once", "timed-out"], "info"),
+        (["delivered", "not-enqueued"], "info"),
+    ],
+    ids=["all-delivered", "all-certainly-absent", "some-written-some-not", "one-unknown",
+         "queue-full-midway"],
+)
+def test_merge_examples(names: list[str], expected: str | None) -> None:
+    merged = merge([record_outcome(n) for n in names])
+    assert (merged.type if merged else None) == expected

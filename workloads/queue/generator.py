@@ -2,9 +2,10 @@
 
 Keys are topic-partitions: key number ``n`` is partition ``n % partitions_per_topic``
 of topic ``t{n // partitions_per_topic}`` (``t0-0``, ``t0-1``, ...). A few keys are
-written at a time; once a key has taken ``max_writes_per_key`` sends it is retired
-and a fresh key takes its place, so every log stays short (cheap to check) and a
-run exercises many partitions, as Jepsen's Kafka workload does.
+written at a time; once a key has taken ``max_writes_per_key`` sends (or its
+partition stalls, below) it is retired and a fresh key takes its place, so
+every log stays short (cheap to check) and a run exercises many partitions, as
+Jepsen's Kafka workload does.
 
 Values come from one counter for the whole run, so they are unique per key (and
 globally): every value read traces back to the one send that wrote it. That
@@ -15,11 +16,25 @@ A client reads only what it has been assigned, so a process that has not yet
 joined the current key set (a new process after a crash, or any process after a
 key was retired) first assigns (or subscribes to) the active keys.
 
-Ops: ``send`` and ``poll`` (one micro-op each), ``txn`` (1 to ``max_txn_len``
-sends and polls), ``assign`` (a random non-empty subset of the active keys),
+Ops: ``send`` (1 to ``sends_per_op`` records, all to one key, as many as its
+budget has left), ``poll`` (one micro-op), ``txn`` (1 to ``max_txn_len`` sends
+and polls), ``assign`` (a random non-empty subset of the active keys),
 ``subscribe`` (the active keys; the runner subscribes to their topics),
 ``crash``. A ``crash`` op asks the runner to close the client and complete the op ``info``;
 the thread then goes on as a fresh process, which joins before it reads.
+
+A stalled partition must not stall the run: a client thread waits for its op
+until the op's timeout, so if every thread could pick a stuck key, every thread
+would soon be stuck. So at most ``writers_per_key`` ops that send to one key
+are in flight at once, and only one until a send to the key has succeeded (a
+fresh key may well sit on a stalled partition); a send op goes to a key below
+its bound, and when every key is at it the thread polls instead (or waits, if
+it may not poll).
+Sends stay one key per op for the same reason: an op that spans keys is as
+slow as its slowest partition. And a key whose send has been in flight for
+``stall_ns`` is retired early, as if its budget were spent: otherwise stalled
+keys, which never spend their budget, would pile up in the active set until no
+healthy key is left to write.
 
 The final drain is in ``workloads.queue.drain``. Pure: no clock, no I/O, no
 global randomness, so the simulator tests it (``tests/workloads/queue``).
@@ -27,6 +42,7 @@ global randomness, so the simulator tests it (``tests/workloads/queue``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -61,6 +77,11 @@ class QueueOptions:
     ``weights``: relative frequency of each op kind (missing kinds weigh 0).
     ``consume``: how a process joins the current keys before it reads.
     ``txn_send_ratio``: the share of a transaction's micro-ops that are sends.
+    ``sends_per_op``: a ``send`` op writes 1 to this many records, to one key.
+    ``writers_per_key``: the most ops sending to one key in flight at once
+    (None: no bound).
+    ``stall_ns``: a key retires early once a send to it has been in flight this
+    long (None: never).
     """
 
     key_count: int = 4
@@ -70,6 +91,9 @@ class QueueOptions:
     max_txn_len: int = 4
     txn_send_ratio: float = 0.5
     consume: Literal["assign", "subscribe"] = "assign"
+    sends_per_op: int = 1
+    writers_per_key: int | None = None
+    stall_ns: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -81,11 +105,22 @@ class QueueOptions:
             raise ValueError("key_count, max_writes_per_key and partitions_per_topic must be >= 1")
         if self.max_txn_len < 1 or not 0 <= self.txn_send_ratio <= 1:
             raise ValueError("max_txn_len must be >= 1 and txn_send_ratio within [0, 1]")
+        if self.sends_per_op < 1 or (self.writers_per_key is not None
+                                     and self.writers_per_key < 1):
+            raise ValueError("sends_per_op and writers_per_key must be >= 1")
+        if self.stall_ns is not None and self.stall_ns <= 0:
+            raise ValueError("stall_ns must be > 0")
 
 
 @dataclass(frozen=True, slots=True)
 class QueueGen(Gen):
-    """The main-phase client generator of the queue workload (one immutable state)."""
+    """The main-phase client generator of the queue workload (one immutable state).
+
+    ``writing``: for each process with an op in flight that sends, when it was
+    asked for and the keys it sends to (for ``writers_per_key`` and ``stall_ns``);
+    ``proven``: the active keys a send op has succeeded on (they take more than
+    one writer).
+    """
 
     opts: QueueOptions
     active: tuple[int, ...]
@@ -94,6 +129,8 @@ class QueueGen(Gen):
     next_value: int = 0
     epoch: int = 0
     joined: Mapping[Process, int] = field(default_factory=dict)
+    writing: Mapping[Process, tuple[int, frozenset[str]]] = field(default_factory=dict)
+    proven: frozenset[str] = frozenset()
 
     @staticmethod
     def start(opts: QueueOptions | None = None) -> QueueGen:
@@ -111,22 +148,63 @@ class QueueGen(Gen):
         rng, _ = ctx.split()
         i, rng = rng.below(len(free))
         process = ctx.workers[free[i]]
-        f: str
-        if self.joined.get(process) != self.epoch:
-            f, value = self.opts.consume, sorted(map(self.key, self.active))
-            state = replace(self, joined={**self.joined, process: self.epoch})
-        else:
-            k, rng = rng.weighted([self.opts.weights.get(name, 0.0) for name in OPS])
-            f = OPS[k]
-            value, state = self._value(f, rng)
+        state = self._retire_stalled(ctx.time)
+        if state.joined.get(process) != state.epoch:
+            value = sorted(map(state.key, state.active))
+            return self._invoke(ctx, process, state.opts.consume, value,
+                                replace(state, joined={**state.joined, process: state.epoch}))
+        return state._main_op(ctx, process, rng)
+
+    def _main_op(self, ctx: Context, process: Process, rng: Rng) -> Step:
+        """A drawn op for a process that has joined the current keys."""
+        weights = [self.opts.weights.get(name, 0.0) for name in OPS]
+        if not self._open():
+            weights[OPS.index("send")] = 0.0  # every key has its writers: do something else
+        if sum(weights) <= 0:
+            return PENDING, self  # only sends are asked for: wait for a writer to finish
+        k, rng = rng.weighted(weights)
+        f = OPS[k]
+        value, state = self._value(f, rng)
+        written = frozenset(m[1] for m in value if m[0] == "send") if f in ("send", "txn") else None
+        if written:
+            state = replace(state, writing={**state.writing, process: (ctx.time, written)})
+        return self._invoke(ctx, process, f, value, state)
+
+    @staticmethod
+    def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen) -> Step:
         return {"process": process, "time": ctx.time, "type": "invoke", "f": f,
                 "value": value}, state
+
+    def _open(self) -> list[int]:
+        """The active keys another op may send to: fewer than ``writers_per_key`` ops
+        send to them, and none yet if no send to them has succeeded."""
+        cap = self.opts.writers_per_key
+        if cap is None:
+            return list(self.active)
+        writers = Counter(key for _, keys in self.writing.values() for key in keys)
+        return [n for n in self.active
+                if writers[k := self.key(n)] < (cap if k in self.proven else 1)]
+
+    def _retire_stalled(self, now: int) -> QueueGen:
+        """Retire every active key a send has been stuck on for ``stall_ns``: its
+        partition is stalled (a fault), and fresh keys keep the writes flowing."""
+        if self.opts.stall_ns is None or not self.writing:
+            return self
+        since = now - self.opts.stall_ns
+        stuck = {key for start, keys in self.writing.values() if start <= since for key in keys}
+        state = self
+        for n in self.active:
+            if self.key(n) in stuck:
+                state = state._retire(n)
+        return state
 
     def _value(self, f: str, rng: Rng) -> tuple[Any, QueueGen]:
         state = self
         if f == "send":
-            mop, state = state._send(rng)
-            return [mop], state
+            keys = self._open()
+            n = keys[rng.below(len(keys))[0]]
+            count, rng = rng.below(self.opts.sends_per_op)
+            return state._write(n, count + 1)
         if f == "poll":
             return [["poll"]], state
         if f == "txn":
@@ -134,9 +212,11 @@ class QueueGen(Gen):
             mops: list[list[Any]] = []
             for j in range(n + 1):
                 x, rng = rng.random()
-                if x < self.opts.txn_send_ratio:
-                    mop, state = state._send(rng.fork(j))
-                    mops.append(mop)
+                keys = state._open() if x < self.opts.txn_send_ratio else []
+                if keys:  # a key its own earlier sends chose counts once: still open
+                    key, _ = rng.fork(j).below(len(keys))
+                    sent, state = state._write(keys[key], 1)
+                    mops += sent
                 else:
                     mops.append(["poll"])
             return mops, state
@@ -148,26 +228,43 @@ class QueueGen(Gen):
             return sorted(map(self.key, self.active)), state
         return None, state  # crash
 
-    def _send(self, rng: Rng) -> tuple[list[Any], QueueGen]:
-        n = self.active[rng.below(len(self.active))[0]]
-        mop = ["send", self.key(n), self.next_value]
-        writes = {**self.writes, n: self.writes[n] + 1}
-        active, next_key, epoch = self.active, self.next_key, self.epoch
-        if writes[n] >= self.opts.max_writes_per_key:  # budget spent: retire the key
-            del writes[n]
-            active = (*(k for k in active if k != n), next_key)
-            writes[next_key] = 0
-            next_key, epoch = next_key + 1, epoch + 1
-        return mop, replace(self, active=active, writes=writes, next_key=next_key,
-                            next_value=self.next_value + 1, epoch=epoch)
+    def _write(self, n: int, count: int) -> tuple[list[list[Any]], QueueGen]:
+        """``count`` sends to key ``n`` (fewer if its budget runs out first), fresh values."""
+        count = min(count, self.opts.max_writes_per_key - self.writes[n])
+        key = self.key(n)
+        mops: list[list[Any]] = [["send", key, self.next_value + j] for j in range(count)]
+        state = replace(self, writes={**self.writes, n: self.writes[n] + count},
+                        next_value=self.next_value + count)
+        if state.writes[n] >= self.opts.max_writes_per_key:  # budget spent
+            state = state._retire(n)
+        return mops, state
+
+    def _retire(self, n: int) -> QueueGen:
+        """Key ``n`` takes no more sends; the next fresh key takes its place."""
+        writes = {k: w for k, w in self.writes.items() if k != n}
+        writes[self.next_key] = 0
+        return replace(self, active=(*(k for k in self.active if k != n), self.next_key),
+                       writes=writes, next_key=self.next_key + 1, epoch=self.epoch + 1,
+                       proven=self.proven - {self.key(n)})
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        """Forget a process that failed to join (it must join again) or was retired."""
+        """Forget a finished op's writers, and a process that failed to join (it must join
+        again) or was retired."""
         process = event.get("process")
-        failed_join = event.get("type") == "fail" and event.get("f") in ("assign", "subscribe")
-        if (failed_join or event.get("type") == "info") and process in self.joined:
-            return replace(self, joined={p: e for p, e in self.joined.items() if p != process})
-        return self
+        kind = event.get("type")
+        if kind == "invoke" or process is None:
+            return self
+        state = self
+        if process in self.writing:
+            if kind == "ok":
+                active = {self.key(n) for n in self.active}
+                state = replace(state, proven=self.proven | (self.writing[process][1] & active))
+            state = replace(state, writing={p: k for p, k in self.writing.items()
+                                            if p != process})
+        failed_join = kind == "fail" and event.get("f") in ("assign", "subscribe")
+        if (failed_join or kind == "info") and process in self.joined:
+            state = replace(state, joined={p: e for p, e in self.joined.items() if p != process})
+        return state
 
 
 def keys_of(event: Op) -> set[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, number, opt_whole, whole
+from workloads.queue.config import ClientOptions
 from workloads.queue.generator import QueueOptions
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
@@ -23,7 +24,17 @@ IDEMPOTENT_MAX_IN_FLIGHT = 5
 #: Partitions of every workload topic: keys are ``t<topic>-<partition>``.
 PARTITIONS_PER_TOPIC = 8
 #: Keys written at a time (each retired after ``--max-writes-per-key`` sends).
-KEY_COUNT = 4
+#: With ``WRITERS_PER_KEY`` they bound the send ops in flight (12: every client
+#: thread of a default 3-node run); simulated with 30 ms sends, 6 keys x 2 writers
+#: recorded more than 4 x 2 or 4 x 3, with and without stalled partitions.
+KEY_COUNT = 6
+#: The most ops sending to one key in flight at once: a stalled partition holds at
+#: most this many client threads (each until its op times out), never all of them.
+WRITERS_PER_KEY = 2
+#: A key whose send has been in flight this long is retired early (its partition is
+#: stalled), so stalled keys do not pile up in the active set: half the producer's
+#: delivery timeout, well above a healthy send's latency.
+STALL_S = ClientOptions.delivery_timeout_ms / 2000
 
 OPTIONS: tuple[Spec, ...] = (
     Spec("acks", choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
@@ -39,7 +50,9 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("max_in_flight", whole, "max.in.flight.requests.per.connection (default: 5; "
          f"at most {IDEMPOTENT_MAX_IN_FLIGHT} with idempotence)", range=Range(1, 1_000_000)),
     Spec("max_writes_per_key", whole, "sends per key before a fresh key replaces it "
-         "(default: 256)", range=Range(1, 1_000_000)),
+         "(default: 4096)", range=Range(1, 1_000_000)),
+    Spec("sends_per_op", whole, "most records one send op writes, all to one key; each op "
+         "writes 1 to this many (default: 32)", "N", range=Range(1, 10_000)),
     Spec("poll_ms", whole, "how long a poll waits for a first record (default: 100)",
          range=Range(1, 60_000)),
 )  # fmt: skip
@@ -56,7 +69,8 @@ class QueueSettings:
     idempotence: bool | None = None
     retries: int | None = None
     max_in_flight: int = 5
-    max_writes_per_key: int = 256
+    max_writes_per_key: int = 4096
+    sends_per_op: int = 32
     poll_ms: int = 100
 
 
@@ -100,7 +114,9 @@ def name_parts(s: QueueSettings) -> list[str]:
 
 
 def block(s: QueueSettings) -> dict[str, Any]:
-    """The queue's part of ``test.json``'s ``workload`` block."""
+    """The queue's part of ``test.json``'s ``workload`` block, with the producer's settings."""
+    producer = client_options(s).producer_config(thread=0)
+    producer.pop("transactional.id", None)  # one per thread
     return {
         "acks": s.acks,
         "idempotence": s.idempotence,
@@ -110,9 +126,35 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "txn_abort_p": s.txn_abort_p,
         "sub_via": s.sub_via,
         "max_writes_per_key": s.max_writes_per_key,
+        "sends_per_op": s.sends_per_op,
+        "key_count": KEY_COUNT,
+        "writers_per_key": WRITERS_PER_KEY,
+        "stall_s": STALL_S,
         "partitions_per_topic": PARTITIONS_PER_TOPIC,
         "poll_ms": s.poll_ms,
+        "producer": producer,
     }
+
+
+def client_options(
+    s: QueueSettings, *, bootstrap: str = "", token: str = "insync", seed: int = 0
+) -> ClientOptions:
+    """Every client's producer and consumer settings for a run (``bootstrap``, ``token``
+    and ``seed`` are the run's; the defaults serve to describe the settings)."""
+    return ClientOptions(
+        bootstrap=bootstrap,
+        acks="all" if s.acks == "all" else ("1" if s.acks == "1" else "0"),
+        idempotence=bool(automatic(s)["idempotence"]),
+        retries=s.retries,
+        max_in_flight=s.max_in_flight,
+        txn=s.txn,
+        sub_via="subscribe" if s.sub_via == "subscribe" else "assign",
+        group_id=f"{token}-group",
+        txn_id_prefix=f"{token}-txn",
+        abort_p=s.txn_abort_p if s.txn else 0.0,
+        poll_ms=s.poll_ms,
+        seed=seed,
+    )
 
 
 def generator_options(s: QueueSettings) -> QueueOptions:
@@ -131,4 +173,7 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         partitions_per_topic=PARTITIONS_PER_TOPIC,
         weights=weights,
         consume="subscribe" if s.sub_via == "subscribe" else "assign",
+        sends_per_op=s.sends_per_op,
+        writers_per_key=WRITERS_PER_KEY,
+        stall_ns=int(STALL_S * 1e9),
     )

@@ -1,22 +1,26 @@
 """The producer side of a queue client: one producer per process, sends and delivery reports.
 
-``send`` produces each record to its key's partition and waits for the
-delivery reports; the completion carries ``[offset, value]`` where a report
-gave an offset. Whether an error means ``fail`` or ``info`` is decided by
-``workloads.outcomes`` alone. Transactions (``workloads.queue.txn``) use the
-same producer and ``produce``.
+``send`` produces each record of the op to its key's partition without
+waiting, then serves delivery reports until every record of *this* op has one
+(several records in flight per producer, batched by librdkafka); the
+completion carries ``[offset, value]`` where a report gave an offset. Whether
+an error means ``fail`` or ``info`` is decided by ``workloads.outcomes`` alone.
+Transactions (``workloads.queue.txn``) use the same producer, ``produce`` and
+``await_reports``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from cluster.kafka_clients import base_config
 from workloads.client import Completed, Op
-from workloads.outcomes import classify, describe
+from workloads.outcomes import Outcome, classify, merge
 from workloads.queue.config import ClientOptions
 from workloads.queue.topics import Topics
 
@@ -35,6 +39,7 @@ class Sender:
         self.thread = thread  # a transactional id per thread: a fresh process fences the old
         self.process = process
         self._producer: Producer | None = None
+        self.clock: Callable[[], float] = monotonic  # how long an op has waited
 
     def producer(self) -> Producer:
         if self._producer is None:
@@ -59,29 +64,53 @@ class Sender:
                 raise RuntimeError("the warm-up write was not acknowledged in time")
 
     def send(self, op: Op) -> Completed:
-        """A non-transactional ``send`` op: produce every record, then wait for the reports."""
+        """A non-transactional ``send`` op: queue every record, then wait for their reports.
+
+        The records are produced asynchronously (librdkafka batches them) and the
+        op waits for *its* delivery reports only. Each record's outcome is judged
+        alone (``workloads.outcomes``) and :func:`~workloads.outcomes.merge` says
+        how the op ends: ``ok`` if every record was delivered, ``fail`` only if
+        every record certainly was not, else ``info``.
+        """
         mops = op["value"]
         producer = self.producer()
         reports: Reports = {}
+        unsent: Outcome | None = None
+        produced = 0
         for i, (_, key, value) in enumerate(mops):
             try:
                 self.produce(producer, key, value, reports, i)
-            except (BufferError, KafkaException) as err:
-                if i == 0:  # nothing of this op entered the queue
-                    return classify(err, "produce").completed(mops)
-                producer.flush(self.opts.op_timeout_s)
-                return Completed("info", sent(mops, reports), describe(err))
-        left = producer.flush(self.opts.op_timeout_s)
+            except (BufferError, KafkaException) as err:  # this one never entered the queue
+                unsent = classify(err, "produce")
+                break
+            produced += 1
+        self.await_reports(producer, reports, produced)
+        late = Outcome("info", f"no delivery report after {self.opts.op_timeout_s}s",
+                       "no delivery report: the record may have been appended")
+        outcomes: list[Outcome | None] = []
+        for i in range(len(mops)):
+            if i >= produced:
+                outcomes.append(unsent)
+            elif i not in reports:
+                outcomes.append(late)
+            else:
+                error, _ = reports[i]
+                outcomes.append(None if error is None else
+                                classify(error, "send", retried=self.opts.sends_retried))
         value = sent(mops, reports)
-        if left:
-            return Completed("info", value, f"no delivery report after {self.opts.op_timeout_s}s")
-        errors = [err for err, _ in reports.values() if err is not None]
-        if not errors:
-            return Completed("ok", value)
-        outcome = classify(errors[0], "send", retried=self.opts.sends_retried)
-        if outcome.type == "fail" and len(errors) < len(mops):
-            return Completed("info", value, outcome.error, reset=outcome.recreate)
-        return outcome.completed(value)
+        outcome = merge(outcomes)
+        return Completed("ok", value) if outcome is None else outcome.completed(value)
+
+    def await_reports(self, producer: Producer, reports: Reports, count: int) -> bool:
+        """Serve delivery reports until ``count`` records of this op have one, or the op's
+        timeout passes (False). Not ``flush()``: that would wait for every queued record."""
+        deadline = self.clock() + self.opts.op_timeout_s
+        while len(reports) < count:
+            left = deadline - self.clock()
+            if left <= 0:
+                return False
+            producer.poll(min(left, 1.0))
+        return True
 
     def produce(self, producer: Producer, key: str, value: int, reports: Reports, i: int) -> None:
         """Queue one record; its delivery report lands in ``reports[i]``."""

@@ -11,27 +11,8 @@ from __future__ import annotations
 
 from workloads.protocol import RunEnv
 from workloads.queue.client import QueueClient
-from workloads.queue.config import ClientOptions
-from workloads.queue.options import PARTITIONS_PER_TOPIC, QueueSettings
+from workloads.queue.options import PARTITIONS_PER_TOPIC, QueueSettings, client_options
 from workloads.queue.topics import Topics
-
-
-def client_options(env: RunEnv, s: QueueSettings) -> ClientOptions:
-    """Every client's producer and consumer settings for this run."""
-    return ClientOptions(
-        bootstrap=env.bootstrap,
-        acks="all" if s.acks == "all" else ("1" if s.acks == "1" else "0"),
-        idempotence=bool(s.idempotence),
-        retries=s.retries,
-        max_in_flight=s.max_in_flight,
-        txn=s.txn,
-        sub_via="subscribe" if s.sub_via == "subscribe" else "assign",
-        group_id=f"{env.token}-group",
-        txn_id_prefix=f"{env.token}-txn",
-        abort_p=s.txn_abort_p if s.txn else 0.0,
-        poll_ms=s.poll_ms,
-        seed=env.seed,
-    )
 
 
 class QueueRun:
@@ -47,7 +28,9 @@ class QueueRun:
             replication_factor=env.replication_factor,
             config=env.topic_config,
         )
-        self.client_options = client_options(env, s)
+        self.client_options = client_options(
+            s, bootstrap=env.bootstrap, token=env.token, seed=env.seed
+        )
 
     def setup(self) -> None:
         self.topics.ensure(0)

@@ -54,18 +54,20 @@ class Transactions:
         reports: Reports = {}
         read: Records = {}
         out: list[Any] = list(mops)
+        produced = 0
         try:
             for i, mop in enumerate(mops):
                 if mop[0] == "send":
                     self.sender.produce(producer, mop[1], mop[2], reports, i)
+                    produced += 1
                 else:
                     records: Records = {}
                     out[i] = ["poll", records]
                     self.reader.poll_into(records)
                     for key, recs in records.items():
                         read.setdefault(key, []).extend(recs)
-            if producer.flush(self.opts.op_timeout_s):
-                raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "flush timed out"))
+            if not self.sender.await_reports(producer, reports, produced):
+                raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no delivery report"))
             failed = [err for err, _ in reports.values() if err is not None]
             if failed:
                 raise KafkaException(failed[0])

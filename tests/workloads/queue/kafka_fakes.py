@@ -44,28 +44,65 @@ class Msg:
 
 
 @dataclass
-class FakeProducer:
-    """``deliver(topic, partition, value) -> (error, offset)`` decides each record's fate."""
+class Clock:
+    """A monotonic clock a test moves by hand (``sending.monotonic``)."""
 
-    deliver: Callable[[str, int, bytes], tuple[KafkaError | None, int]]
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+Deliver = Callable[[str, int, bytes], "tuple[KafkaError | None, int] | None"]
+
+
+@dataclass
+class FakeProducer:
+    """``deliver(topic, partition, value) -> (error, offset)`` decides each record's fate;
+    None: the record gets no report (it stays queued, like a record to a stalled partition).
+
+    ``poll`` serves up to ``per_poll`` reports per call; when it serves none it moves
+    ``clock`` on by its timeout, as a real wait would. ``stuck``: nothing is delivered.
+    """
+
+    deliver: Deliver
     commit: Callable[[], None] = lambda: None
     abort: Callable[[], None] = lambda: None
     queued: list[tuple[Any, Msg]] = field(default_factory=list)
     stuck: bool = False
+    per_poll: int | None = None
+    clock: Clock = field(default_factory=Clock)
     calls: list[str] = field(default_factory=list)
+    polls: int = 0
 
     def produce(self, topic: str, value: bytes, partition: int, on_delivery: Any) -> None:
         self.queued.append((on_delivery, Msg(topic, partition, -1, value)))
 
-    def flush(self, timeout: float = 0) -> int:
-        if self.stuck:
-            return len(self.queued)
+    def _serve(self, most: int | None) -> int:
+        served = 0
+        left: list[tuple[Any, Msg]] = []
         for callback, msg in self.queued:
-            err, offset = self.deliver(msg.topic_, msg.partition_, msg.value_)
-            msg.offset_ = offset
+            fate = None if self.stuck or (most is not None and served >= most) else (
+                self.deliver(msg.topic_, msg.partition_, msg.value_))
+            if fate is None:
+                left.append((callback, msg))
+                continue
+            err, msg.offset_ = fate
             callback(err, msg)
-        self.queued.clear()
-        return 0
+            served += 1
+        self.queued = left
+        return served
+
+    def poll(self, timeout: float = 0) -> int:
+        self.polls += 1
+        served = self._serve(self.per_poll)
+        if not served:
+            self.clock.now += timeout
+        return served
+
+    def flush(self, timeout: float = 0) -> int:
+        self._serve(None)
+        return len(self.queued)
 
     def begin_transaction(self) -> None:
         self.calls.append("begin")

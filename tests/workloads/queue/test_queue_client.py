@@ -26,6 +26,8 @@ def client(
 ) -> QueueClient:
     c = QueueClient(ClientOptions(bootstrap="x:9092", **opts), topics(), thread=0, process=0)
     c.sender._producer = producer  # type: ignore[assignment]
+    if producer is not None:
+        c.sender.clock = producer.clock  # waiting moves the fake's clock, not the test's
     c.reader._consumer = consumer  # type: ignore[assignment]
     return c
 
@@ -69,6 +71,74 @@ def test_produce_raising_is_fail_and_no_report_is_info() -> None:
     stuck = FakeProducer(ok_at(1), stuck=True)
     done = client(stuck).invoke({"f": "send", "value": [["send", "t0-1", 5]]})
     assert done.type == "info" and "no delivery report" in done.error
+
+
+def send_op(key: str, values: list[int]) -> dict[str, Any]:
+    return {"f": "send", "value": [["send", key, v] for v in values]}
+
+
+def by_value(fates: dict[int, tuple[KafkaError | None, int] | None]) -> Any:
+    """A ``deliver`` that looks each record's fate up by its value."""
+    return lambda topic, partition, value: fates[int(value)]
+
+
+def test_an_op_of_many_records_queues_them_all_then_gives_each_its_offset() -> None:
+    producer = FakeProducer(by_value({v: (None, 100 + v) for v in range(5)}), per_poll=2)
+    done = client(producer).invoke(send_op("t0-1", [0, 1, 2, 3, 4]))
+    assert (done.type, done.value) == ("ok", [["send", "t0-1", [100 + v, v]] for v in range(5)])
+    assert producer.polls == 3  # served two reports at a time: every record was in flight
+
+
+def test_an_op_waits_for_its_own_records_only() -> None:
+    """A record left from earlier (a stalled partition) does not hold a later op, as a
+    ``flush()`` of the whole producer would."""
+    producer = FakeProducer(by_value({9: None, 1: (None, 7), 2: (None, 8)}))
+    producer.produce("run1-t0", b"9", 3, on_delivery=lambda err, msg: None)
+    done = client(producer).invoke(send_op("t0-1", [1, 2]))
+    assert (done.type, done.value) == ("ok", [["send", "t0-1", [7, 1]], ["send", "t0-1", [8, 2]]])
+    assert producer.clock.now == 0  # it never waited
+    assert len(producer.queued) == 1
+
+
+NER = KafkaError(K.NOT_ENOUGH_REPLICAS)
+
+
+@pytest.mark.parametrize(
+    ("fates", "expected"),
+    [
+        ({1: (None, 5), 2: (NER, -1)}, "info"),
+        ({1: (NER, -1), 2: (NER, -1)}, "fail"),
+        ({1: (NER, -1), 2: (KafkaError(K._MSG_TIMED_OUT), -1)}, "info"),
+        ({1: (None, 5), 2: None}, "info"),
+    ],
+    ids=["one-written-one-rejected", "all-rejected-sent-once", "rejected-and-timed-out",
+         "one-never-reported"],
+)
+def test_mixed_record_outcomes_make_the_op_fail_only_when_all_certainly_failed(
+    fates: dict[int, tuple[KafkaError | None, int] | None], expected: str
+) -> None:
+    producer = FakeProducer(by_value(fates))
+    done = client(producer, retries=0, idempotence=False).invoke(send_op("t0-1", [1, 2]))
+    assert done.type == expected
+    first = fates[1]
+    delivered = [m for m in done.value if isinstance(m[2], list)]
+    assert delivered == ([["send", "t0-1", [5, 1]]] if first and first[0] is None else [])
+
+
+def test_a_full_queue_midway_keeps_what_was_queued() -> None:
+    class FullAfterTwo(FakeProducer):
+        def produce(self, *a: Any, **kw: Any) -> None:
+            if len(self.queued) == 2:
+                raise BufferError("queue full")
+            super().produce(*a, **kw)
+
+    written = client(FullAfterTwo(ok_at(3))).invoke(send_op("t0-1", [1, 2, 3]))
+    assert written.type == "info"  # two were written, the third certainly not
+    assert written.value == [["send", "t0-1", [3, 1]], ["send", "t0-1", [3, 2]],
+                             ["send", "t0-1", 3]]
+    rejected = FullAfterTwo(lambda t, p, v: (NER, -1))
+    done = client(rejected, retries=0, idempotence=False).invoke(send_op("t0-1", [1, 2, 3]))
+    assert done.type == "fail"  # none of the three is in the log
 
 
 def test_polls_report_records_per_key_in_order() -> None:

@@ -53,3 +53,33 @@ def test_the_test_name_and_the_generator_follow_txn_and_sub_via() -> None:
     assert shape.weights["assign"] == 0 and shape.weights["subscribe"] > 0
     assert options.generator_options(plain).weights["txn"] == 0
     assert options.block(plain)["partitions_per_topic"] == shape.partitions_per_topic
+
+
+def test_sends_per_op_is_a_row_that_reaches_the_generator_and_test_json() -> None:
+    from harness.run.options import parse
+
+    opts = parse(["--sends-per-op", "7"]).resolved()
+    assert options.generator_options(opts).sends_per_op == 7
+    assert options.block(opts)["sends_per_op"] == 7
+    with pytest.raises(UsageError) as err:
+        parse(["--sends-per-op", "0"])
+    assert "--sends-per-op must be a whole number from 1" in err.value.one_line()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [QueueSettings(), QueueSettings(acks="1", max_in_flight=20, retries=0),
+     QueueSettings(txn=True)],
+    ids=["defaults", "acks1-unordered", "txn"],
+)
+def test_test_json_states_the_producer_settings_the_clients_use(settings: QueueSettings) -> None:
+    block = options.block(settings)
+    used = options.client_options(settings, bootstrap="b:9092", token="run").producer_config(3)
+    used.pop("transactional.id", None)  # one per thread: not a setting of the run
+    assert block["producer"] == used
+    assert block["producer"]["linger.ms"] >= 0
+    assert block["producer"]["max.in.flight.requests.per.connection"] == settings.max_in_flight
+    idempotent = settings.txn or settings.acks == "all"
+    assert block["producer"]["enable.idempotence"] is idempotent
+    if idempotent:
+        assert settings.max_in_flight <= options.IDEMPOTENT_MAX_IN_FLIGHT

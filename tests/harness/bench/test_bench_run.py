@@ -1,0 +1,171 @@
+"""``harness.bench.run``: its pure parts and its loops on fakes (the real figures need Docker).
+
+The benchmark's numbers come from a real cluster (the lead runs ``insync bench
+run``); here its loops run against fake producers built from a few lines, and
+the in-memory harness loop runs for real, so a wrong count, a loop that waits
+for the wrong records or a run that is not the default one is caught without
+Kafka.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.base.errors import UsageError
+from harness.bench import run as bench_run
+from harness.run.options import THREADS_PER_NODE, RunOptions, parse
+
+SUPPORT = str(Path(__file__).resolve().parents[1] / "support")
+if SUPPORT not in sys.path:
+    sys.path.insert(0, SUPPORT)
+
+from fake_engine import install as install_engine  # noqa: E402
+
+
+def args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    bench_run.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_the_measured_run_is_a_default_run_but_for_its_length_and_place() -> None:
+    opts = parse(bench_run.run_flags(args())).resolved()
+    defaults = RunOptions().resolved()
+    assert (opts.nodes, opts.time_limit, opts.cluster_name) == (3, 30.0, "run-bench")
+    assert opts.faults == [] and opts.teardown is False  # the bare loops reuse its cluster
+    assert opts.concurrency == THREADS_PER_NODE * 3
+    for name in ("sends_per_op", "rate", "acks", "idempotence", "max_in_flight",
+                 "max_writes_per_key", "txn"):
+        assert getattr(opts, name) == getattr(defaults, name), name
+
+
+def test_run_options_reach_the_run_and_a_malformed_one_is_refused() -> None:
+    flags = bench_run.run_flags(args("--run-option", "sends-per-op=64",
+                                     "--run-option=--concurrency=5"))
+    opts = parse(flags).resolved()
+    assert (opts.sends_per_op, opts.concurrency) == (64, 5)
+    with pytest.raises(UsageError) as err:
+        bench_run.run_flags(args("--run-option", "sends-per-op"))
+    assert "not FLAG=VALUE" in err.value.one_line()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--run-option", "sends-per-op"], ["--run-option", "sends-per-op=0"],
+     ["--run-option", "no-such-option=1"]],
+    ids=["not-flag-value", "out-of-range", "unknown"],
+)
+def test_bad_run_options_are_one_line_before_docker_is_asked(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = install_engine(tmp_path, monkeypatch)
+    with pytest.raises(UsageError):
+        bench_run.main(args(*argv, "--results-dir", str(tmp_path / "results")))
+    assert engine.calls() == []
+
+
+def test_send_load_is_littles_law_over_the_send_ops() -> None:
+    s = 1_000_000_000
+    history = [
+        {"process": 0, "type": "invoke", "f": "send", "time": 0, "value": [1, 2, 3, 4]},
+        {"process": 1, "type": "invoke", "f": "send", "time": 0, "value": [5, 6]},
+        {"process": 2, "type": "invoke", "f": "poll", "time": 0, "value": [["poll"]]},
+        {"process": 0, "type": "ok", "f": "send", "time": s, "value": [1, 2, 3, 4]},
+        {"process": 1, "type": "info", "f": "send", "time": 2 * s, "value": [5, 6]},
+        {"process": 3, "type": "invoke", "f": "send", "time": 0, "value": [7]},  # never ends
+    ]
+    load = bench_run.send_load(history, seconds=2.0)
+    assert load == {"send_ops_in_flight": 1.5, "records_in_flight": 4.0, "records_per_op": 3.0}
+
+
+class FakeProducer:
+    """Queues records; ``poll`` delivers the queue after ``delay`` s. ``room``: queue size
+    at which ``produce`` raises BufferError, like librdkafka's full queue."""
+
+    def __init__(self, delay: float = 0.002, room: int | None = None) -> None:
+        self.delay, self.room = delay, room
+        self.queue: list[Any] = []
+        self.most_queued = 0
+        self.sizes: list[int] = []
+        self.partitions: set[int] = set()
+        self.lock = threading.Lock()
+
+    def produce(self, topic: str, *, value: bytes, partition: int, on_delivery: Any) -> None:
+        if self.room is not None and len(self.queue) >= self.room:
+            raise BufferError("queue full")
+        self.queue.append(on_delivery)
+        self.partitions.add(partition)
+        self.most_queued = max(self.most_queued, len(self.queue))
+
+    def poll(self, timeout: float) -> int:
+        if not self.queue:
+            return 0
+        time.sleep(self.delay)
+        callbacks, self.queue = self.queue, []
+        for callback in callbacks:
+            callback(None, None)
+        return len(callbacks)
+
+    def flush(self, timeout: float) -> int:
+        self.poll(timeout)
+        return 0
+
+
+def test_the_bare_loop_waits_for_each_ops_records_and_counts_them() -> None:
+    made: list[FakeProducer] = []
+
+    def make(i: int) -> FakeProducer:
+        made.append(FakeProducer())
+        return made[-1]
+
+    loop = bench_run.bare_loop(make, "t", producers=3, sends_per_op=8, seconds=0.3)
+    assert len(made) == 3
+    assert loop.acked > 3 * 8  # many ops each
+    assert loop.seconds == pytest.approx(0.3)
+    for producer in made:  # never more than one op's records outstanding per producer
+        assert 1 < producer.most_queued <= 8
+        assert len(producer.partitions) > 1
+
+
+def test_the_free_loop_never_waits_but_for_room_in_the_queue() -> None:
+    producer = FakeProducer(delay=0.0005, room=500)
+    loop = bench_run.free_loop(lambda i: producer, "t", seconds=0.2)
+    assert producer.most_queued == 500  # it filled the queue, then served reports
+    assert loop.acked > 1000
+
+
+def test_the_memory_loop_records_many_record_sends() -> None:
+    import tempfile
+    from pathlib import Path
+
+    opts = parse(["--concurrency", "4"]).resolved()
+    with tempfile.TemporaryDirectory() as tmp:
+        loop = bench_run.memory_loop(opts, 0.5, Path(tmp))
+    assert loop.acked > 100
+
+
+def test_the_verdict_holds_the_goals_and_renders() -> None:
+    loops = {"insync": bench_run.Loop(2500 * 30, 30.0, None),
+             "bare": bench_run.Loop(4000 * 30, 30.0, 5.0),
+             "ceiling": bench_run.Loop(40_000 * 10, 10.0, 3.0),
+             "memory": bench_run.Loop(9000 * 10, 10.0, 9.0)}
+    verdict = bench_run.verdict(loops)
+    assert verdict["ratio"] == 0.625 and verdict["meets_ratio"] and verdict["meets_sends_s"]
+    slow = bench_run.verdict({**loops, "insync": bench_run.Loop(1500 * 30, 30.0, 1.0)})
+    assert not slow["meets_sends_s"] and not slow["meets_ratio"]
+    result = {"nodes": 3, "verdict": verdict,
+              "loops": {name: loop.as_dict() for name, loop in loops.items()},
+              "run": {"valid": True, "ops": 9, "send_ops_in_flight": 6.1,
+                      "records_in_flight": 100.0, "records_per_op": 16.5, "run_dir": "r",
+                      "settings": {"concurrency": 12, "sends_per_op": 32, "rate": 1000.0,
+                                   "producer": {"linger.ms": 1}}}}
+    text = bench_run.render(result)
+    assert "2500 acked sends/s" in text and "ratio insync/bare: 0.625" in text
+    assert "NOT met" not in text and "CPU n/a" in text
