@@ -387,11 +387,12 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
     topic = f"bench-bare-{int(time.time())}"
     new = NewTopic(topic, num_partitions=PARTITIONS, replication_factor=opts.replication_factor,
                    config={"min.insync.replicas": str(opts.min_insync)})
-    admin(bootstrap).create_topics([new])[topic].result(60)
+    client = admin(bootstrap)  # held: a collected client destroys its handle mid-request
+    client.create_topics([new])[topic].result(60)
     loops["bare"] = bare_loop(make, topic, producers=opts.concurrency,
                               sends_per_op=opts.sends_per_op, seconds=args.seconds)
     loops["ceiling"] = free_loop(make, topic, args.ceiling_seconds)
-    admin(bootstrap).delete_topics([topic])
+    client.delete_topics([topic])[topic].result(60)
     with tempfile.TemporaryDirectory() as tmp:
         loops["memory"] = memory_loop(opts, args.ceiling_seconds, Path(tmp))
     conf = settings.producer_config(0)
