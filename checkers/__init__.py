@@ -1,4 +1,4 @@
-"""insync's history checker: judges a queue/transaction history (shared/HISTORY.md).
+"""insync's history checker: judges a queue/transaction history (docs/HISTORY.md).
 
 Public surface::
 

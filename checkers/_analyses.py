@@ -1,4 +1,4 @@
-"""The per-key anomaly analyses of shared/HISTORY.md, run once orders are known.
+"""The per-key anomaly analyses of docs/HISTORY.md, run once orders are known.
 
 Each function looks at one key and reports into an ``Anomalies`` sink. They are
 ordered from "the log itself is wrong" (divergence, duplicates) to "a reader saw

@@ -12,23 +12,20 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from checkers._analyses import analyse_key
 from checkers._collect import Collector
 from checkers._cycles import find_cycles
 from checkers._fork import can_fork
-from checkers._history import (
-    F_NAMES,
-    INFO,
-    NEMESIS_F,
-    OK,
-    TYPE_NAMES,
-    Scanner,
+from checkers._history import F_NAMES, INFO, NEMESIS_F, OK, TYPE_NAMES, Scanner
+from checkers._input import (
+    Source,
+    count_lines,
+    cut_short_warning,
     open_history,
+    open_source,
     parse_lines,
-    resolve_path,
 )
 from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
@@ -54,42 +51,40 @@ def check_file(
     None picks by file size and cores, 1 reads it in this process alone. The
     verdict is the same either way.
 
-    Raises ``HistoryError`` when the file is unreadable or malformed.
+    Raises ``HistoryError`` when the file is unreadable or malformed. A last
+    line cut short by a crash is left out, and the verdict's ``warnings`` say so.
     """
-    resolved = resolve_path(path)
-    chunks = _chunks_for(resolved, jobs)
+    source = open_source(path)
+    verdict = _check_source(source, ww_deps, max_anomalies, cycle_time_budget_s, jobs)
+    if source.cut_short:
+        line = count_lines(source.path, 0, source.end) + 1
+        verdict["warnings"] = [*verdict.get("warnings", []), cut_short_warning(line)]
+    return verdict
+
+
+def _check_source(
+    source: Source, ww_deps: bool, max_anomalies: int, budget_s: float, jobs: int | None
+) -> dict[str, Any]:
+    chunks = chunk_count(source.end, jobs=jobs)
     if chunks > 1:
         try:
-            collector, scanner = read_parallel(resolved, chunks)
+            collector, scanner = read_parallel(source.path, chunks, source.end)
         except HistoryError:
             raise
         except Exception:
             pass
         else:
+            out = Anomalies(max_anomalies)
             return _judge(
-                collector,
-                scanner,
-                Anomalies(max_anomalies),
-                ww_deps=ww_deps,
-                budget_s=cycle_time_budget_s,
-                parts=chunks,
+                collector, scanner, out, ww_deps=ww_deps, budget_s=budget_s, parts=chunks
             )
-    with open_history(resolved) as handle:
+    with open_history(source.path) as handle:
         return check_history(
-            parse_lines(handle),
+            parse_lines(handle, source),
             ww_deps=ww_deps,
             max_anomalies=max_anomalies,
-            cycle_time_budget_s=cycle_time_budget_s,
+            cycle_time_budget_s=budget_s,
         )
-
-
-def _chunks_for(path: Path, jobs: int | None) -> int:
-    """How many chunks to read ``path`` in (1 for an unreadable file: one pass says why)."""
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return 1
-    return chunk_count(size, jobs=jobs)
 
 
 def check_history(
@@ -223,10 +218,9 @@ def _op_details(scanner: Scanner, out: Anomalies) -> dict[str, dict[str, Any]]:
     meta = scanner.meta
     details: dict[str, dict[str, Any]] = {}
     for index in sorted(out.referenced_ops()):
-        row = scanner.relocated.get(index, index)
-        if not 0 <= row < len(meta):
+        if not 0 <= index < len(meta):
             continue
-        packed = meta[row]
+        packed = meta[index]
         f_code = (packed >> 2) & 15
         if f_code == NEMESIS_F:
             continue

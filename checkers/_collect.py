@@ -25,14 +25,8 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from checkers._history import (
-    ASSIGN_FS,
-    FAIL,
-    INFO,
-    OK,
-    check_key_list,
-    malformed_mop,
-)
+from checkers._history import ASSIGN_FS, FAIL, INFO, OK, check_key_list
+from checkers._malformed import I64_MAX, malformed_mop
 
 #: Offset recorded for a send whose offset is unknown or not in the version order.
 NO_OFFSET = -(2**63)
@@ -259,7 +253,7 @@ class Collector:
         """Fold one key's polled records into its tables: its state and where they start.
 
         Every record goes into the log (any outcome), the read tables and the
-        read streams, validated on the way: two integers, offset then value.
+        read streams, validated on the way: two integers in 0..2**63-1, offset then value.
         None when the key returned no record.
         """
         if type(records) is not list:
@@ -274,16 +268,16 @@ class Collector:
         append = ks.rvals.append
         append_offset = ks.roffs.append
         start = len(ks.rvals)
-        try:
+        try:  # above 2**63-1, ``append`` overflows: the array checks that bound for free
             for o, v in records:
-                if type(o) is not int or type(v) is not int:
+                if type(o) is not int or type(v) is not int or (o | v) < 0:
                     raise malformed_mop(mop, line)
                 if log.setdefault(o, v) != v:
                     ks.diverge(o, v, index)
                 seen[v] = index
                 append(v)
                 append_offset(o)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise malformed_mop(mop, line) from None
         return ks, start
 
@@ -298,18 +292,15 @@ class Collector:
         """
         try:
             _, k, x = mop
-        except ValueError:
+            o, v = (None, x) if type(x) is int else x
+        except (ValueError, TypeError):
             raise malformed_mop(mop, line) from None
-        if type(k) is not str:
-            raise malformed_mop(mop, line)
-        o: int | None
-        if type(x) is int:
-            o, v = None, x
-        elif type(x) is list and len(x) == 2:
-            o, v = x
-            if type(v) is not int or (o is not None and type(o) is not int):
-                raise malformed_mop(mop, line)
-        else:
+        if (  # one range test for both: a | b is in 0..2**63-1 iff a and b are
+            type(k) is not str
+            or type(v) is not int
+            or (o is not None and type(o) is not int)
+            or not 0 <= (v if o is None else o | v) <= I64_MAX
+        ):
             raise malformed_mop(mop, line)
         ks = self.keys.get(k)
         if ks is None:

@@ -1,6 +1,8 @@
-"""Reading a history and enforcing the shape rules of shared/HISTORY.md.
+"""Reading a history and enforcing the shape rules of docs/HISTORY.md.
 
-This module is the only place that decides whether input is *malformed* (exit 3).
+This module is the only place that decides whether a line is *malformed* (exit 3);
+``checkers._malformed`` words the errors and ``checkers._input`` decides which
+bytes of a file are lines at all.
 It pairs every client completion with its invoke and hands the completed
 operation to a sink, so later stages never see a half-formed op. It keeps no
 per-op dict once an op has been handed on: only the pending invokes (at most one
@@ -10,18 +12,48 @@ bounded memory.
 Micro-op *values* of completions are validated by the sink as it walks them
 (``checkers._collect``), because walking them twice would double the cost of the
 hottest loop; invoke values are validated here.
+
+The :class:`Scanner` pairs on its own rather than through the ground floor's
+reader (``harness.base.history.pairs``, which the report uses): it validates
+each line as it pairs, in one flat loop with local names that runs once per
+line of a 10M-line history, and the reader (a generator handing on one pair
+object per op) costs about 0.5 us of CPU per line on top of parsing, which
+this, the checker's hottest loop, does not pay. A Hypothesis test
+(``tests/harness/test_history_pairs.py``) holds the two to the same pairing.
+
+Per line, the rules are checked in one fixed order (the Spark engine follows
+it, so a line that breaks several rules gets the same message from both):
+JSON, an object, ``process``, the fields present, ``index``, ``time``,
+``type``, ``f``, then pairing (where a negative process is refused, once per
+process rather than on every line) and the micro-ops. Nemesis lines need no field
+but ``process``; an ``index`` or ``time`` they do carry follows the same rules,
+since both number the whole file.
 """
 
 from __future__ import annotations
 
-import os
 from array import array
-from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 import orjson
 
+from checkers._malformed import (
+    I64_MAX,
+    empty_history_error,
+    f_error,
+    f_mismatch_error,
+    index_error,
+    malformed_mop,
+    no_invoke_error,
+    not_an_object_error,
+    not_json_error,
+    process_error,
+    second_invoke_error,
+    short,
+    time_backwards_error,
+    time_error,
+)
 from harness.base.errors import HistoryError
 
 #: Outcome codes, shared by every stage. ``PENDING`` is an invoke that never completed.
@@ -35,7 +67,6 @@ TXN_FS = frozenset({"send", "poll", "txn"})
 ASSIGN_FS = frozenset({"assign", "subscribe"})
 F_CODES = {"send": 0, "poll": 1, "txn": 2, "assign": 3, "subscribe": 4, "crash": 5}
 F_NAMES = {code: name for name, code in F_CODES.items()}
-OTHER_F = 6
 #: f code of nemesis lines in ``Scanner.meta``
 NEMESIS_F = 7
 NEMESIS_META = -64 + NEMESIS_F * 4
@@ -43,7 +74,9 @@ NEMESIS_META = -64 + NEMESIS_F * 4
 POLL_MOP = ["poll"]
 POLL_INVOKE = [POLL_MOP]
 NEMESIS = "nemesis"
-HISTORY_NAME = "history.jsonl"
+#: ``Scanner.last_time`` of a chunk before its first timed line: above every valid time,
+#: so the first one takes the slow path, which records it for the merge to check
+TIME_UNSEEN = 2**63
 
 
 class OpSink(Protocol):
@@ -56,37 +89,6 @@ class OpSink(Protocol):
         self, index: int, process: int, f: str, kind: int, value: Any, line: int
     ) -> None:
         """Any other client op completed (assign, subscribe, crash, ...)."""
-
-
-def resolve_path(path: str | os.PathLike[str]) -> Path:
-    """A run directory means its ``history.jsonl``; anything else is the file itself."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / HISTORY_NAME
-        if not p.is_file():
-            raise HistoryError(
-                f"{path} is a directory without {HISTORY_NAME}",
-                hint="pass a history file or a run directory",
-            )
-    return p
-
-
-def open_history(path: Path) -> BinaryIO:
-    """Open a history file for reading, or say why it cannot be read."""
-    try:
-        return path.open("rb")
-    except OSError as err:
-        raise HistoryError(f"cannot read {path}: {err.strerror or err}") from err
-
-
-def parse_lines(handle: BinaryIO) -> Iterator[Any]:
-    """One parsed JSON value per line: ``map`` keeps this loop in C.
-
-    A line that is not JSON raises ``orjson.JSONDecodeError`` out of the map;
-    ``Scanner.feed_all`` knows which line it was and turns it into a
-    ``HistoryError``.
-    """
-    return map(orjson.loads, handle)
 
 
 class Scanner:
@@ -105,8 +107,6 @@ class Scanner:
         self.nemesis_ops = 0
         self.never_completed = 0
         self.meta = array("q")
-        #: op index -> line - 1, only where they differ
-        self.relocated: dict[int, int] = {}
         #: True when this scans a chunk that follows other lines (``checkers._parallel``):
         #: a process's first line may then complete an invoke made before the chunk.
         self.follows = follows
@@ -114,16 +114,21 @@ class Scanner:
         self.first_invoke: dict[int, int] = {}
         #: process -> (line, f, type) of a completion whose invoke lies before this chunk
         self.orphans: dict[int, tuple[int, str, str]] = {}
+        #: the last time seen (a later line may not go below it); TIME_UNSEEN in a chunk
+        #: that follows others until its first timed line, whose (line, time) is ``first_time``
+        self.last_time = TIME_UNSEEN if follows else 0
+        self.first_time: tuple[int, int] | None = None
 
     def feed_all(self, ops: Iterable[Any], *, finish: bool = True) -> None:
         """Feed every op of a history (line by line), then close it (unless not ``finish``).
 
         One flat loop with local names: this runs once per line of a history
         that may have ten million, so every attribute lookup and call counts.
+        Each rule costs a comparison or two on the way; an op that fails one
+        leaves the loop for a function that words the error.
         """
         pending = self.pending
         meta_append = self.meta.append
-        relocated = self.relocated
         txn = self.sink.txn
         other = self.sink.other
         f_codes = F_CODES
@@ -131,45 +136,49 @@ class Scanner:
         txn_fs = TXN_FS
         first_invoke = self.first_invoke
         line = self.lines
+        last_time = self.last_time
+        i64_max = I64_MAX
+        type_of = type
+        int_ = int
         try:
             for op in ops:
                 line += 1
-                if type(op) is not dict:
-                    raise HistoryError(f"expected a JSON object, got {_json_kind(op)}", line=line)
+                if type_of(op) is not dict:
+                    raise not_an_object_error(op, line)
                 try:
                     process = op["process"]
-                    if type(process) is not int:
-                        if process == NEMESIS:
-                            self.nemesis_ops += 1
-                            meta_append(NEMESIS_META)
-                            continue
-                        raise HistoryError(
-                            f'process must be an integer or "nemesis", got {_short(process)}',
-                            line=line,
-                        )
+                    if type_of(process) is not int_:
+                        if process != NEMESIS:
+                            raise process_error(process, line)
+                        last_time = self._nemesis(op, line, last_time)
+                        continue
                     index = op["index"]
-                    op["time"]
+                    time = op["time"]
                     type_name = op["type"]
                     f = op["f"]
                 except KeyError as err:
                     raise HistoryError(f"missing field {err.args[0]!r}", line=line) from None
-                if type(index) is not int:
-                    raise HistoryError(f"index must be an integer, got {_short(index)}", line=line)
-                kind = type_codes.get(type_name) if type(type_name) is str else None
+                if type_of(index) is not int_ or index != line - 1:
+                    raise index_error(index, line)
+                if type_of(time) is not int_ or not last_time <= time <= i64_max:
+                    time = self._odd_time(time, last_time, line)
+                last_time = time
+                kind = type_codes.get(type_name) if type_of(type_name) is str else None
                 if kind is None:
                     raise HistoryError(
-                        f"type must be invoke, ok, fail or info, got {_short(type_name)}",
+                        f"type must be invoke, ok, fail or info, got {short(type_name)}",
                         line=line,
                     )
-                if type(f) is not str:
-                    raise HistoryError(f"f must be a string, got {_short(f)}", line=line)
-                if index != line - 1:
-                    relocated[index] = line - 1
-                meta_append(process * 64 + f_codes.get(f, OTHER_F) * 4 + kind)
+                f_code = f_codes.get(f) if type_of(f) is str else None
+                if f_code is None:
+                    raise f_error(f, line)
+                meta_append(process * 64 + f_code * 4 + kind)
                 if kind == INVOKE:
                     if process in pending:
                         raise second_invoke_error(process, pending[process], line)
                     if process not in first_invoke:
+                        if process < 0:  # here, once per process, not on every line
+                            raise process_error(process, line)
                         first_invoke[process] = line
                     try:
                         value = op["value"]
@@ -195,18 +204,48 @@ class Scanner:
                 else:
                     other(index, process, f, kind, value, line)
         except orjson.JSONDecodeError as err:
-            line += 1  # the line that failed to parse was never counted
-            empty = "empty" in err.msg
-            what = "an empty line" if empty else f"not JSON ({err.msg})"
-            raise HistoryError(what, line=line) from None
+            raise not_json_error(err.msg, line + 1) from None  # that line was never counted
+        except OverflowError:
+            if abs(process) <= I64_MAX >> 6:  # not ``meta``'s process * 64: a bug, not input
+                raise
+            if process < 0:
+                raise process_error(process, line) from None
+            raise HistoryError(
+                f"process {process} is too large", line=line,
+                hint="client processes are small numbers: 0, 1, 2, ...",
+            ) from None
         except OSError as err:
             raise HistoryError(
                 f"cannot read the history: {err.strerror or err}", line=line
             ) from err
         finally:
             self.lines = line
+            self.last_time = last_time
         if finish:
             self.finish()
+
+    def _nemesis(self, op: dict[str, Any], line: int, last_time: int) -> int:
+        """A nemesis line: only an ``index`` or ``time`` it carries is checked."""
+        self.nemesis_ops += 1
+        self.meta.append(NEMESIS_META)
+        index = op.get("index")
+        if index is not None and (type(index) is not int or index != line - 1):
+            raise index_error(index, line)
+        time = op.get("time")
+        if time is None:
+            return last_time
+        if type(time) is not int or not last_time <= time <= I64_MAX:
+            time = self._odd_time(time, last_time, line)
+        return int(time)
+
+    def _odd_time(self, time: Any, last_time: int, line: int) -> int:
+        """A time the inline check refused: a chunk's first one (kept), or an error."""
+        if type(time) is not int or not 0 <= time <= I64_MAX:
+            raise time_error(time, line)
+        if last_time == TIME_UNSEEN:
+            self.first_time = (line, time)
+            return int(time)
+        raise time_backwards_error(time, last_time, line)
 
     def _orphan(  # noqa: PLR0917 - called once per chunk boundary at most per process
         self, op: dict[str, Any], process: int, f: str, kind: int, type_name: str, line: int
@@ -226,7 +265,7 @@ class Scanner:
     def finish(self) -> None:
         """End of history: an empty one is malformed; pending invokes count as info."""
         if self.lines == 0:
-            raise HistoryError("the history is empty", hint="a run writes one op per line")
+            raise empty_history_error()
         self.never_completed = len(self.pending)
         for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
             if f in TXN_FS:
@@ -238,30 +277,6 @@ class Scanner:
 
 class NeedsWholeFile(Exception):
     """A chunk cannot be judged on its own; check the file in one pass instead."""
-
-
-def no_invoke_error(type_name: str, process: int, line: int) -> HistoryError:
-    """A completion that no pending invoke of its process explains."""
-    return HistoryError(
-        f"{type_name} completion by process {process} with no pending invoke", line=line
-    )
-
-
-def f_mismatch_error(f: str, invoke: tuple[int, str, Any, int], line: int) -> HistoryError:
-    """A completion whose f is not its invoke's."""
-    return HistoryError(
-        f"completion f {f!r} differs from its invoke's {invoke[1]!r} (line {invoke[3]})",
-        line=line,
-    )
-
-
-def second_invoke_error(process: int, before: tuple[int, str, Any, int], line: int) -> HistoryError:
-    """An invoke while the same process still has one pending."""
-    return HistoryError(
-        f"second invoke by process {process} while its op {before[0]} "
-        f"(line {before[3]}) is still pending",
-        line=line,
-    )
 
 
 def _by_index(item: tuple[int, tuple[int, str, Any, int]]) -> int:
@@ -280,8 +295,8 @@ def _check_invoke_value(f: str, value: Any, line: int) -> None:
                 tag, k, v = mop
             except (TypeError, ValueError):
                 tag = k = v = None
-            if tag != "send" or type(k) is not str or type(v) is not int:
-                raise HistoryError(f"malformed micro-op in invoke: {_short(mop)}", line=line)
+            if tag != "send" or type(k) is not str or type(v) is not int or not 0 <= v <= I64_MAX:
+                raise malformed_mop(mop, line, invoke=True)
     elif f in ASSIGN_FS:
         check_key_list(f, value, line)
 
@@ -289,25 +304,5 @@ def _check_invoke_value(f: str, value: Any, line: int) -> None:
 def check_key_list(f: str, value: Any, line: int) -> list[str]:
     """The value of assign/subscribe: a list of keys (strings)."""
     if type(value) is not list or any(type(k) is not str for k in value):
-        raise HistoryError(f"{f} value must be a list of keys, got {_short(value)}", line=line)
+        raise HistoryError(f"{f} value must be a list of keys, got {short(value)}", line=line)
     return value
-
-
-def malformed_mop(mop: Any, line: int) -> HistoryError:
-    """The error for a completion micro-op that does not follow HISTORY.md."""
-    return HistoryError(f"malformed micro-op: {_short(mop)}", line=line)
-
-
-def _short(value: Any) -> str:
-    text = orjson.dumps(value, default=repr).decode()
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    return "a number" if isinstance(value, int | float) else type(value).__name__

@@ -13,7 +13,10 @@ what crosses a chunk edge needs care, and each crossing is made explicit:
   the later chunk leaves a *stub* where the pair would go, and the merge fills
   it in from the earlier chunk's end state, at the same place in the stream;
 * an offset that the two sides filled with different values: the merge records
-  the divergence and looks up, in the later chunk's lines, the op that wrote it.
+  the divergence and looks up, in the later chunk's lines, the op that wrote it;
+* time may not go backwards: a later chunk keeps its first timed line, which the
+  merge checks against the time the earlier chunks ended on. (``index`` needs
+  no edge: every chunk knows its first line number, so it checks it alone.)
 
 The merged state is the one a single pass builds, so the verdict is identical
 (the tests check exactly that on generated histories cut at every edge). A
@@ -39,16 +42,13 @@ import orjson
 
 from checkers._collect import Collector, KeyState
 from checkers._fork import Child, can_fork, fork_call, result
-from checkers._history import (
-    OK,
-    TXN_FS,
-    TYPE_CODES,
-    NeedsWholeFile,
-    Scanner,
+from checkers._history import OK, TIME_UNSEEN, TXN_FS, TYPE_CODES, NeedsWholeFile, Scanner
+from checkers._input import count_lines, open_history
+from checkers._malformed import (
     f_mismatch_error,
     no_invoke_error,
-    open_history,
     second_invoke_error,
+    time_backwards_error,
 )
 from harness.base.errors import HistoryError
 
@@ -56,7 +56,6 @@ from harness.base.errors import HistoryError
 MIN_PARALLEL_BYTES = 4 * 2**20
 #: At most this many chunks, whatever the core count (the merge is sequential).
 MAX_CHUNKS = 8
-_READ_BLOCK = 1 << 24
 #: How much more than an equal share of the file the first chunk gets (see ``plan``).
 FIRST_SHARE = 0.06
 
@@ -74,10 +73,12 @@ class ChunkScan:
     lines: int = 0
     nemesis_ops: int = 0
     meta: array[int] = field(default_factory=lambda: array("q"))
-    relocated: dict[int, int] = field(default_factory=dict)
     pending: Pending = field(default_factory=dict)
     orphans: dict[int, tuple[int, str, str]] = field(default_factory=dict)
     first_invoke: dict[int, int] = field(default_factory=dict)
+    #: (line, time) of its first timed line, and its last time (TIME_UNSEEN: none)
+    first_time: tuple[int, int] | None = None
+    last_time: int = TIME_UNSEEN
     #: (line, message, hint) of the HistoryError that stopped this chunk
     error: tuple[int, str, str | None] | None = None
 
@@ -99,14 +100,14 @@ def chunk_count(size: int, *, jobs: int | None = None, cores: int | None = None)
     return max(1, min(cores, MAX_CHUNKS, size // MIN_PARALLEL_BYTES))
 
 
-def plan(path: Path, chunks: int) -> list[tuple[int, int]]:
-    """Byte ranges, each starting at a line start; the first a little larger.
+def plan(path: Path, chunks: int, size: int | None = None) -> list[tuple[int, int]]:
+    """Byte ranges of the first ``size`` bytes (all: None), each at a line start.
 
     The first chunk is read here, the others by children that must also
     pickle their state: giving this process ``FIRST_SHARE`` more evens out the
     finishing times (measured on the ``insync bench check`` history).
     """
-    size = path.stat().st_size
+    size = path.stat().st_size if size is None else size
     first = int(size * (1 + FIRST_SHARE) / chunks) if chunks > 1 else size
     cuts = [0]
     with path.open("rb") as f:
@@ -119,21 +120,6 @@ def plan(path: Path, chunks: int) -> list[tuple[int, int]]:
                 cuts.append(cut)
     cuts.append(size)
     return list(pairwise(cuts))
-
-
-def count_lines(path: Path, start: int, end: int) -> int:
-    """Newlines in ``[start, end)``: where line numbering resumes after them."""
-    n = 0
-    with path.open("rb") as f:
-        f.seek(start)
-        left = end - start
-        while left > 0:
-            block = f.read(min(_READ_BLOCK, left))
-            if not block:
-                break
-            n += block.count(b"\n")
-            left -= len(block)
-    return n
 
 
 def scan_chunk(path: Path, start: int, end: int, first_line: int | None = None) -> ChunkScan:
@@ -162,16 +148,17 @@ def scan_chunk(path: Path, start: int, end: int, first_line: int | None = None) 
     scan.lines = scanner.lines
     scan.nemesis_ops = scanner.nemesis_ops
     scan.meta = scanner.meta
-    scan.relocated = scanner.relocated
+    scan.first_time = scanner.first_time
+    scan.last_time = scanner.last_time
     scan.pending = scanner.pending
     scan.orphans = scanner.orphans
     scan.first_invoke = scanner.first_invoke
     return scan
 
 
-def read_parallel(path: Path, chunks: int) -> tuple[Collector, Scanner]:
-    """Scan ``path`` in ``chunks`` pieces, the first here and the rest in forked children."""
-    ranges = plan(path, chunks)
+def read_parallel(path: Path, chunks: int, size: int | None = None) -> tuple[Collector, Scanner]:
+    """Scan ``path`` (its first ``size`` bytes) in pieces: one here, the rest in children."""
+    ranges = plan(path, chunks, size)
     children = [
         fork_call(scan_chunk, path, start, end, passes=(NeedsWholeFile,))
         for start, end in ranges[1:]
@@ -214,8 +201,9 @@ def merge(path: Path, scans: list[ChunkScan]) -> tuple[Collector, Scanner]:
     _raise_first([], head.error)
     collector = head.collector
     pending = head.pending
+    last_time = head.last_time
     for scan in scans[1:]:
-        _raise_first(_edge_errors(pending, scan), scan.error)
+        _raise_first(_edge_errors(pending, last_time, scan), scan.error)
         conflicts = _join(collector, scan.collector)
         if conflicts:
             _find_recorders(path, scan, collector, conflicts)
@@ -225,8 +213,8 @@ def merge(path: Path, scans: list[ChunkScan]) -> tuple[Collector, Scanner]:
             if p not in scan.orphans and p not in scan.first_invoke
         }
         pending.update(scan.pending)
+        last_time = last_time if scan.last_time == TIME_UNSEEN else scan.last_time
         head.meta.extend(scan.meta)
-        head.relocated.update(scan.relocated)
         head.nemesis_ops += scan.nemesis_ops
     collector.inherits = False
     scanner = Scanner(collector)
@@ -234,14 +222,21 @@ def merge(path: Path, scans: list[ChunkScan]) -> tuple[Collector, Scanner]:
     scanner.lines = scans[-1].lines
     scanner.nemesis_ops = head.nemesis_ops
     scanner.meta = head.meta
-    scanner.relocated = head.relocated
     scanner.finish()
     return collector, scanner
 
 
-def _edge_errors(pending: Pending, scan: ChunkScan) -> list[tuple[int, int, HistoryError]]:
-    """What a single pass would have said at the edge: (line, rank, error)."""
+def _edge_errors(
+    pending: Pending, last_time: int, scan: ChunkScan
+) -> list[tuple[int, int, HistoryError]]:
+    """What a single pass would have said at the edge: (line, rank, error).
+
+    A line's time is checked before its pairing, so a time error ranks first.
+    """
     errors = []
+    if scan.first_time is not None and scan.first_time[1] < last_time:
+        line, time = scan.first_time
+        errors.append((line, -1, time_backwards_error(time, last_time, line)))
     for process, (line, f, type_name) in scan.orphans.items():
         invoke = pending.get(process)
         if invoke is None:

@@ -1,4 +1,4 @@
-"""Anomaly bookkeeping and the verdict dict of shared/HISTORY.md.
+"""Anomaly bookkeeping and the verdict dict of docs/HISTORY.md.
 
 Anomalies are counted exactly but only the first ``max_anomalies`` of each type
 are materialised, so a badly broken 10M-op run still yields a small verdict.

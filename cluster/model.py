@@ -7,8 +7,10 @@ this small module and never on how the nodes came to be.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -20,6 +22,18 @@ from harness.base.errors import UsageError
 T = TypeVar("T")
 #: How a provisioner reports progress a user should see (``print`` by default).
 Say = Callable[[str], None]
+
+
+@contextmanager
+def stage(say: Say, done: str) -> Iterator[None]:
+    """Say ``done`` with the seconds the block took, once it finished without error.
+
+    A nightly job's log has no live panel: one line per setup stage (engine,
+    image, jars, nodes, readiness) shows where the first minutes went.
+    """
+    started = time.monotonic()
+    yield
+    say(f"{done} ({time.monotonic() - started:.1f}s)")
 
 
 @dataclass

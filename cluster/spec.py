@@ -30,6 +30,16 @@ MAX_NODES = 9
 MIN_HEAP_MB, MAX_HEAP_MB = 128, 4096
 
 
+def check_name(name: str) -> str:
+    """A cluster name holds only letters, digits and '-' (it names nodes and networks)."""
+    if not name.replace("-", "").isalnum():
+        raise UsageError(
+            f"cluster name {name!r} may hold only letters, digits and '-'",
+            hint="e.g. insync-2",
+        )
+    return name
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """What cluster to build. Node ``nK`` has broker/node id ``K``."""
@@ -61,11 +71,7 @@ class ClusterSpec:
             raise UsageError(
                 f"--heap-mb must be between {MIN_HEAP_MB} and {MAX_HEAP_MB}, got {self.heap_mb}"
             )
-        if not self.name.replace("-", "").isalnum():
-            raise UsageError(
-                f"cluster name {self.name!r} may hold only letters, digits and '-'",
-                hint="e.g. insync-2",
-            )
+        check_name(self.name)
 
     @property
     def node_names(self) -> list[str]:

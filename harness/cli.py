@@ -28,8 +28,6 @@ COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "ben
 Handler = Callable[[argparse.Namespace], int]
 
 
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="insync",

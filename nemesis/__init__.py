@@ -6,6 +6,7 @@ nemesis, derived from the fault-kind registry ``harness.base.faults``),
 ``kinds`` (one module per fault kind, behind ``FaultImpl``), ``schedule``
 (timed scripts), ``grudge``, ``shapes`` and ``targets`` (pure shape and target
 resolution), ``impact`` (whole-cluster / quorum-majority faults, narrowing),
+``in_force`` (the ledger of faults in force: overlapping faults judged together),
 ``recovery`` (``await-recovery``: faults wait for the cluster), ``partition``,
 ``process``, ``clock``, ``packet`` (the fault machinery), ``net`` (iptables/tc
 commands), ``compose``, ``residue`` (what a teardown must leave: nothing),

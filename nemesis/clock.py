@@ -109,7 +109,7 @@ class ClockNemesis:
             return completion({"target": target}, "brokers were not started under libfaketime "
                                                   "(ClusterSpec.faketime is off)")
         try:
-            hit = self.resolver.hit(cluster, target, narrow=False)
+            hit = self.resolver.hit(cluster, target)
         except Exception as err:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
         f, names = op["f"], hit.nodes

@@ -21,6 +21,12 @@ Partitions are judged by what TCP can still do: a node that drops a peer's
 packets cuts the link both ways (the peer's connection never completes), so
 two nodes are *linked* only when neither holds a grudge against the other.
 
+Faults overlap (a kill while a partition is in force), so what is judged is
+the *union* of what the faults in force take away (``of_state``): nodes down
+(killed, paused) plus the cut in force. Quorum-majority there means no live
+controller is linked to a majority of the controllers (itself included), so
+with an even number of controllers losing half of them counts too.
+
 Pure functions of node names; ZooKeeper-mode clusters have no controller
 nodes, so only the whole-cluster rule applies to them.
 """
@@ -55,11 +61,14 @@ class Impact:
             out["quorum-majority"] = True
         return out
 
-    def reason(self, controllers: Collection[str], *, cut: bool = False) -> str:
-        """Why a fault with this impact was narrowed (or, ``cut``, a partition rewritten)."""
+    def reason(self, controllers: Collection[str], *, cut: bool = False,
+               together: bool = False) -> str:
+        """Why a fault with this impact was narrowed (or, ``cut``, a partition rewritten);
+        ``together``: judged with the faults already in force."""
         parts = []
         if self.whole_cluster:
-            parts.append("would cut every node off from every other" if cut
+            parts.append("would leave every node down or cut off" if together
+                         else "would cut every node off from every other" if cut
                          else "would hit every node")
         if self.quorum_majority:
             parts.append(f"would {'cut' if cut else 'take'} a majority of the "
@@ -68,15 +77,31 @@ class Impact:
         return " and ".join(parts)
 
 
-def of_nodes(hit: Collection[str], nodes: Collection[str], controllers: Collection[str]
+def of_state(down: Collection[str], grudge: Mapping[str, Collection[str]],
+             nodes: Sequence[str], controllers: Collection[str]) -> Impact:
+    """The impact of ``down`` nodes (killed, paused) and the cut ``grudge`` together.
+
+    Whole-cluster: every node is down or, under a cut, linked to no other node.
+    Quorum-majority: no live controller is linked to a majority of the
+    controllers (itself included), so no quorum leader can be elected or keep
+    its term. With nothing down this is exactly a partition's impact, with no
+    cut exactly a kill's: one rule for a fault alone and for faults together.
+    """
+    gone = set(down)
+    cut = any(grudge.get(n) for n in nodes)
+    if cut and len(nodes) > 1:
+        gone |= {a for a in nodes if not any(linked(grudge, a, b) for b in nodes if b != a)}
+    live = [c for c in controllers if c not in set(down)]
+    need = majority(len(controllers))
+    leads = any(1 + sum(linked(grudge, c, d) for d in live if d != c) >= need for c in live)
+    return Impact(whole_cluster=bool(nodes) and set(nodes) <= gone,
+                  quorum_majority=bool(controllers) and not leads)
+
+
+def of_nodes(hit: Collection[str], nodes: Sequence[str], controllers: Collection[str]
              ) -> Impact:
     """The impact of killing, pausing (or skewing, slowing) exactly ``hit``."""
-    down = set(hit)
-    return Impact(
-        whole_cluster=bool(nodes) and set(nodes) <= down,
-        quorum_majority=bool(controllers)
-        and len(down & set(controllers)) >= majority(len(controllers)),
-    )
+    return of_state(hit, {}, nodes, controllers)
 
 
 def linked(grudge: Mapping[str, Collection[str]], a: str, b: str) -> bool:
@@ -86,20 +111,19 @@ def linked(grudge: Mapping[str, Collection[str]], a: str, b: str) -> bool:
 
 def of_grudge(grudge: Mapping[str, Collection[str]], nodes: Sequence[str],
               controllers: Collection[str]) -> Impact:
-    """The impact of a partition.
+    """The impact of a partition alone.
 
     Whole-cluster: some link is cut and no node keeps a link to any other.
     Quorum-majority: no controller keeps links to a majority of the controllers
     (itself included), so no quorum leader can be elected or keep its term.
     """
-    cut = any(grudge.get(n) for n in nodes)
-    alone = all(not any(linked(grudge, a, b) for b in nodes if b != a) for a in nodes)
-    quorum = list(controllers)
-    need = majority(len(quorum)) - 1 if quorum else 0
-    reachable = any(sum(linked(grudge, c, d) for d in quorum if d != c) >= need
-                    for c in quorum)
-    return Impact(whole_cluster=cut and len(nodes) > 1 and alone,
-                  quorum_majority=cut and bool(quorum) and not reachable)
+    return of_state((), grudge, nodes, controllers)
+
+
+def added(after: Impact, before: Impact) -> Impact:
+    """The outcomes ``after`` has that ``before`` had not: what one more fault would cause."""
+    return Impact(whole_cluster=after.whole_cluster and not before.whole_cluster,
+                  quorum_majority=after.quorum_majority and not before.quorum_majority)
 
 
 def spare(hit: Sequence[str], nodes: Sequence[str], controllers: Collection[str],
@@ -115,10 +139,36 @@ def spare(hit: Sequence[str], nodes: Sequence[str], controllers: Collection[str]
         return list(hit), {}
     keep = list(hit)
     quorum = [n for n in keep if n in set(controllers)]
-    budget = majority(len(controllers)) - 1
-    if len(quorum) > budget:
+    budget = len(controllers) - majority(len(controllers))  # may be down, quorum intact
+    if quorum and len(quorum) > budget:
         dropped = set(rng.sample(quorum, len(quorum) - budget))
         keep = [n for n in keep if n not in dropped]
     if nodes and set(nodes) <= set(keep):
         keep.remove(rng.choice(keep))
     return keep, {"narrowed-from": list(hit), "narrowed-because": impact.reason(controllers)}
+
+
+def spare_with(hit: Sequence[str], *, down: Collection[str],
+               grudge: Mapping[str, Collection[str]], nodes: Sequence[str],
+               controllers: Collection[str], rng: random.Random) -> list[str]:
+    """The part of ``hit`` that can go down on top of ``down`` and ``grudge`` without adding
+    a whole-cluster or quorum-majority outcome the faults in force did not already have.
+
+    Nodes already down stay (killing a paused node takes nothing more away). The
+    others are tried one at a time in an order drawn from ``rng`` (drawn only
+    when not all of them can go), each kept if it adds no such outcome; the
+    result keeps ``hit``'s order and may be empty.
+    """
+    before = of_state(down, grudge, nodes, controllers)
+    fresh = [n for n in hit if n not in set(down)]
+
+    def adds(extra: Collection[str]) -> bool:
+        return added(of_state({*down, *extra}, grudge, nodes, controllers), before).harmful
+
+    if not adds(fresh):
+        return list(hit)
+    chosen: set[str] = set()
+    for node in rng.sample(fresh, len(fresh)):
+        if not adds({*chosen, node}):
+            chosen.add(node)
+    return [n for n in hit if n in set(down) or n in chosen]

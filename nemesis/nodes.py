@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cluster.broker_config import DATA_DIR
 from cluster.metadata import PartitionState, active_controller, partitions, registered_brokers
 from cluster.remote import sh
-from nemesis.impact import of_nodes, spare
+from nemesis.impact import of_nodes
+from nemesis.in_force import How, InForce, Ledger, narrow_down
 from nemesis.targets import Facts, Target, is_explicit, resolve
 
 if TYPE_CHECKING:
@@ -119,13 +120,17 @@ class Hit:
     """The nodes a fault acts on, and what its completion records about them."""
 
     nodes: list[str]
-    #: ``narrowed-from``/``narrowed-because`` if narrowed; ``whole-cluster``,
-    #: ``quorum-majority`` if it hits that much (``nemesis.impact``)
+    #: ``narrowed-from``/``narrowed-because`` if narrowed, ``withheld``/``because`` if
+    #: nothing is left; ``whole-cluster``, ``quorum-majority`` if it hits that much
+    #: (``nemesis.impact``; for kills and pauses, with the faults in force)
     record: dict[str, Any] = field(default_factory=dict)
+    #: the nodes this fault newly counts as down in the ledger, until it settles
+    claimed: frozenset[str] = frozenset()
 
 
 class Resolver:
-    """Resolves symbolic targets for one run: a seeded RNG plus the live-metadata facts."""
+    """Resolves symbolic targets for one run: a seeded RNG, the live-metadata facts, and
+    the ledger of what the faults in force take away (``nemesis.in_force``)."""
 
     def __init__(
         self,
@@ -134,6 +139,7 @@ class Resolver:
     ) -> None:
         self.rng = random.Random(seed)
         self._facts_for = facts_for or cluster_facts
+        self.in_force = Ledger()
 
     def facts(self, cluster: Cluster) -> Facts:
         return self._facts_for(cluster)
@@ -141,18 +147,35 @@ class Resolver:
     def nodes(self, cluster: Cluster, target: Target) -> list[str]:
         return resolve(target, list(cluster.nodes), self.rng, self._facts_for(cluster))
 
-    def hit(self, cluster: Cluster, target: Target, *, narrow: bool) -> Hit:
-        """``target``'s nodes for a fault; ``narrow``: spare the cluster and the quorum.
+    def hit(self, cluster: Cluster, target: Target) -> Hit:
+        """``target``'s nodes for a fault that takes no node away (clock, packet): never
+        narrowed, recorded when it hits every node or a quorum majority."""
+        chosen = self.nodes(cluster, target)
+        return Hit(chosen, of_nodes(chosen, list(cluster.nodes),
+                                    cluster.spec.controller_nodes).record())
 
-        A fault that takes nodes down (kill, pause) narrows a target that is not
-        explicit (``targets.is_explicit``) so it hits neither every node nor a
-        majority of the KRaft controllers; what it then hits is recorded either way.
+    def take_down(self, cluster: Cluster, target: Target, how: How) -> Hit:
+        """``target``'s nodes to kill or pause (``how``), counted as down at once.
+
+        A target that is not explicit (``targets.is_explicit``) is narrowed so that,
+        with the faults in force, it adds neither a whole-cluster nor a
+        quorum-majority outcome (``in_force.narrow_down``). The ledger counts the
+        nodes as ``how`` in the same step, so no other fault can spend the same
+        margin; ``settle`` keeps only those the fault really hit.
         """
         nodes = list(cluster.nodes)
         controllers = cluster.spec.controller_nodes
-        chosen = self.nodes(cluster, target)
-        record: dict[str, Any] = {}
-        if narrow and not is_explicit(target, nodes):
-            chosen, record = spare(chosen, nodes, controllers, self.rng)
-        record.update(of_nodes(chosen, nodes, controllers).record())
-        return Hit(chosen, record)
+        chosen = self.nodes(cluster, target)  # metadata: asked before taking the lock
+        explicit = is_explicit(target, nodes)
+
+        def decide(state: InForce) -> tuple[Hit, InForce]:
+            kept, record = narrow_down(chosen, state, nodes, controllers, self.rng,
+                                       explicit=explicit, how=how)
+            claimed = frozenset(kept) - getattr(state, how)
+            return Hit(kept, record, claimed), state.claim(how, claimed)
+
+        return self.in_force.decide(decide)
+
+    def settle(self, how: How, hit: Hit, done: Iterable[str]) -> None:
+        """After a kill or pause: of ``hit``'s claimed nodes only those ``done`` stay down."""
+        self.in_force.update(lambda s: s.settle(how, hit.claimed, set(done)))

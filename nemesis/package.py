@@ -11,7 +11,9 @@ resolved when the fault happens, by a resolver seeded from the same seed.
 After every heal the random generator issues ``await-recovery``, and the final
 generator ends with one (``nemesis.recovery``): the next fault, and the drain,
 wait until the cluster has recovered. The nemesis answering it is part of every
-package with faults.
+package with faults. With ``opts.time_limit`` known, a wait in the main phase
+ends when the phase does (``recovery.WithinPhase``), so a cluster that does not
+recover cannot stretch the phase by a whole recovery timeout.
 
 Nothing here names a fault kind: the kinds, their ops, heals and report spans
 come from ``harness.base.faults.FAULT_KINDS``, and what each kind does from its
@@ -26,13 +28,13 @@ from functools import partial
 from typing import Any
 
 from harness.base.faults import FaultKind, fault_spans, in_heal_order
-from harness.gen.combinators import cycle, interleave, sleep, stagger
-from harness.gen.core import Context, Gen, GenLike, Rng, Step, fill_in
+from harness.gen.combinators import cycle, interleave, ns, sleep, stagger
+from harness.gen.core import Context, Gen, GenLike, Rng, Step, fill_in, lift
 from nemesis.compose import ComposedNemesis
 from nemesis.kinds import load
 from nemesis.nodes import Resolver, cluster_facts
 from nemesis.protocol import Nemesis, NemesisPackage
-from nemesis.recovery import AwaitAfterHeals, RecoveryNemesis, await_op
+from nemesis.recovery import AwaitAfterHeals, RecoveryNemesis, WithinPhase, await_op
 from nemesis.schedule import schedule_gen
 from nemesis.settings import NemesisOptions
 
@@ -87,6 +89,8 @@ def build_package(opts: NemesisOptions) -> NemesisPackage:
         heals = frozenset(k.stop for k in kinds)
         generator = [sleep(opts.interval),
                      AwaitAfterHeals(stagger(opts.interval, faults), heals)]
+    if opts.time_limit is not None:  # waits end with the main phase (scripted ones too)
+        generator = WithinPhase(ns(opts.time_limit), lift(generator))
     return NemesisPackage(
         nemesis=nemesis_for(kinds, opts),
         generator=generator,

@@ -87,7 +87,7 @@ class PacketNemesis:
         behaviour = {k: float(args[k]) for k in KNOWN if args.get(k)}
         unknown = sorted(set(args) - {"target", *KNOWN})
         try:
-            hit = self.resolver.hit(cluster, target, narrow=False)
+            hit = self.resolver.hit(cluster, target)
         except Exception as err:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
         names = hit.nodes

@@ -12,6 +12,11 @@ degenerates on this cluster was rewritten (``nemesis.shapes``). Clients
 unless ``partition_clients``: then they side with the majority, i.e. they are
 cut off from every node that hears from fewer than a majority of the nodes
 (itself included), and the value lists those under ``clients-cut``.
+
+The cut is judged with the nodes other faults keep down (killed, paused:
+``nemesis.in_force``) and entered in the run's ledger of faults in force; a
+partition withheld because of them cuts nothing and leaves any cut in force
+as it was. ``stop-partition`` takes the healed nodes' rules out of the ledger.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import nemesis.grudge as g
 from cluster.remote import sh
 from nemesis.errors import NemesisError, TeardownIncomplete
+from nemesis.in_force import InForce
 from nemesis.net import (
     PARTITION_CHAIN,
     drop_from,
@@ -30,7 +36,7 @@ from nemesis.net import (
     remove_chain,
 )
 from nemesis.nodes import Resolver, completion, on_nodes
-from nemesis.shapes import plan
+from nemesis.shapes import Cut, plan
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -54,17 +60,22 @@ class PartitionNemesis:
             sh(node.remote, f"{ensure_chain(PARTITION_CHAIN)}; "
                             f"{flush(PARTITION_CHAIN)}")
 
-        _, errors = on_nodes(prepare, cluster, cluster.nodes)
+        done, errors = on_nodes(prepare, cluster, cluster.nodes)
+        self.resolver.in_force.update(lambda s: s.uncut(done))
         if errors:
             raise NemesisError(f"cannot prepare iptables: {errors}")
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == STOP:
             return self._heal(cluster)
-        try:
-            value, grudge = self._grudge(cluster, op.get("value"))
+        try:  # decided and entered in the ledger in one step: nothing can slip in between
+            planned = self.resolver.in_force.decide(
+                lambda s: self._decide(cluster, op.get("value"), s))
         except Exception as err:  # bad shape, metadata unavailable: recorded, not fatal
             return completion({"requested": op.get("value")}, f"{type(err).__name__}: {err}")
+        if not planned.applied:
+            return completion(planned.value)
+        value, grudge = planned.value, planned.grudge
         nodes = list(cluster.nodes)
         if self.partition_clients:
             cut = clients_cut(grudge, nodes)
@@ -84,22 +95,25 @@ class PartitionNemesis:
         _, errors = on_nodes(apply, cluster, nodes)
         return completion(value, errors)
 
-    def _grudge(self, cluster: Cluster, spec: Any) -> tuple[dict[str, Any], g.Grudge]:
-        """What to cut for ``spec``, and the value describing it (``nemesis.shapes``)."""
+    def _decide(self, cluster: Cluster, spec: Any, state: InForce) -> tuple[Cut, InForce]:
+        """What to cut for ``spec`` with ``state`` in force (``nemesis.shapes``), and the
+        state with it in force (the new cut replaces the old)."""
         cut = plan(spec, list(cluster.nodes), cluster.spec.controller_nodes, self.resolver.rng,
-                   lambda target: self.resolver.nodes(cluster, target))
-        return cut.value, cut.grudge
+                   lambda target: self.resolver.nodes(cluster, target), in_force=state)
+        return cut, (state.cut(cut.grudge) if cut.applied else state)
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
         done, errors = on_nodes(
             lambda n: sh(n.remote, flush(PARTITION_CHAIN)), cluster, cluster.nodes
         )
+        self.resolver.in_force.update(lambda s: s.uncut(done))
         return completion({"healed": sorted(done)}, errors)
 
     def teardown(self, cluster: Cluster) -> None:
-        _, errors = on_nodes(
+        done, errors = on_nodes(
             lambda n: sh(n.remote, remove_chain(PARTITION_CHAIN)), cluster, cluster.nodes
         )
+        self.resolver.in_force.update(lambda s: s.uncut(done))
         if errors:
             raise TeardownIncomplete({f"partition {n}": e for n, e in errors.items()})
 

@@ -7,8 +7,11 @@ sockets but answers nothing, so followers fall out of the ISR after
 Values record the pids hit: ``{"killed": {"n2": 412}}``, ``{"started": {"n2": 977}}``,
 ``{"paused": {...}}``, ``{"resumed": {...}}``; nodes that were already in the
 requested state are listed apart, never silently counted as done. A kill or
-pause narrows a target that would take every node or a quorum majority down
-(``nemesis.impact``) and records it.
+pause narrows a target that would take every node or a quorum majority down,
+together with the faults already in force (``nemesis.in_force``), and records
+it; when nothing is left it is withheld (``"withheld": true, "because"``).
+Every kill, pause, start and resume is entered in the run's ledger of faults
+in force (``Resolver.in_force``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nemesis.errors import TeardownIncomplete
-from nemesis.nodes import Resolver, completion, on_nodes
+from nemesis.in_force import How
+from nemesis.nodes import Hit, Resolver, completion, on_nodes
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -38,6 +42,9 @@ class _ProcessNemesis:
     stop_f: str
     start_key: str
     stop_key: str
+    #: how the ledger counts a node this fault hit, and the state that means it already is
+    how: How
+    already: str
 
     def __init__(self, resolver: Resolver | None = None) -> None:
         self.resolver = resolver or Resolver()
@@ -53,9 +60,14 @@ class _ProcessNemesis:
         self, cluster: Cluster, target: Any, key: str, want: tuple[str, ...],
         act: Callable[[KafkaNode], int | None], *, fault: bool = False,
     ) -> dict[str, Any]:
-        try:  # a fault spares the cluster and the KRaft quorum unless asked (nemesis.impact)
-            hit = self.resolver.hit(cluster, target, narrow=True) if fault else None
-            names = hit.nodes if hit else self.resolver.nodes(cluster, target)
+        """Act on ``target``'s nodes; ``fault``: narrowed and counted down (else a heal)."""
+        try:  # a fault spares the cluster and the KRaft quorum unless asked (nemesis.in_force)
+            hit: Hit | None = None
+            if fault:
+                hit = self.resolver.take_down(cluster, target, self.how)
+                names = hit.nodes
+            else:
+                names = self.resolver.nodes(cluster, target)
         except Exception as err:  # metadata unavailable, bad target: recorded
             return completion({"target": target}, f"{type(err).__name__}: {err}")
 
@@ -65,7 +77,12 @@ class _ProcessNemesis:
                 return state, None
             return state, act(node)
 
-        results, errors = on_nodes(one, cluster, names)
+        results, errors = on_nodes(one, cluster, names)  # per node: never raises
+        if hit is not None:  # only what was hit (or found so already) stays down
+            self.resolver.settle(self.how, hit, [n for n, (state, pid) in results.items()
+                                                 if pid is not None or state == self.already])
+        else:  # a heal: the nodes it reached are no longer down
+            self.resolver.in_force.update(lambda s: s.healed(self.how, results))
         value: dict[str, Any] = {
             key: {n: pid for n, (_, pid) in results.items() if pid is not None}
         }
@@ -76,6 +93,13 @@ class _ProcessNemesis:
         value.update(hit.record if hit else {})
         return completion(value, errors)
 
+    def _healed(self, cluster: Cluster, heal: Callable[[KafkaNode], None], label: str) -> None:
+        """Teardown: ``heal`` every node; those it reached are no longer down."""
+        done, errors = on_nodes(heal, cluster, cluster.nodes)
+        self.resolver.in_force.update(lambda s: s.healed(self.how, done))
+        if errors:
+            raise TeardownIncomplete({f"{label} {n}": e for n, e in errors.items()})
+
     def teardown(self, cluster: Cluster) -> None:
         raise NotImplementedError
 
@@ -84,6 +108,7 @@ class KillNemesis(_ProcessNemesis):
     """``kill`` SIGKILLs the target brokers; ``start`` (default ``all``) restarts dead ones."""
 
     start_f, stop_f = "kill", "start"
+    how, already = "killed", "stopped"
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "kill":
@@ -98,15 +123,14 @@ class KillNemesis(_ProcessNemesis):
             if node.state() == "stopped":
                 node.start()
 
-        _, errors = on_nodes(restart, cluster, cluster.nodes)
-        if errors:
-            raise TeardownIncomplete({f"start {n}": e for n, e in errors.items()})
+        self._healed(cluster, restart, "start")
 
 
 class PauseNemesis(_ProcessNemesis):
     """``pause`` SIGSTOPs the target brokers; ``resume`` (default ``all``) SIGCONTs them."""
 
     start_f, stop_f = "pause", "resume"
+    how, already = "paused", "paused"
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "pause":
@@ -121,6 +145,4 @@ class PauseNemesis(_ProcessNemesis):
             if node.zookeeper is not None:
                 node.zookeeper.resume()
 
-        _, errors = on_nodes(resume, cluster, cluster.nodes)
-        if errors:
-            raise TeardownIncomplete({f"resume {n}": e for n, e in errors.items()})
+        self._healed(cluster, resume, "resume")

@@ -11,10 +11,21 @@ The generator stays pure: it does not sleep or look at the cluster. The
 nemesis thread runs one op at a time and the generator moves on only when an
 op completes, so while ``RecoveryNemesis`` polls, no fault can start.
 *Recovered* means every node is a registered broker (the metadata lists it)
-and every workload partition (the resolver's ``Facts``) has a leader. The op
-completes with ``{"recovered": true, "seconds": 3.2, "waited-for": [...],
-"polls": 4}`` (``waited-for``: what was missing at the first poll), or after
-``timeout_s`` with ``"recovered": false`` and ``still-missing``.
+and every workload partition (the resolver's ``Facts``) has a leader, except
+what a fault still in force keeps away (the resolver's ledger,
+``nemesis.in_force``): a killed, paused or cut-off broker cannot register, and
+a partition with no in-sync replica up (or no KRaft quorum at all) cannot get
+a leader, so waiting for them would only run out the clock. Those are listed
+under ``"not-waited-for": {"broker n1": "killed", ...}``. The op completes
+with ``{"recovered": true, "seconds": 3.2, "waited-for": [...], "polls": 4}``
+(``waited-for``: what was missing at the first poll), or after ``timeout_s``
+with ``"recovered": false`` and ``still-missing``.
+
+A wait inside the main phase must not outlast it: with the phase's length
+known (``NemesisOptions.time_limit``), ``WithinPhase`` gives each
+``await-recovery`` the seconds left (``{"within-s": 12.5}``, computed from the
+generator's own time, so it stays pure and simulable), and the wait gives up
+then (``"cut-short": true``). The final generator's wait has no such bound.
 
 ``await-recovery`` is not a fault kind: it is not in ``harness.base.faults``,
 starts and stops no fault, and reports that pair fault ops by the registry's
@@ -30,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.base.history import Op
 from harness.gen.core import Context, Gen, Pending, Step, fill_in
+from nemesis.in_force import InForce
 from nemesis.nodes import Resolver, completion
 from nemesis.targets import Facts
 
@@ -46,23 +58,54 @@ def await_op() -> dict[str, Any]:
     return {"f": AWAIT, "value": None}
 
 
-def missing(facts: Facts, nodes: list[str]) -> list[str]:
+def missing(facts: Facts, nodes: list[str], kept: Mapping[str, str] | None = None) -> list[str]:
     """What stops the cluster from counting as recovered; empty when it has.
 
+    ``kept``: node -> why a fault in force keeps it away (not waited for).
+    """
+    return look(facts, nodes, kept or {})[0]
+
+
+def look(facts: Facts, nodes: list[str], kept: Mapping[str, str], no_quorum: bool = False
+         ) -> tuple[list[str], dict[str, str]]:
+    """(what is missing, what is not waited for and why).
+
     A metadata request that fails is itself missing (the cluster cannot answer).
+    Brokers in ``kept`` are not waited for, nor partitions with no leader whose
+    in-sync replicas (replicas, if the ISR is empty) are all in ``kept``, nor any
+    leaderless partition when the KRaft quorum has no majority (``no_quorum``).
     """
     out: list[str] = []
+    excused = {f"broker {n}": why for n, why in kept.items()}
     if facts.brokers is not None:
         try:
             registered = set(facts.brokers())
         except Exception as err:  # unreachable cluster: not recovered, say why
-            return [f"metadata: {type(err).__name__}: {err}"]
-        out += [f"broker {n}" for n in nodes if n not in registered]
+            return [f"metadata: {type(err).__name__}: {err}"], excused
+        out += [f"broker {n}" for n in nodes if n not in registered and n not in kept]
     try:
         parts = facts.partitions()
     except Exception as err:
-        return [*out, f"partitions: {type(err).__name__}: {err}"]
-    return out + [f"leader of {k}" for k, p in sorted(parts.items()) if p.leader is None]
+        return [*out, f"partitions: {type(err).__name__}: {err}"], excused
+    for key, p in sorted(parts.items()):
+        if p.leader is not None:
+            continue
+        eligible = p.isr or p.replicas
+        if no_quorum:
+            excused[f"leader of {key}"] = "the KRaft quorum has no majority"
+        elif eligible and all(r in kept for r in eligible):
+            excused[f"leader of {key}"] = "no in-sync replica is up (" + ", ".join(
+                f"{r} {kept[r]}" for r in eligible) + ")"
+        else:
+            out.append(f"leader of {key}")
+    return out, excused
+
+
+def budget(value: Any) -> float | None:
+    """The seconds an ``await-recovery`` may wait (``{"within-s": s}``), if bounded."""
+    if isinstance(value, Mapping) and isinstance(value.get("within-s"), int | float):
+        return float(value["within-s"])
+    return None
 
 
 class RecoveryNemesis:
@@ -94,22 +137,32 @@ class RecoveryNemesis:
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         nodes = list(cluster.nodes)
+        controllers = cluster.spec.controller_nodes
+        state: InForce = self.resolver.in_force.state  # no fault changes while this waits
+        kept = state.kept_down(nodes, controllers)
+        no_quorum = state.impact(nodes, controllers).quorum_majority
+        within = budget(op.get("value"))
+        timeout = self.timeout_s if within is None else max(0.0, min(self.timeout_s, within))
         start = self.clock()
         first: list[str] | None = None
         polls = 0
         while True:
-            now_missing = missing(self.resolver.facts(cluster), nodes)
+            now_missing, excused = look(self.resolver.facts(cluster), nodes, kept, no_quorum)
             polls += 1
             first = now_missing if first is None else first
             waited = self.clock() - start
             value: dict[str, Any] = {"recovered": not now_missing, "seconds": round(waited, 2),
                                      "waited-for": first, "polls": polls}
+            if excused:
+                value["not-waited-for"] = excused
             if not now_missing:
                 return completion(value)
-            if waited >= self.timeout_s:
-                return completion({**value, "still-missing": now_missing,
-                                   "timeout-s": self.timeout_s})
-            self.sleep(max(0.0, min(self.poll_s, self.timeout_s - waited)))
+            if waited >= timeout:
+                value.update({"still-missing": now_missing, "timeout-s": timeout})
+                if timeout < self.timeout_s:
+                    value["cut-short"] = True  # the main phase ends: stop waiting with it
+                return completion(value)
+            self.sleep(max(0.0, min(self.poll_s, timeout - waited)))
 
     def teardown(self, cluster: Cluster) -> None:
         """Nothing to heal."""
@@ -143,6 +196,35 @@ class AwaitAfterHeals(Gen):
         if isinstance(x, Pending):
             return x, replace(self, gen=nxt)
         return x, AwaitAfterHeals(nxt, self.heals, owed=x.get("f") in self.heals)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return self if self.gen is None else replace(self, gen=self.gen.update(ctx, event))
+
+
+@dataclass(frozen=True, slots=True)
+class WithinPhase(Gen):
+    """``gen``, each ``await-recovery`` it issues bounded by the end of the phase.
+
+    The phase lasts ``dt`` ns from when this is first asked (as ``time_limit``,
+    which wraps the main phase, counts it); each wait gets ``{"within-s": ...}``,
+    the seconds from its own time to then. Pure: it reads only the context's time.
+    """
+
+    dt: int
+    gen: Gen | None
+    end: int | None = None
+
+    def op(self, ctx: Context) -> Step:
+        end = ctx.time + self.dt if self.end is None else self.end
+        if self.gen is None:
+            return None
+        step = self.gen.op(ctx)
+        if step is None:
+            return None
+        x, nxt = step
+        if not isinstance(x, Pending) and x.get("f") == AWAIT:
+            x = {**x, "value": {"within-s": round(max(0, end - x["time"]) / 1e9, 3)}}
+        return x, WithinPhase(self.dt, nxt, end)
 
     def update(self, ctx: Context, event: Op) -> Gen:
         return self if self.gen is None else replace(self, gen=self.gen.update(ctx, event))

@@ -13,6 +13,13 @@ cluster some degenerate:
   whose isolation harms neither; if none, nothing is applied and the
   completion says why.
 
+Faults overlap: a cut is judged together with the nodes the faults in force
+keep down (``nemesis.in_force``; the cut replaces any partition in force), and
+rewritten when it would *add* such an outcome. When some one node could be
+isolated with nothing else in force but not with what is, the partition is
+withheld: nothing is cut and the value says ``"withheld": true`` and
+``"because"``.
+
 A rewritten cut records ``rewritten-from`` (what was asked) and
 ``rewritten-because``. Explicit forms (``{"grudge": ...}``, ``{"components":
 ...}``, ``{"isolate": all|majority|names}``) are applied as given; whatever
@@ -30,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import nemesis.grudge as g
-from nemesis.impact import linked, of_grudge
+from nemesis.impact import Impact, added, linked, of_state
+from nemesis.in_force import InForce
 from nemesis.targets import Target, is_explicit, is_target, leader_count
 
 Resolve = Callable[[Target], list[str]]
@@ -45,6 +53,8 @@ class Cut:
 
     value: dict[str, Any]
     grudge: g.Grudge
+    #: False when the partition is withheld: nothing to cut
+    applied: bool = True
 
 
 @dataclass(frozen=True)
@@ -58,19 +68,42 @@ class _Drawn:
 
 
 def plan(spec: Any, nodes: Sequence[str], controllers: Collection[str], rng: random.Random,
-         resolve: Resolve) -> Cut:
-    """The cut for ``spec``; ``ValueError`` for a shape that is unknown or cannot be cut."""
+         resolve: Resolve, *, in_force: InForce | None = None) -> Cut:
+    """The cut for ``spec`` with ``in_force``'s nodes down (its own partition is replaced);
+    ``ValueError`` for a shape that is unknown or cannot be cut."""
+    state = in_force or InForce()
     drawn = _draw(spec, list(nodes), rng, resolve)
     value, grudge = _describe(drawn.label, drawn.cut, nodes)
-    impact = of_grudge(grudge, nodes, controllers)
+    judge = _Judge(state, list(nodes), controllers)
     origin, because = drawn.rewritten or (drawn.label, "")
-    if impact.harmful and not drawn.explicit:
-        because = f"{drawn.label} {impact.reason(controllers, cut=True)}"
-        return _isolate_one(drawn.aimed_at, (origin, because), nodes, controllers, rng)
+    more = judge.adds(grudge)
+    if more.harmful and not drawn.explicit:
+        because = f"{drawn.label} {more.reason(controllers, cut=True, together=bool(state.down))}"
+        if state.down:
+            because = f"with {state.describe(nodes, partition=False)}, {because}"
+        return _isolate_one(drawn.aimed_at, (origin, because), judge, rng)
     if drawn.rewritten:
         value.update({"rewritten-from": origin, "rewritten-because": because})
-    value.update(impact.record())
+    value.update(judge.after(grudge).record())
     return Cut(value, grudge)
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """A cut's impact together with the nodes the faults in force keep down."""
+
+    state: InForce
+    nodes: list[str]
+    controllers: Collection[str]
+
+    def after(self, grudge: g.Grudge, *, alone: bool = False) -> Impact:
+        """The union with ``grudge`` as the cut (``alone``: as if nothing were down)."""
+        down = () if alone else self.state.down
+        return of_state(down, grudge, self.nodes, self.controllers)
+
+    def adds(self, grudge: g.Grudge, *, alone: bool = False) -> Impact:
+        """What ``grudge`` would add to what the nodes down already cause."""
+        return added(self.after(grudge, alone=alone), self.after({}, alone=alone))
 
 
 def _draw(spec: Any, nodes: list[str], rng: random.Random, resolve: Resolve) -> _Drawn:
@@ -122,18 +155,22 @@ def _describe(label: str, cut: g.Components | g.Grudge, nodes: Sequence[str]
     return {"shape": label, "isolated": cut}, g.normalize(g.complete_grudge(cut))
 
 
-def _isolate_one(aimed_at: Sequence[str], why: tuple[str, str], nodes: Sequence[str],
-                 controllers: Collection[str], rng: random.Random) -> Cut:
+def _isolate_one(aimed_at: Sequence[str], why: tuple[str, str], judge: _Judge,
+                 rng: random.Random) -> Cut:
     """The nearest harmless cut: one node the shape aimed at, alone against the rest."""
     origin, because = why
     candidates = list(aimed_at)
     rng.shuffle(candidates)
+    cuts = {n: g.normalize(g.complete_grudge(g.isolate([n], judge.nodes))) for n in candidates}
     for node in candidates:
-        comps = g.isolate([node], nodes)
-        grudge = g.normalize(g.complete_grudge(comps))
-        if not of_grudge(grudge, nodes, controllers).harmful:
-            return Cut({"shape": f"isolate {node}", "isolated": comps,
-                        "rewritten-from": origin, "rewritten-because": because}, grudge)
+        if not judge.adds(cuts[node]).harmful:
+            return Cut({"shape": f"isolate {node}", "isolated": g.isolate([node], judge.nodes),
+                        "rewritten-from": origin, "rewritten-because": because,
+                        **judge.after(cuts[node]).record()}, cuts[node])
+    if any(not judge.adds(cuts[n], alone=True).harmful for n in candidates):
+        return Cut({"shape": origin, "withheld": True,
+                    "because": f"{because}, and so would isolating any one node it aims at"},
+                   {}, applied=False)
     raise ValueError(f"{because}, and so would isolating any one node it aims at; "
                      "nothing was cut (ask for it explicitly with a grudge or components)")
 

@@ -3,15 +3,20 @@
 Why these metrics: a nightly matrix asks "which configurations lose data, how
 often, and what do faults cost?". Loss, duplicates and ordering violations are
 rated per *acknowledged write* (ok send micro-ops) so runs of different length
-compare; availability compares the share of ok client completions while a
-fault is in force with the share outside faults; recovery is the time from a
-heal op to the next ok send of that run.
+compare; recovery is the time from a heal op to the next ok send of that run.
 
-Fault intervals come from nemesis completions in the history: a ``start-*``,
-``kill``, ``pause`` or ``bump-clock`` opens a fault, a ``stop-*``, ``start``,
-``resume`` or ``reset-clock`` heals one; a client completion is "during a
-fault" when at least one is open at its time (a running sum over the run's
-events, so overlapping faults nest).
+Availability is counted in seconds, not completions: ``avail_fault`` is the
+share of the seconds with a fault in force in which at least one send was
+acknowledged, ``avail_normal`` the same outside faults (the runs' coverage
+blocks, ``results/coverage.py``). Per completion, a run whose producers were
+blocked for 45 s looks ~95% available: each blocked send completes once, after
+its timeout, among hundreds of empty ok polls. Beside them: acknowledged sends
+per second and the live share of the main phase, the sends acknowledged while
+a fault was in force, and ``poor_coverage``, the VALID runs whose coverage
+``poor_coverage`` calls poor (their verdict proves little).
+
+Heals, for recovery, come from nemesis completions in the history: a
+``stop-*``, ``start``, ``resume`` or ``reset-clock`` heals a fault.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ CONFIG_COLUMNS = (
 STARTS, STOPS = start_fs(), stop_fs()
 METRIC_COLUMNS = (
     "runs",
+    "poor_coverage",
     "acked",
     "lost",
     "lost_rate",
@@ -52,8 +58,11 @@ METRIC_COLUMNS = (
     "ordering",
     "ordering_rate",
     "unseen",
+    "acked_per_s",
+    "live_share",
     "avail_fault",
     "avail_normal",
+    "fault_sends",
     "latency_p50_ms",
     "latency_p99_ms",
     "latency_max_ms",
@@ -74,40 +83,16 @@ def fault_delta(f: Column) -> Column:
 
 
 def run_metrics(spark: SparkSession, out: Path) -> tuple[DataFrame, DataFrame, DataFrame]:
-    """Per run (config, verdict counts, acked, availability), client ops, recovery per heal."""
-    from pyspark.sql import Window
+    """Per run (config, verdict counts, coverage, acked), client ops, recovery per heal."""
     from pyspark.sql import functions as F
 
-    runs = spark.read.parquet(str(out / RUNS))
+    # mergeSchema: tables ingested before a column was added hold files without it (nulls)
+    runs = spark.read.option("mergeSchema", "true").parquet(str(out / RUNS))
     ops = spark.read.parquet(str(out / OPS))
     events = ops.where(F.col("nemesis") & (F.col("type") != "invoke"))
-    order = (
-        Window.partitionBy("run_id")
-        .orderBy("time_ns", "index")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    timeline = ops.select(
-        "run_id",
-        "index",
-        "time_ns",
-        "type",
-        "f",
-        "nemesis",
-        "latency_ns",
-        "sends",
-        F.when(F.col("nemesis") & (F.col("type") != "invoke"), fault_delta(F.col("f")))
-        .otherwise(F.lit(0))
-        .alias("delta"),
-    ).withColumn("depth", F.sum("delta").over(order))
-    client = timeline.where(~F.col("nemesis") & F.col("f").isin("send", "poll", "txn"))
-    ok = (F.col("type") == "ok").cast("long")
-    in_fault = F.col("depth") > 0
+    client = ops.where(~F.col("nemesis") & F.col("f").isin("send", "poll", "txn"))
     per_run = client.groupBy("run_id").agg(
         F.sum(F.when(F.col("type") == "ok", F.col("sends")).otherwise(0)).alias("acked"),
-        F.sum(F.when(in_fault, ok)).alias("ok_fault"),
-        F.sum(F.when(in_fault, 1)).alias("n_fault"),
-        F.sum(F.when(~in_fault, ok)).alias("ok_normal"),
-        F.sum(F.when(~in_fault, 1)).alias("n_normal"),
     )
     # time to recover: from each heal to the next ok send completion of the same run
     heals = events.where(fault_delta(F.col("f")) < 0).select(
@@ -138,8 +123,12 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
         F.sum("duplicates").alias("duplicates"),
         F.sum("ordering_violations").alias("ordering"),
         F.sum("unseen").alias("unseen"),
-        (F.sum("ok_fault") / F.sum("n_fault")).alias("avail_fault"),
-        (F.sum("ok_normal") / F.sum("n_normal")).alias("avail_normal"),
+        F.count("poor_coverage").alias("poor_coverage"),  # VALID runs with a poor line
+        (F.sum("acked_sends_main") / F.sum("main_s")).alias("acked_per_s"),
+        (F.sum("live_seconds") / F.sum("seconds")).alias("live_share"),
+        (F.sum("fault_live_seconds") / F.sum("fault_seconds")).alias("avail_fault"),
+        (F.sum("normal_live_seconds") / F.sum("normal_seconds")).alias("avail_normal"),
+        F.sum("fault_sends").alias("fault_sends"),
     )
     config = runs.select("run_id", *keys)
     latency = (
@@ -165,6 +154,7 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
     return table.select(
         *keys,
         "runs",
+        "poor_coverage",
         "acked",
         "lost",
         (F.col("lost") / F.col("acked")).alias("lost_rate"),
@@ -173,8 +163,11 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
         "ordering",
         (F.col("ordering") / F.col("acked")).alias("ordering_rate"),
         "unseen",
+        "acked_per_s",
+        "live_share",
         "avail_fault",
         "avail_normal",
+        "fault_sends",
         "latency_p50_ms",
         "latency_p99_ms",
         "latency_max_ms",
@@ -229,25 +222,47 @@ def fmt(value: Any, column: str) -> str:
         return "-"
     if column.endswith("_rate"):
         return f"{100 * float(value):.3f}%"
-    if column.startswith("avail"):
+    if column.startswith("avail") or column == "live_share":
         return f"{100 * float(value):.1f}%"
-    if column.endswith("_ms"):
+    if column.endswith("_ms") or column.endswith("_per_s"):
         return f"{float(value):.1f}"
+    if column == "poor_coverage":  # the flag: VALID runs whose verdict proves little
+        return f"POOR: {value}" if value else ""
     return str(value)
 
 
+def _coverage_note(cell: dict[str, Any]) -> str:
+    """The heatmap cell's second line: how much the configuration's runs exercised."""
+    note = (f"{fmt(cell.get('acked_per_s'), 'acked_per_s')} acked/s, live "
+            f"{fmt(cell.get('live_share'), 'live_share')}, in faults "
+            f"{fmt(cell.get('avail_fault'), 'avail_fault')} "
+            f"({fmt(cell.get('fault_sends'), 'fault_sends')} sends)")
+    poor = cell.get("poor_coverage")
+    return note + (f"; coverage poor in {poor} VALID run(s)" if poor else "")
+
+
 def render_terminal(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """The comparison as a rich table rendered to text."""
+    """The comparison as a rich table rendered to text.
+
+    At least 240 characters wide, wider when the columns need it: a header wraps
+    between its words, and no header word or cell is ever cut.
+    """
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title="insync: per-configuration comparison", show_lines=False)
-    for c in columns:
-        table.add_column(c.replace("_", " "), justify="left" if c in CONFIG_COLUMNS else "right")
-    for r in rows:
-        table.add_row(*(fmt(r.get(c), c) for c in columns))
+    cells = [[fmt(r.get(c), c) for c in columns] for r in rows]
+    widths = []
+    for i, c in enumerate(columns):
+        header = c.replace("_", " ")
+        widths.append(max([*(len(w) for w in header.split()), *(len(row[i]) for row in cells)]))
+        table.add_column(header, justify="left" if c in CONFIG_COLUMNS else "right",
+                         min_width=widths[-1], max_width=widths[-1])
+    for row in cells:
+        table.add_row(*row)
     buf = io.StringIO()
-    Console(file=buf, width=240, color_system=None).print(table)
+    width = max(240, sum(widths) + 3 * len(widths) + 1)  # padding and a rule per column
+    Console(file=buf, width=width, color_system=None).print(table)
     return buf.getvalue()
 
 
@@ -276,11 +291,15 @@ def render_html(
         "<!doctype html><html><head><meta charset='utf-8'><title>insync analysis</title>",
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:right}"
-        "th{background:#f4f4f4}td.k{text-align:left}</style></head><body>",
+        "th{background:#f4f4f4}td.k{text-align:left}td.poor{outline:3px solid #e0a000}"
+        "</style></head><body>",
         "<h1>insync: loss rate by configuration</h1>",
         "<p>Lost writes per acknowledged write; darker is worse. Rows: "
         + esc(", ".join(row_keys))
-        + "; columns: nemesis faults.</p>",
+        + "; columns: nemesis faults. Under each rate: acknowledged sends per second of the "
+        "main phase, its live share (seconds with an acknowledged send), the live share of "
+        "the seconds with a fault in force and the sends acknowledged in them. An outlined "
+        "cell has VALID runs whose coverage was poor: their verdict proves little.</p>",
         "<table><tr>" + "".join(f"<th>{esc(k)}</th>" for k in row_keys),
     ]
     out.append("".join(f"<th>{esc(f)}</th>" for f in faults) + "</tr>")
@@ -292,7 +311,10 @@ def render_html(
             text = (
                 "" if cell is None else f"{fmt(rate, 'lost_rate')} ({cell['lost']}/{cell['acked']})"
             )
-            out.append(f"<td style='background:{_heat(rate, top)}'>{esc(text)}</td>")
+            note = "" if cell is None else _coverage_note(cell)
+            flag = " class='poor'" if cell is not None and cell.get("poor_coverage") else ""
+            out.append(f"<td style='background:{_heat(rate, top)}'{flag}>{esc(text)}"
+                       + (f"<br><small>{esc(note)}</small>" if note else "") + "</td>")
         out.append("</tr>")
     out.append("</table><h2>All metrics</h2><table><tr>")
     out.append("".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr>")

@@ -7,9 +7,13 @@ proves nothing. These figures say how much the run really exercised:
 - **live seconds**: the share of the main phase's seconds (1-second bins from
   its start) in which at least one send was acknowledged;
 - per fault kind: how long it was in force, how many sends were acknowledged
-  while it was, and the live share of the seconds it covered;
-- per heal: the time from the heal to the first acknowledged send after it
-  (how long the cluster took to recover, as a client sees it).
+  while it was, and the live share of the seconds it covered; and the same
+  figures for the seconds in which *any* fault was in force (``in_faults``: a
+  union, so overlapping faults count once), from which the seconds outside
+  faults follow (``outside_faults``);
+- per heal inside the main phase: the time from the heal to the first
+  acknowledged send after it (how long the cluster took to recover, as a
+  client sees it; the final heals come when clients no longer send).
 
 A fault is *in force* from the completion of the op that started it to the
 invoke of the op that stopped it (conservative on both ends: a send
@@ -46,6 +50,15 @@ def acked_sends(op: Mapping[str, Any]) -> int:
     if op.get("type") != "ok" or op.get("f") not in ("send", "txn"):
         return 0
     return sum(1 for m in op.get("value") or () if m and m[0] == "send")
+
+
+def slim(op: Mapping[str, Any]) -> dict[str, Any]:
+    """``op`` cut to the fields these figures read, so a long history's ops fit in memory
+    (the report and ``insync analyze`` compute coverage of old runs from the file)."""
+    out = {k: op[k] for k in ("process", "type", "f", "time", "error") if k in op}
+    if acked_sends(op):
+        out["value"] = op["value"]
+    return out
 
 
 def _ack_times(ops: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
@@ -112,7 +125,39 @@ def coverage(
         "live_seconds": len(live),
         "live_share": round(len(live) / bins, 3) if bins else 0.0,
         "faults": _per_kind(faults, acks, spans, (start, end), live),
-        "recoveries": _recoveries(_heals(rows, spans), acks, start),
+        "in_faults": _figures(_windows(faults, end), acks, (start, end), live),
+        "recoveries": _recoveries(
+            [h for h in _heals(rows, spans) if start <= int(h["time"]) < end], acks, start
+        ),
+    }
+
+
+def _windows(faults: Iterable[_Fault], end: int) -> list[Window]:
+    """The faults' windows merged where they overlap (one still in force runs to ``end``)."""
+    merged: list[Window] = []
+    for a, b in sorted((f.start_ns, f.stop_ns if f.stop_ns is not None else end) for f in faults):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _figures(
+    windows: Sequence[Window], acks: Sequence[tuple[int, int]], main: Window, live: set[int]
+) -> dict[str, Any]:
+    """In force, acknowledged sends and live seconds over disjoint ``windows``."""
+    start, end = main
+    bins = math.ceil((end - start) / NS)
+    sent = sum(n for t, n in acks if any(a <= t < b for a, b in windows))
+    # a second of the main phase is "in a fault" when its middle is
+    covered = [b for b in range(bins)
+               if any(a <= start + b * NS + NS // 2 < z for a, z in windows)]
+    return {
+        "in_force_s": round(sum(b - a for a, b in windows) / NS, 3),
+        "acked_sends": sent,
+        "seconds": len(covered),
+        "live_seconds": sum(1 for b in covered if b in live),
     }
 
 
@@ -123,26 +168,22 @@ def _per_kind(
     main: Window,
     live: set[int],
 ) -> dict[str, dict[str, Any]]:
-    start, end = main
-    bins = math.ceil((end - start) / NS)
     out: dict[str, dict[str, Any]] = {}
     for label in spans:
-        windows = [(f.start_ns, f.stop_ns if f.stop_ns is not None else end)
-                   for f in faults if f.label == label]
-        if not windows:
-            continue
-        sent = sum(n for t, n in acks if any(a <= t < b for a, b in windows))
-        # a second of the main phase is "in this fault" when its middle is
-        covered = [b for b in range(bins)
-                   if any(a <= start + b * NS + NS // 2 < z for a, z in windows)]
-        out[label] = {
-            "count": len(windows),
-            "in_force_s": round(sum(b - a for a, b in windows) / NS, 3),
-            "acked_sends": sent,
-            "seconds": len(covered),
-            "live_seconds": sum(1 for b in covered if b in live),
-        }
+        mine = [f for f in faults if f.label == label]
+        if mine:
+            out[label] = {"count": len(mine),
+                          **_figures(_windows(mine, main[1]), acks, main, live)}
     return out
+
+
+def outside_faults(cov: Mapping[str, Any]) -> dict[str, int]:
+    """Seconds of the main phase with no fault in force, and how many of them were live."""
+    inside = cov.get("in_faults") or {}
+    return {
+        "seconds": int(cov.get("seconds", 0)) - int(inside.get("seconds", 0)),
+        "live_seconds": int(cov.get("live_seconds", 0)) - int(inside.get("live_seconds", 0)),
+    }
 
 
 def _recoveries(

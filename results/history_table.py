@@ -10,7 +10,7 @@ for the offset grids.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -19,9 +19,10 @@ import numpy as np
 import orjson
 
 from harness.base.errors import HistoryError
+from harness.base.history import NEMESIS, NemesisPair, Op, pairs
+from harness.base.shapes import got
 from results.op_lookup import line_offsets
 from results.plot_data import OUTCOMES, Array
-from results.run_files import got
 
 TYPE_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
@@ -87,7 +88,7 @@ COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
 INT64_MAX = 2**63 - 1
 CLIENT_TYPES = frozenset({"invoke", *OUTCOMES})
 #: What to do about a malformed history, in every message about one.
-HISTORY_HINT = "fix the history to follow shared/HISTORY.md, then run insync report again"
+HISTORY_HINT = "fix the history to follow docs/HISTORY.md, then run insync report again"
 
 
 def _open(path: Path) -> BinaryIO:
@@ -125,86 +126,62 @@ def _what_is_wrong(op: Any) -> str:
 
 
 def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
-    """Read ``path`` (history.jsonl) into an ``OpTable``; records of ``keys`` are gathered.
+    """Read ``path`` (a history) into an ``OpTable``; records of ``keys`` are gathered.
 
-    The pairing assumes a history the checker has judged, but the fields every
-    row is built from (``time``, ``index``, ``process``, ``type``, ``f``) are
-    checked on every line: a report is often drawn from a ``results.json``
-    without re-checking, and a string where a time belongs must be a
-    ``HistoryError`` naming the line, not a numpy error. Only a last line that
-    is not JSON (a write cut by a crash, shared/HISTORY.md) is skipped.
+    The pairing is the ground floor's (``harness.base.history.pairs``), and so
+    are its rules: an invoke never completed is an ``info`` row ("never
+    completed") ending at the history's last time. It assumes a history the
+    checker has judged, but the fields every row is built from (``time``,
+    ``index``, ``process``, ``type``, ``f``) are checked on every line: a
+    report is often drawn from a stored verdict without re-checking, and a
+    string where a time belongs must be a ``HistoryError`` naming the line, not
+    a numpy error. Only a last line that is not JSON (a write cut by a crash,
+    docs/HISTORY.md) is skipped.
     """
     want = set(keys)
     want_bytes = [k.encode() for k in want]
+    named: set[int] = set()  # indices of the lines that name a wanted key
+    state = _Reading(path)
     fs, errs = _Codes(255), _Codes(65_000)
     f_codes = fs.codes
     rows: list[tuple[int, ...]] = []
     add = rows.append
-    loads = orjson.loads
-    # process -> (invoke index, time, f, value if it names a wanted key, names one)
-    pending: dict[Any, tuple[int, int, str, Any, bool]] = {}
     nemesis: list[dict[str, Any]] = []
+    unfinished: list[Op] = []  # invokes never completed
     records: dict[str, list[Record]] = {k: [] for k in want}
-    first_time: int | None = None
-    line_no = -1
-    top, client_types = INT64_MAX, CLIENT_TYPES  # locals: this loop runs once per line
-    with _open(path) as fh:
-        unreadable: HistoryError | None = None  # fatal unless it was the last line
-        for line_no, line in enumerate(fh):
-            if unreadable is not None:
-                raise unreadable
-            try:
-                op = loads(line)
-            except orjson.JSONDecodeError as err:
-                unreadable = _malformed(path, line_no, f"not JSON ({err.msg})")
-                continue
-            try:
-                t, process, type_ = op["time"], op["process"], op["type"]
-            except (KeyError, TypeError):
-                raise _malformed(path, line_no, _what_is_wrong(op)) from None
-            index = op.get("index", line_no)
-            if (type(t) is not int or type(index) is not int or not 0 <= t <= top
-                    or not 0 <= index <= top):
-                raise _malformed(path, line_no, _what_is_wrong(op))
-            if first_time is None:
-                first_time = t
-            if process == "nemesis":
-                nemesis.append({"index": index, "time": t, "type": type_,
-                                "f": op.get("f"), "value": op.get("value"),
-                                "error": op.get("error")})
-                continue
-            f = op.get("f")
-            if (type(process) is not int or not 0 <= process <= top
-                    or type(type_) is not str or type_ not in client_types or type(f) is not str):
-                raise _malformed(path, line_no, _what_is_wrong(op))
-            if type_ == "invoke":
-                names = any(k in line for k in want_bytes)
-                pending[process] = (index, t, f,
-                                    op.get("value") if names else None, names)
-                continue
-            started = pending.pop(process, None)
-            if started is None:
-                continue
-            f_code = f_codes.get(started[2])
-            if f_code is None:
-                f_code = fs.code(str(started[2]))
-            outcome = TYPE_CODE.get(type_, 2)
-            error = op.get("error")
-            add((index, started[0], started[1], t, process, f_code, outcome,
-                 -1 if error is None else errs.code(_error_text(error))))
-            if started[4] or (want_bytes and any(k in line for k in want_bytes)):
-                _gather(records, want, index=index, outcome=outcome, invoked=started[3],
-                        completed=op.get("value"))
-    if first_time is None:  # not one readable op: an empty file, or a single broken line
-        raise unreadable or HistoryError(f"{path} is empty", hint=HISTORY_HINT)
-    last_time = max(itertools.chain([first_time or 0], (r[3] for r in rows),
+    for pair in pairs(state.ops(want_bytes, named)):
+        if isinstance(pair, NemesisPair):
+            nemesis.extend(op for op in pair if op is not None)
+            continue
+        invoke, done = pair
+        if done is None:
+            unfinished.append(invoke)
+            continue
+        index = done["index"]
+        f_code = f_codes.get(invoke["f"])
+        if f_code is None:
+            f_code = fs.code(invoke["f"])
+        outcome = TYPE_CODE.get(done["type"], 2)
+        error = done.get("error")
+        add((index, invoke["index"], invoke["time"], done["time"], done["process"], f_code,
+             outcome, -1 if error is None else errs.code(_error_text(error))))
+        if named and (invoke["index"] in named or index in named):
+            named.discard(invoke["index"])
+            named.discard(index)
+            _gather(records, want, index=index, outcome=outcome, invoked=invoke.get("value"),
+                    completed=done.get("value"))
+    if state.first_time is None:  # not one readable op: an empty file, or a single broken line
+        raise state.unreadable or HistoryError(f"{path} is empty", hint=HISTORY_HINT)
+    last_time = max(itertools.chain([state.first_time], (r[3] for r in rows),
                                     (op["time"] for op in nemesis),
-                                    (started[1] for started in pending.values())))
-    for process, (inv, t, f, value, names) in pending.items():  # never completed: info
-        add((inv, inv, t, last_time, process if type(process) is int else -1,
-             fs.code(str(f)), 2, errs.code("never completed")))
-        if names:
-            _gather(records, want, index=inv, outcome=2, invoked=value, completed=None)
+                                    (op["time"] for op in unfinished)))
+    for invoke in unfinished:  # never completed: info
+        inv = invoke["index"]
+        add((inv, inv, invoke["time"], last_time, invoke["process"], fs.code(invoke["f"]), 2,
+             errs.code("never completed")))
+        if inv in named:
+            _gather(records, want, index=inv, outcome=2, invoked=invoke.get("value"),
+                    completed=None)
     table = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
     table = table[np.argsort(table[:, 0], kind="stable")]
 
@@ -216,9 +193,59 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
         start=col("start", np.int64), end=col("end", np.int64),
         process=col("process", np.int64), f=col("f", np.uint8), type=col("type", np.uint8),
         error=col("error", np.int32), f_names=fs.names, errors=errs.names, nemesis=nemesis,
-        line_offsets=line_offsets(path), start_time=first_time or 0,
-        end_time=last_time, lines=line_no + 1, records=records,
+        line_offsets=line_offsets(path), start_time=state.first_time,
+        end_time=last_time, lines=state.lines, records=records,
     )
+
+
+class _Reading:
+    """One pass over a history's lines: each checked for the fields a row is built from.
+
+    What the pass learns on the way (the first time, the line count, a last
+    line cut short) is kept here for ``read_table`` to use once it is done.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.first_time: int | None = None
+        self.lines = 0
+        self.unreadable: HistoryError | None = None  # fatal unless it was the last line
+
+    def ops(self, want_bytes: list[bytes], named: set[int]) -> Iterator[Op]:
+        """The ops, checked, each with its ``index`` (its line when it has none); the
+        indices of lines naming one of ``want_bytes`` go into ``named``."""
+        path = self.path
+        loads = orjson.loads
+        top, client_types = INT64_MAX, CLIENT_TYPES  # locals: this loop runs once per line
+        line_no = -1
+        with _open(path) as fh:
+            for line_no, line in enumerate(fh):
+                if self.unreadable is not None:
+                    raise self.unreadable
+                try:
+                    op = loads(line)
+                except orjson.JSONDecodeError as err:
+                    self.unreadable = _malformed(path, line_no, f"not JSON ({err.msg})")
+                    continue
+                try:
+                    t, process, type_ = op["time"], op["process"], op["type"]
+                except (KeyError, TypeError):
+                    raise _malformed(path, line_no, _what_is_wrong(op)) from None
+                index = op.setdefault("index", line_no)
+                if (type(t) is not int or type(index) is not int or not 0 <= t <= top
+                        or not 0 <= index <= top):
+                    raise _malformed(path, line_no, _what_is_wrong(op))
+                if self.first_time is None:
+                    self.first_time = t
+                if process != NEMESIS:
+                    if (type(process) is not int or not 0 <= process <= top
+                            or type(type_) is not str or type_ not in client_types
+                            or type(op.get("f")) is not str):
+                        raise _malformed(path, line_no, _what_is_wrong(op))
+                    if want_bytes and any(k in line for k in want_bytes):
+                        named.add(index)
+                yield op
+        self.lines = line_no + 1
 
 
 def _gather(records: dict[str, list[Record]], want: set[str], *, index: int, outcome: int,

@@ -10,10 +10,13 @@ written first, partitioned by run with dynamic partition overwrite, and the
 ingestion overwrites, never a double count.
 
 Histories are read by Spark (``spark.read.text`` + ``from_json``), never line
-by line in Python; test.json/results.json are small and read first, without
-Spark, through ``results.run_files`` (``read_runs``), which shape-checks them:
-a malformed run is skipped with a line naming its bad file, never the whole
-ingestion aborted.
+by line in Python, with one exception: a run whose results.json has no
+coverage block (``run.coverage``, written by every run since coverage
+existed) gets one computed from its history by ``results.run_coverage``, the
+function the report uses, once, when it is ingested. test.json/results.json
+are small and read first, without Spark, through ``results.run_files``
+(``read_runs``), which shape-checks them: a malformed run is skipped with a
+line naming its bad file, never the whole ingestion aborted.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from harness.base.errors import HistoryError
+from results.coverage import outside_faults
+from results.run_coverage import RunCoverage, run_coverage
 from results.run_files import existing_dir, read_test, read_verdict
 
 if TYPE_CHECKING:
@@ -52,7 +57,10 @@ RUN_SCHEMA = (
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
     "bad_anomaly_types string, lost_writes long, duplicates long, "
     "inconsistent_offsets long, ordering_violations long, unseen long, "
-    "history_ops long, duration_s double, path string"
+    "history_ops long, duration_s double, path string, "
+    "coverage_window string, main_s double, acked_sends_main long, seconds long, "
+    "live_seconds long, fault_seconds long, fault_live_seconds long, fault_sends long, "
+    "normal_seconds long, normal_live_seconds long, poor_coverage string, coverage string"
 )
 OPS_SCHEMA = "index long, time long, process string, type string, f string, value string"
 
@@ -77,7 +85,8 @@ class FoundRun:
 
 @dataclass(frozen=True)
 class IngestReport:
-    """What one ingestion did."""
+    """What one ingestion did. ``skipped`` lists the runs ``read_runs`` refused first, then
+    those whose coverage could not be counted from their history."""
 
     found: int
     already: int
@@ -141,7 +150,8 @@ def ingest(spark: SparkSession, results_root: Path, out: Path,
     ``found`` is ``read_runs(results_root)`` when the caller has already read them
     (``insync analyze`` does, to report bad runs before starting Spark).
     """
-    runs, skipped = found if found is not None else read_runs(results_root)
+    runs, unreadable = found if found is not None else read_runs(results_root)
+    skipped = list(unreadable)
     done = ingested_ids(spark, out)
     rows: list[dict[str, Any]] = []
     anomalies: list[dict[str, Any]] = []
@@ -149,7 +159,13 @@ def ingest(spark: SparkSession, results_root: Path, out: Path,
     for run in runs:
         if run.run_id in done:
             continue
-        rows.append(run_row(run.run_id, run.path, run.test, run.verdict))
+        try:
+            cov = run_coverage(run.path, run.test, run.verdict)
+        except HistoryError as err:  # no block, and a history it cannot be counted from
+            log.info("skipping %s: %s", run.path, err.one_line())
+            skipped.append(Skipped(run.run_id, err.one_line()))
+            continue
+        rows.append(run_row(run.run_id, run.path, run.test, run.verdict, cov))
         anomalies.extend(anomaly_rows(run.run_id, run.verdict))
         histories[run.run_id] = str((run.path / "history.jsonl").resolve())
     if rows:
@@ -161,7 +177,7 @@ def ingest(spark: SparkSession, results_root: Path, out: Path,
         spark.createDataFrame(rows, RUN_SCHEMA).coalesce(1).write.mode("append").parquet(
             str(out / RUNS)
         )
-    return IngestReport(len(runs) + len(skipped), len(done), [r["run_id"] for r in rows],
+    return IngestReport(len(runs) + len(unreadable), len(done), [r["run_id"] for r in rows],
                         skipped)
 
 
@@ -179,8 +195,10 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any]:
-    """One ``runs`` row: config flattened from test.json, verdict summary from results.json."""
+def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
+            cov: RunCoverage | None = None) -> dict[str, Any]:
+    """One ``runs`` row: config flattened from test.json, verdict summary from results.json,
+    coverage from ``cov`` (null columns without it)."""
     cluster = test.get("cluster") or {}
     work = test.get("workload") or {}
     nem = test.get("nemesis") or {}
@@ -225,7 +243,36 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any]) ->
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
         "path": str(d.resolve()),
+        **coverage_columns(cov),
     }
+
+
+def coverage_columns(cov: RunCoverage | None) -> dict[str, Any]:
+    """The coverage columns of a ``runs`` row: the figures analyze sums, the poor-coverage
+    line of a VALID run, and the whole block as JSON (per fault kind, recoveries)."""
+    if cov is None:
+        return dict.fromkeys(COVERAGE_COLUMNS)
+    fig = cov.figures
+    inside, outside = fig.get("in_faults") or {}, outside_faults(fig)
+    return {
+        "coverage_window": cov.window,
+        "main_s": float(fig["main_s"]),
+        "acked_sends_main": int(fig["acked_sends_main"]),
+        "seconds": int(fig["seconds"]),
+        "live_seconds": int(fig["live_seconds"]),
+        "fault_seconds": int(inside.get("seconds", 0)),
+        "fault_live_seconds": int(inside.get("live_seconds", 0)),
+        "fault_sends": int(inside.get("acked_sends", 0)),
+        "normal_seconds": outside["seconds"],
+        "normal_live_seconds": outside["live_seconds"],
+        "poor_coverage": cov.warning,
+        "coverage": orjson.dumps(fig).decode(),
+    }
+
+
+COVERAGE_COLUMNS = ("coverage_window", "main_s", "acked_sends_main", "seconds", "live_seconds",
+                    "fault_seconds", "fault_live_seconds", "fault_sends", "normal_seconds",
+                    "normal_live_seconds", "poor_coverage", "coverage")
 
 
 def anomaly_rows(rid: str, verdict: dict[str, Any]) -> Iterable[dict[str, Any]]:

@@ -1,5 +1,9 @@
 """The numbers behind every plot, computed once from the history, shared by HTML and PNG.
 
+``Series`` holds them for one run: ``results.report_data.series`` fills it
+once per report, the page embeds it and ``results.plots`` draws the PNGs from
+the very same object, so the two can never disagree.
+
 Kept apart from drawing so it can be tested on known data: which nemesis op
 opens and closes each fault band, latency quantiles per time bucket,
 throughput per outcome, and downsampling that never drops an op an anomaly
@@ -19,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.base.faults import fault_spans
+from harness.base.history import NemesisPair, Op, pairs
 
 Array = npt.NDArray[Any]
 
@@ -38,6 +43,33 @@ class Band:
     open: bool = False
 
 
+@dataclass(frozen=True)
+class Series:
+    """Every plot of one run, as numbers: per-op columns and what was derived from them.
+
+    Times are ns on the history's clock; ``t0`` (the first op) is every plot's zero.
+    """
+
+    t0: int
+    t_end: int
+    #: Per op (one row per client op, as in the op table): start, end, outcome code, latency.
+    start: Array
+    end: Array
+    outcome: Array
+    latency_ms: Array
+    #: Timeline row of each op (``assign_lanes``) and the number of rows.
+    lanes: Array
+    n_lanes: int
+    bands: list[Band]
+    #: Time-bucket width (``bucket_width``) of the quantile and throughput series.
+    width: int
+    qs: tuple[float, ...]
+    quantile_t: Array  # bucket start times
+    quantiles: Array  # [bucket, q]
+    bucket_t: Array
+    rates: Array  # [outcome, bucket], ops/s
+
+
 def _span_lookup(
     spans: Mapping[str, Sequence[str]],
 ) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -50,28 +82,15 @@ def _span_lookup(
     return starts, stops
 
 
-def _fault_events(nemesis_ops: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """One event per nemesis action: its completion, or its invoke if it never completed.
+def _fault_events(nemesis_ops: Iterable[Op]) -> list[Op]:
+    """One event per nemesis action (``harness.base.history.pairs``): its completion, or
+    its invoke if it never completed.
 
     The completion is when the fault is known to be in force (the nemesis says
     what it really did there); a bare invoke at the end of a cut-short run still
     counts, from the moment it was attempted.
     """
-    events: list[Mapping[str, Any]] = []
-    pending: Mapping[str, Any] | None = None
-    for op in nemesis_ops:
-        if op.get("type") == "invoke":
-            if pending is not None:
-                events.append(pending)
-            pending = op
-        else:
-            if pending is not None and pending.get("f") != op.get("f"):
-                events.append(pending)
-            pending = None
-            events.append(op)
-    if pending is not None:
-        events.append(pending)
-    return events
+    return [p.op for p in pairs(nemesis_ops) if isinstance(p, NemesisPair)]
 
 
 def _label(kind: str, value: Any, failed: bool = False) -> str:
@@ -90,7 +109,7 @@ def _compact(value: Any) -> str:
 
 
 def nemesis_bands(
-    nemesis_ops: Iterable[Mapping[str, Any]],
+    nemesis_ops: Iterable[Op],
     end_time: int,
     spans: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Band]:

@@ -1,7 +1,8 @@
 """The report's plots as PNG files (matplotlib, Agg): timeline, latency, throughput.
 
 For places that cannot run the HTML page: CI artifact viewers, issues, chat.
-They draw the same data as the page (``results.plot_data``), with at most
+They draw the very numbers the page embeds (one ``results.plot_data.Series``,
+computed once per report by ``results.report_data.series``), with at most
 ``MAX_PNG_OPS`` ops per picture so a 1M-op run still renders in seconds. Each
 returns the PNG's bytes; ``results.report`` writes them (atomically).
 """
@@ -22,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from results.plot_data import OUTCOMES, Array, Band
+from results.plot_data import OUTCOMES, Array, Band, Series
 
 COLORS = {"ok": "#2f9e5b", "fail": "#d64545", "info": "#e0a000"}
 BAND_COLORS = {"partition": "#4c78c8", "kill": "#c0392b", "pause": "#8e5bb5", "clock": "#d98c00",
@@ -64,9 +65,10 @@ def _sample(rows: Array) -> Array:
     return rows[np.linspace(0, rows.size - 1, MAX_PNG_OPS).astype(np.int64)]
 
 
-def timeline_png(*, start: Array, end: Array, lane: Array, outcome: Array,
-                 n_lanes: int, bands: Sequence[Band], t0: int, title: str) -> bytes:
+def timeline_png(s: Series, title: str) -> bytes:
     """One row per worker; each op a bar from invoke to completion, coloured by outcome."""
+    start, end, lane, outcome, n_lanes, bands, t0 = (
+        s.start, s.end, s.lanes, s.outcome, s.n_lanes, s.bands, s.t0)
     fig, ax = plt.subplots(figsize=(13, max(2.5, min(9.0, 1.2 + 0.22 * n_lanes))), dpi=DPI)
     _shade(ax, bands, t0, labels=True)
     for code, name in enumerate(OUTCOMES):
@@ -88,10 +90,10 @@ def timeline_png(*, start: Array, end: Array, lane: Array, outcome: Array,
     return _png(fig)
 
 
-def latency_png(*, start: Array, latency_ms: Array, outcome: Array,
-                quantile_t: Array, quantiles: Array, qs: Sequence[float],
-                bands: Sequence[Band], t0: int, title: str) -> bytes:
+def latency_png(s: Series, title: str) -> bytes:
     """Raw latency (log scale) by outcome, and latency quantiles over time."""
+    start, latency_ms, outcome, bands, t0 = s.start, s.latency_ms, s.outcome, s.bands, s.t0
+    quantile_t, quantiles, qs = s.quantile_t, s.quantiles, s.qs
     fig, (raw, qax) = plt.subplots(2, 1, figsize=(13, 7), dpi=DPI, sharex=True)
     for ax in (raw, qax):
         _shade(ax, bands, t0)
@@ -115,9 +117,9 @@ def latency_png(*, start: Array, latency_ms: Array, outcome: Array,
     return _png(fig)
 
 
-def throughput_png(*, bucket_t: Array, rates: Array, bands: Sequence[Band],
-                   t0: int, title: str) -> bytes:
+def throughput_png(s: Series, title: str) -> bytes:
     """Completions per second by outcome."""
+    bucket_t, rates, bands, t0 = s.bucket_t, s.rates, s.bands, s.t0
     fig, ax = plt.subplots(figsize=(13, 3.6), dpi=DPI)
     _shade(ax, bands, t0, labels=True)
     for code, name in enumerate(OUTCOMES):

@@ -1,9 +1,13 @@
 """``write_report(run_dir)``: a run directory's report.html and PNG plots.
 
 The runner calls it after checking; ``insync report RUN_DIR`` calls it to
-regenerate. It needs only ``history.jsonl``: the verdict comes from
-``results.json`` when there is one, otherwise the checker computes it, and
-``test.json`` (configuration, re-run command) is optional.
+regenerate. It needs only the history: the verdict comes from the run's
+results.json when there is one, otherwise the checker computes it, and
+test.json (configuration, re-run command, fault spans) is optional, and so is
+the coverage block of results.json (``results.run_coverage`` computes it from
+the history when it is missing). The files are read through
+``harness.base.rundir.RunDir``; the plot numbers are computed once
+(``report_data.series``) for the page and the PNGs alike.
 """
 
 from __future__ import annotations
@@ -13,48 +17,42 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 
 from harness.base.errors import EnvironmentProblem, HistoryError
-from harness.base.rundir import HISTORY
-from results import report_data, report_template, run_files
-from results.history_table import HISTORY_HINT, OpTable, read_table
-from results.plot_data import (
-    assign_lanes,
-    bucket_width,
-    latency_quantiles,
-    nemesis_bands,
-    throughput,
-)
+from harness.base.paths import output_file
+from harness.base.rundir import REPORT, RunDir
+from results import coverage_panel, report_data, report_template
+from results.history_table import HISTORY_HINT, read_table
+from results.plot_data import Series
+from results.run_coverage import run_coverage
 
-REPORT_NAME = "report.html"
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")
 
 
-def load_verdict(run_dir: Path) -> dict[str, Any]:
+def load_verdict(run: RunDir) -> dict[str, Any]:
     """results.json's verdict, or the checker's when the run has none (a bare history).
 
-    A malformed results.json is a ``HistoryError`` naming it (``run_files``); so
-    is a malformed history, whose message the checker gives per line and this
+    A malformed results.json is a ``HistoryError`` naming it (``RunDir.verdict``);
+    so is a malformed history, whose message the checker gives per line and this
     prefixes with the file, since ``insync report`` was given a directory.
     """
-    verdict = run_files.read_verdict(run_dir)
+    verdict = run.verdict()
     if verdict is not None:
         return verdict
     from checkers import check_file
 
     try:
-        return check_file(run_dir)
+        return check_file(run.history_path)
     except HistoryError as err:
-        raise HistoryError(f"{run_dir / HISTORY}: {err.message}", hint=HISTORY_HINT) from err
+        raise HistoryError(f"{run.history_path}: {err.message}", hint=HISTORY_HINT) from err
 
 
-def _outputs(run_dir: Path, pngs: bool) -> list[Path]:
+def _outputs(run: RunDir, pngs: bool) -> list[Path]:
     """The files ``write_report`` will write, each checked to be writable before any work."""
-    names = (REPORT_NAME, *(PNG_NAMES if pngs else ()))
+    names = (REPORT, *(PNG_NAMES if pngs else ()))
     hint = "move it out of the way, then run insync report again"
-    return [run_files.output_file(run_dir / n, hint) for n in names]
+    return [output_file(run.path / n, hint) for n in names]
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -80,50 +78,38 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
-    """Write ``report.html`` and (unless ``pngs`` is False) the PNGs; returns the report's path.
+    """Write the report page and (unless ``pngs`` is False) the PNGs; returns the page's path.
 
-    Raises ``UsageError`` when ``run_dir`` has no history.jsonl or an output is
-    in the way (a directory named ``report.html``), ``HistoryError`` when the
-    history, test.json or results.json is malformed, ``EnvironmentProblem``
-    when the files cannot be written.
+    ``run_dir`` is a run directory or its history (``RunDir.open``). Raises
+    ``UsageError`` when it is not one or an output is in the way (a directory
+    where the page goes), ``HistoryError`` when the history, test.json or
+    results.json is malformed, ``EnvironmentProblem`` when the files cannot be
+    written.
     """
-    run_dir = Path(run_dir)
-    history = run_files.history_path(run_dir)
-    _outputs(run_dir, pngs)
-    verdict = load_verdict(run_dir)
-    test = run_files.read_test(run_dir)
-    table = read_table(history, report_data.keys_of_interest(verdict))
-    payload = report_data.build(history, verdict, test, table)
+    run = RunDir.open(run_dir)
+    _outputs(run, pngs)
+    verdict = load_verdict(run)
+    test = run.test()
+    table = read_table(run.history_path, report_data.keys_of_interest(verdict))
+    plot = report_data.series(table, test)
+    payload = report_data.build(run, verdict, test, table, plot)
     title = str(payload["name"])
-    page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY))
-    out = run_dir / REPORT_NAME
+    cov = run_coverage(run.path, test, verdict)
+    page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY),
+                                  coverage=coverage_panel.panel_html(cov),
+                                  warning=coverage_panel.warning_html(cov))
+    out = run.report_path
     _write(out, page)
     if pngs:
-        write_pngs(run_dir, table, test, title)
+        write_pngs(run, plot, title)
     return out
 
 
-def write_pngs(run_dir: Path, table: OpTable, test: dict[str, Any] | None, title: str) -> None:
-    """timeline.png, latency.png and throughput.png of the run."""
+def write_pngs(run: RunDir, plot: Series, title: str) -> None:
+    """timeline.png, latency.png and throughput.png, drawn from the page's own series."""
     from results import plots  # matplotlib takes seconds to import: only when drawing PNGs
 
-    t0, t_end = table.start_time, max(table.end_time, table.start_time + 1)
-    spans = ((test or {}).get("nemesis") or {}).get("fault_spans") or {}
-    bands = nemesis_bands(table.nemesis, t_end, spans)
-    lanes, n_lanes = assign_lanes(table.process, table.start, table.end)
-    outcome = table.type.astype(np.int64)
-    width = bucket_width(t_end - t0)
-    latency_ms = (table.end - table.start) / 1e6
-    qt, qv = latency_quantiles(table.start, latency_ms, width, report_data.QUANTILES, t0=t0)
-    tt, tv = throughput(table.end, outcome, width, t0=t0, end=t_end)
-    timeline = plots.timeline_png(start=table.start, end=table.end, lane=lanes,
-                                  outcome=outcome, n_lanes=n_lanes, bands=bands, t0=t0,
-                                  title=f"{title}: operations by worker")
-    _write(run_dir / "timeline.png", timeline)
-    latency = plots.latency_png(start=table.start, latency_ms=latency_ms, outcome=outcome,
-                                quantile_t=qt, quantiles=qv, qs=report_data.QUANTILES,
-                                bands=bands, t0=t0, title=f"{title}: latency")
-    _write(run_dir / "latency.png", latency)
-    rates = plots.throughput_png(bucket_t=tt, rates=tv, bands=bands, t0=t0,
-                                 title=f"{title}: throughput")
-    _write(run_dir / "throughput.png", rates)
+    timeline, latency, rates = PNG_NAMES
+    _write(run.path / timeline, plots.timeline_png(plot, f"{title}: operations by worker"))
+    _write(run.path / latency, plots.latency_png(plot, f"{title}: latency"))
+    _write(run.path / rates, plots.throughput_png(plot, f"{title}: throughput"))

@@ -22,11 +22,13 @@ from typing import Any
 import numpy as np
 import orjson
 
+from harness.base.rundir import NODES, REPORT, RunDir
 from results.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
 from results.history_table import OpTable, read_lines
 from results.plot_data import (
     OUTCOMES,
     Array,
+    Series,
     assign_lanes,
     bucket_width,
     downsample,
@@ -34,6 +36,7 @@ from results.plot_data import (
     nemesis_bands,
     throughput,
 )
+from results.run_coverage import spans_of
 
 #: Ops drawn on the timeline before downsampling starts.
 MAX_DRAWN = 200_000
@@ -168,31 +171,43 @@ def _type_weights(table: OpTable, rows: Array) -> list[float]:
     return [float(t / d) if d else 1.0 for t, d in zip(total, drawn, strict=True)]
 
 
-def build(history: Path, verdict: Mapping[str, Any], test: Mapping[str, Any] | None,
-          table: OpTable) -> dict[str, Any]:
-    """Everything the page draws, as one JSON-able dict."""
-    n = len(table)
+def series(table: OpTable, test: Mapping[str, Any] | None) -> Series:
+    """Every plot's numbers, once per report: the page embeds them, the PNGs draw them.
+
+    Fault bands pair by the spans the run recorded in test.json (the runner writes
+    its nemesis package's), on top of the registry's, which alone decide for a
+    history without test.json (``run_coverage.spans_of``, as the coverage panel).
+    """
     t0, t_end = table.start_time, max(table.end_time, table.start_time + 1)
-    spans = ((test or {}).get("nemesis") or {}).get("fault_spans") or {}
-    bands = nemesis_bands(table.nemesis, t_end, spans)
+    lanes, n_lanes = assign_lanes(table.process, table.start, table.end)
+    width = bucket_width(t_end - t0)
+    latency_ms = (table.end - table.start) / 1e6
+    qt, qv = latency_quantiles(table.start, latency_ms, width, QUANTILES, t0=t0)
+    tt, tv = throughput(table.end, table.type, width, t0=t0, end=t_end)
+    return Series(t0=t0, t_end=t_end, start=table.start, end=table.end,
+                  outcome=table.type.astype(np.int64), latency_ms=latency_ms, lanes=lanes,
+                  n_lanes=n_lanes, bands=nemesis_bands(table.nemesis, t_end, spans_of(test)),
+                  width=width, qs=QUANTILES, quantile_t=qt, quantiles=qv, bucket_t=tt, rates=tv)
+
+
+def build(run: RunDir, verdict: Mapping[str, Any], test: Mapping[str, Any] | None,
+          table: OpTable, plot: Series) -> dict[str, Any]:
+    """Everything the page draws, as one JSON-able dict (``plot``: ``series(table, test)``)."""
+    n = len(table)
+    t0, t_end, lanes = plot.t0, plot.t_end, plot.lanes
     panels = _panels(verdict, table)
     anomaly_rows = _rows_of(table, sorted({i for p in panels for e in p["examples"]
                                            for i in e["ops"]}))
-    lanes, n_lanes = assign_lanes(table.process, table.start, table.end)
     keep = set(anomaly_rows)
     for r in anomaly_rows:
         keep.update(range(max(0, r - 2), min(n, r + 3)))
     preferred: list[int] = np.flatnonzero(table.type != 0).tolist()
     rows = downsample(n, keep, preferred, MAX_DRAWN)
     columns, layout = _columns(table, rows, lanes, t0)
-    width = bucket_width(t_end - t0)
-    qt, qv = latency_quantiles(table.start, (table.end - table.start) / 1e6, width,
-                               QUANTILES, t0=t0)
-    tt, tv = throughput(table.end, table.type, width, t0=t0, end=t_end)
     argv = (test or {}).get("argv")
     return {
-        "name": (test or {}).get("name") or history.parent.name,
-        "run_dir": str(history.parent),
+        "name": (test or {}).get("name") or run.path.name,
+        "run_dir": str(run.path),
         "test": test,
         "argv": argv,
         "command": shlex.join(str(a) for a in argv) if isinstance(argv, list) else None,
@@ -202,24 +217,23 @@ def build(history: Path, verdict: Mapping[str, Any], test: Mapping[str, Any] | N
         "ops_total": n,
         "ops_drawn": int(rows.size),
         "type_weights": _type_weights(table, rows),
-        "lanes": n_lanes,
+        "lanes": plot.n_lanes,
         "f_names": table.f_names,
         "errors": table.errors,
         "columns": columns,
         "layout": layout,
         "bands": [{"kind": b.kind, "label": b.label, "start": (b.start - t0) / 1e6,
                    "stop": (b.stop - t0) / 1e6, "start_index": b.start_index,
-                   "stop_index": b.stop_index, "open": b.open} for b in bands],
-        "bucket_ms": width / 1e6,
-        "quantiles": {"t": ((qt - t0) / 1e6).tolist(), "q": list(QUANTILES),
+                   "stop_index": b.stop_index, "open": b.open} for b in plot.bands],
+        "bucket_ms": plot.width / 1e6,
+        "quantiles": {"t": ((plot.quantile_t - t0) / 1e6).tolist(), "q": list(plot.qs),
                       "v": [[None if np.isnan(x) else round(float(x), 3) for x in row]
-                            for row in qv.T]},
-        "throughput": {"t": ((tt - t0) / 1e6).tolist(),
-                       "v": [[round(float(x), 2) for x in row] for row in tv]},
-        "details": _details(history, table, _detail_rows(table, anomaly_rows)),
+                            for row in plot.quantiles.T]},
+        "throughput": {"t": ((plot.bucket_t - t0) / 1e6).tolist(),
+                       "v": [[round(float(x), 2) for x in row] for row in plot.rates]},
+        "details": _details(run.history_path, table, _detail_rows(table, anomaly_rows)),
         "details_complete": n <= DETAIL_ALL,
         "anomalies": panels,
-        "files": sorted(p.name for p in history.parent.iterdir() if p.is_file()
-                        and p.name != "report.html") + (["nodes/"] if (
-                            history.parent / "nodes").is_dir() else []),
+        "files": sorted(p.name for p in run.path.iterdir() if p.is_file()
+                        and p.name != REPORT) + ([f"{NODES}/"] if run.nodes_path.is_dir() else []),
     }

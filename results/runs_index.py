@@ -1,11 +1,11 @@
 """Every stored run in a results directory, summarised for the ``insync serve`` index page.
 
 A run is a directory (``<test-name>/<timestamp>/``, results/LAYOUT.md) holding
-``history.jsonl``, ``results.json`` or ``test.json``. Each is reduced to the
+any of the run files (``harness.base.rundir.RUN_FILES``). Each is reduced to the
 fields a person sorts and filters by: verdict, date, Kafka version, the
 durability settings (acks, min.insync.replicas, unclean leader election), the
 faults injected, and anomaly counts. The files are read through
-``results.run_files`` confined to the results directory: a malformed file, or
+``harness.base.rundir.RunDir`` confined to the results directory: a malformed file, or
 one that a symlink places outside the root, makes the fields empty (and a
 malformed results.json the verdict "unreadable"), never the index fail.
 """
@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.base.errors import HistoryError
-from results.run_files import read_test, read_verdict
+from harness.base.rundir import RUN_FILES, RunDir
 
 log = logging.getLogger(__name__)
-RUN_FILES = ("history.jsonl", "results.json", "test.json")
 MAX_DEPTH = 3
 
 
@@ -53,12 +52,13 @@ class RunInfo:
         return " ".join(parts).lower()
 
 
-def _read(read: Callable[..., dict[str, Any] | None], root: Path, run: Path,
+def _read(read: Callable[..., dict[str, Any] | None], root: Path,
           ) -> tuple[dict[str, Any], bool]:
-    """A run file through ``run_files`` (confined to ``root``): (its object, whether it is
-    malformed). A file that is absent, malformed or outside the root gives ``{}``."""
+    """A run file through ``read`` (``RunDir.test`` or ``.verdict``, confined to ``root``):
+    (its object, whether it is malformed). A file that is absent, malformed or outside
+    the root gives ``{}``."""
     try:
-        return read(run, within=root) or {}, False
+        return read(within=root) or {}, False
     except HistoryError as err:
         log.debug("index: %s", err.one_line())
         return {}, True
@@ -114,8 +114,9 @@ def _text(value: Any) -> str:
 
 def describe(root: Path, run: Path) -> RunInfo:
     """The index row of one run directory."""
-    test, _ = _read(read_test, root, run)
-    results, unreadable = _read(read_verdict, root, run)
+    stored = RunDir(run)
+    test, _ = _read(stored.test, root)
+    results, unreadable = _read(stored.verdict, root)
     workload = test.get("workload") or {}
     cluster = test.get("cluster") or {}
     nemesis = test.get("nemesis") or {}
@@ -134,7 +135,7 @@ def describe(root: Path, run: Path) -> RunInfo:
         faults=[str(f) for f in nemesis.get("faults") or []],
         anomalies={str(k): int(v) for k, v in counts.items()},
         ops=stats.get("ops") if isinstance(stats.get("ops"), int) else None,
-        has_report=(run / "report.html").is_file(),
+        has_report=stored.report_path.is_file(),
         files=sorted(p.name for p in run.iterdir() if p.is_file() and not p.name.startswith(".")),
     )
 

@@ -3,11 +3,12 @@
 Only 127.0.0.1, only files inside the results directory: every path a route
 touches (``/runs/`` files and listings, ``/api/op``'s history, the index's
 test.json and results.json) is resolved, symlinks included, by
-``results.within`` and refused with 403 unless it stays under the root, so
-``..``, encoded ``%2e%2e`` and symlinks pointing out cannot leak other files.
-A symlink loop is 404 and an over-long name 414; every refusal is one short
-line with what to do, never a traceback. ``HEAD`` answers as ``GET`` without
-the body. stdlib ``http.server`` is enough for one person browsing runs.
+``harness.base.paths.resolve_within`` and refused with 403 unless it stays
+under the root, so ``..``, encoded ``%2e%2e`` and symlinks pointing out cannot
+leak other files. A symlink loop is 404 and an over-long name 414; every
+refusal is one short line with what to do, never a traceback. ``HEAD``
+answers as ``GET`` without the body. stdlib ``http.server`` is enough for one
+person browsing runs.
 
 Routes::
 
@@ -31,10 +32,10 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from harness.base.paths import Refused, resolve_within, shown
+from harness.base.rundir import HISTORY, REPORT
 from results import op_lookup, runs_index
 from results.report_template import asset
-from results.run_files import shown
-from results.within import Refused, resolve_within
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
@@ -46,8 +47,8 @@ TEXT_TYPES = {".jsonl": "text/plain", ".log": "text/plain", ".out": "text/plain"
 def _static_row(run: runs_index.RunInfo) -> str:
     """A plain table row, for clients without JavaScript (the script redraws the table)."""
     anomalies = ", ".join(f"{k} {n}" for k, n in run.anomalies.items()) or "none"
-    link = (f'<a class="report" href="/runs/{urllib.parse.quote(run.path)}/report.html">report</a>'
-            if run.has_report else "no report")
+    href = f"/runs/{urllib.parse.quote(run.path)}/{REPORT}"
+    link = f'<a class="report" href="{href}">report</a>' if run.has_report else "no report"
     cells = [run.verdict, run.date, run.name, run.kafka, run.acks, run.min_insync, run.unclean,
              ", ".join(run.faults), anomalies, "" if run.ops is None else str(run.ops)]
     return (f'<tr data-path="{html.escape(run.path)}">'
@@ -64,7 +65,7 @@ def index_page(runs: list[runs_index.RunInfo], query: str, root: Path) -> bytes:
     return (head + data + tail).encode()
 
 
-#: What each reason ``within.resolve_within`` refuses a path for is answered with.
+#: What each reason ``resolve_within`` refuses a path for is answered with.
 REFUSED = {"outside": HTTPStatus.FORBIDDEN, "loop": HTTPStatus.NOT_FOUND,
            "too-long": HTTPStatus.REQUEST_URI_TOO_LONG, "invalid": HTTPStatus.BAD_REQUEST,
            "unreadable": HTTPStatus.FORBIDDEN}
@@ -73,7 +74,7 @@ REFUSED_HINT = {"outside": "only files inside the results directory are served",
                 "loop": "fix that symlink in the results directory",
                 "too-long": "shorten the URL", "invalid": "remove it from the URL",
                 "unreadable": "check the file's permissions"}
-API_OP_USAGE = "use /api/op?run=<run path>&index=N, N a line of its history.jsonl"
+API_OP_USAGE = f"use /api/op?run=<run path>&index=N, N a line of its {HISTORY}"
 #: Largest op index: a line number of a history that fits in a signed 64-bit integer.
 MAX_INDEX = 2**63 - 1
 
@@ -194,11 +195,11 @@ class Handler(BaseHTTPRequestHandler):
             raise BadRequest(HTTPStatus.BAD_REQUEST, f"run is missing ({API_OP_USAGE})")
         indices = op_indices(params)
         safe_path(self.server.root, run)
-        # the history itself is resolved too: a symlinked history.jsonl must not leave the root
-        history = safe_path(self.server.root, f"{run}/history.jsonl")
+        # the history itself is resolved too: a symlinked history must not leave the root
+        history = safe_path(self.server.root, f"{run}/{HISTORY}")
         if not history.is_file():
             raise BadRequest(HTTPStatus.NOT_FOUND,
-                             "no history.jsonl in that run (the index at / lists the runs)")
+                             f"no {HISTORY} in that run (the index at / lists the runs)")
         found = op_lookup.lookup(history, indices)
         self._send(HTTPStatus.OK, "application/json",
                    json.dumps({str(i): ops for i, ops in found.items()}).encode())

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from results.spark_anomalies import derive, duplicates, inconsistent, lost, unseen
 from results.spark_history import FAIL, INFO, OK, PENDING_BASE, TXN_FS, read_histories
 
 if TYPE_CHECKING:
@@ -51,12 +52,22 @@ def check_file_spark(
 def check_files_spark(
     spark: SparkSession, paths: list[str | os.PathLike[str]], *, max_anomalies: int = 1000
 ) -> list[dict[str, Any]]:
-    """Verdicts for several histories (files or run directories) in one set of Spark jobs."""
-    from checkers._history import resolve_path
+    """Verdicts for several histories (files or run directories) in one set of Spark jobs.
 
-    files = [str(resolve_path(p).resolve()) for p in paths]
-    tables = read_histories(spark, sorted(set(files)))
+    Each file is looked at first as the memory engine does (``checkers._input``):
+    the same errors for a missing, compressed or empty file, and the same
+    warning when a last line cut by a crash is left out.
+    """
+    from checkers._input import cut_short_warning, open_source
+
+    sources = [open_source(p) for p in paths]
+    files = [str(s.path.resolve()) for s in sources]
+    unique = {f: s for f, s in zip(files, sources, strict=True)}
+    tables = read_histories(spark, [unique[f] for f in sorted(unique)])
     verdicts = judge(tables, max_anomalies=max_anomalies)
+    for f, source in unique.items():
+        if source.cut_short:
+            verdicts[f]["warnings"] = [cut_short_warning(tables.lines[f] + 1)]
     return [verdicts[f] for f in files]
 
 
@@ -66,12 +77,12 @@ def judge(tables: HistoryTables, *, max_anomalies: int = 1000) -> dict[str, dict
     from pyspark.sql import functions as F
 
     cap = max(0, max_anomalies)
-    d = _derive(tables)
+    d = derive(tables)
     parts = [
-        _tagged("lost-write", _lost(d), "index", "value"),
-        _tagged("unseen", _unseen(d, max(cap, 1)), None, None),
-        _tagged("duplicate", _duplicates(d), "value", None),
-        _tagged("inconsistent-offsets", _inconsistent(d), "offset", None),
+        _tagged("lost-write", lost(d), "index", "value"),
+        _tagged("unseen", unseen(d, max(cap, 1)), None, None),
+        _tagged("duplicate", duplicates(d), "value", None),
+        _tagged("inconsistent-offsets", inconsistent(d), "offset", None),
     ]
     found_df = reduce(lambda a, b: a.unionByName(b), parts).localCheckpoint()
     counts: dict[str, dict[str, int]] = {}
@@ -173,245 +184,6 @@ def assemble(
     return verdict
 
 
-K = ["hid", "key"]
-KV = ["hid", "key", "v"]
-
-
-def _derive(t: HistoryTables) -> dict[str, DataFrame]:
-    """The per-key tables the analyses share (writers, reads, log, positions, bounds)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    sends, reads = t.sends, t.reads
-    # writers: value -> first op (in completion order) that sent it; its kind if not ok
-    writers = (
-        sends.groupBy(*KV)
-        .agg(F.min(F.struct("ord", "mi", "index", "kind")).alias("w"))
-        .select(
-            *KV,
-            F.col("w.index").alias("writer"),
-            # ``writer_kind`` holds only non-ok first senders
-            F.when(F.col("w.kind") != OK, F.col("w.kind")).alias("wkind"),
-        )
-    ).localCheckpoint()
-    # ok_reads: value -> the *last* ok op that read it (dict.update in completion order)
-    ok_reads = (
-        reads.where(F.col("kind") == OK)
-        .groupBy(*KV)
-        .agg(F.max(F.struct("ord", "index")).alias("r"))
-        .select(*KV, F.col("r.index").alias("reader"))
-    ).localCheckpoint()
-    # other_reads: value -> the last op of another outcome that read it
-    other_reads = (
-        reads.where(F.col("kind") != OK)
-        .groupBy(*KV)
-        .agg(F.max(F.struct("ord", "index")).alias("r"))
-        .select(*KV, F.col("r.index").alias("other_reader"))
-    ).localCheckpoint()
-    # proven info ops (``_proven_info_ops``): an ok read saw one of the values they sent
-    proven = (
-        sends.where(F.col("kind") == INFO)
-        .join(ok_reads.select(*KV), KV, "left_semi")
-        .select(F.col("hid").alias("phid"), F.col("index").alias("pindex"))
-        .distinct()
-    ).localCheckpoint()
-
-    def observed(frame: DataFrame, phase: int, ei: str | None, ri: str | None) -> DataFrame:
-        order = F.struct(
-            F.lit(phase).alias("phase"),
-            "ord",
-            "mi",
-            (F.col(ei) if ei else F.lit(0)).alias("ei"),
-            (F.col(ri) if ri else F.lit(0)).alias("ri"),
-            "index",
-        )
-        return frame.select(*K, "offset", "v", order.alias("o"))
-
-    ok_sends = sends.where((F.col("kind") == OK) & F.col("offset").isNotNull())
-    info_sends = sends.where((F.col("kind") == INFO) & F.col("offset").isNotNull()).join(
-        proven, (F.col("hid") == F.col("phid")) & (F.col("index") == F.col("pindex")), "left_semi"
-    )
-    # (key, offset, value) with the order of its first observation: log first, then extra
-    obs = (
-        observed(ok_sends, 0, None, None)
-        .unionByName(observed(reads, 0, "ei", "ri"))
-        .unionByName(observed(info_sends, 1, None, None))
-        .groupBy(*K, "offset", "v")
-        .agg(F.min("o").alias("o"))
-    )
-    # dense positions: offsets that hold a value, numbered per key
-    by_key = Window.partitionBy(*K).orderBy("offset")
-    positions = (
-        obs.select(*K, "offset")
-        .distinct()
-        .select(*K, "offset", (F.row_number().over(by_key) - 1).alias("p"))
-        .localCheckpoint()
-    )
-    log = obs.join(positions, [*K, "offset"]).localCheckpoint()
-    values = (
-        log.groupBy(*KV)
-        .agg(
-            F.max("p").alias("pos"),
-            F.min("p").alias("first_pos"),
-            F.count("*").alias("n_offsets"),
-            F.array_sort(F.collect_list("offset")).alias("offsets"),
-        )
-        .localCheckpoint()
-    )
-    # max-read-index: the largest first position of a value some ok op read
-    firsts = values.join(ok_reads, KV).select(*KV, "first_pos", "reader")
-    bound = firsts.groupBy(*K).agg(F.max("first_pos").alias("bound"))
-    # max-read: among ok-read values first seen at the bound, the one observed first there
-    at_bound = (
-        firsts.join(bound, K)
-        .where(F.col("first_pos") == F.col("bound"))
-        .join(log.select(*KV, "p", "o"), KV)
-        .where(F.col("p") == F.col("bound"))
-        .groupBy(*K, "bound")
-        .agg(F.min(F.struct("o", "reader")).alias("m"))
-        .join(positions.withColumnRenamed("p", "bound"), [*K, "bound"])
-        .select(
-            *K,
-            "bound",
-            F.col("m.reader").alias("max_read"),
-            F.col("offset").alias("bound_offset"),
-        )
-        .localCheckpoint()
-    )
-    keys = sends.select(*K).unionByName(reads.select(*K)).distinct()
-    return {
-        "writers": writers,
-        "ok_reads": ok_reads,
-        "proven": proven,
-        "log": log,
-        "values": values,
-        "positions": positions,
-        "bound": at_bound,
-        "keys": keys,
-        "other_reads": other_reads,
-    }
-
-
-def _unread(d: dict[str, DataFrame]) -> DataFrame:
-    """Values some op sent that no ok op read."""
-    return d["writers"].join(d["ok_reads"], KV, "left_anti")
-
-
-def _lost(d: dict[str, DataFrame]) -> DataFrame:
-    """Committed (ok, or proven info) values at or below the bound that no ok op read."""
-    from pyspark.sql import functions as F
-
-    unread = _unread(d)
-    info = unread.where(F.col("wkind") == INFO).join(
-        d["proven"],
-        (F.col("hid") == F.col("phid")) & (F.col("writer") == F.col("pindex")),
-        "left_semi",
-    )
-    committed = unread.where(F.col("wkind").isNull()).unionByName(info)
-    return (
-        committed.join(d["values"].select(*KV, "pos"), KV)
-        .join(d["bound"], K)
-        .where(F.col("pos") <= F.col("bound"))
-        .join(d["positions"].select(*K, F.col("p").alias("pos"), "offset"), [*K, "pos"])
-        .select(
-            *K,
-            F.col("v").alias("value"),
-            F.col("pos").alias("index"),
-            F.col("bound").alias("max_read_index"),
-            "writer",
-            "max_read",
-            "offset",
-            F.col("bound_offset").alias("max_read_offset"),
-        )
-    )
-
-
-def _unseen(d: dict[str, DataFrame], cap: int) -> DataFrame:
-    """Per key: values whose first sender was ok and that no ok op read."""
-    from pyspark.sql import functions as F
-
-    shown = F.slice(F.array_sort(F.collect_list(F.struct("v", "writer"))), 1, cap)
-    return (
-        _unread(d)
-        .where(F.col("wkind").isNull())
-        .groupBy(*K)
-        .agg(F.count("*").alias("count"), shown.alias("shown"))
-        .select(
-            *K,
-            "count",
-            F.col("shown.v").alias("values"),
-            F.col("shown.writer").alias("writers"),
-        )
-    )
-
-
-def _duplicates(d: dict[str, DataFrame]) -> DataFrame:
-    """A value at more than one offset."""
-    from pyspark.sql import functions as F
-
-    return (
-        d["values"]
-        .where(F.col("n_offsets") > 1)
-        .join(d["writers"], KV, "left")
-        .join(d["ok_reads"], KV, "left")
-        .join(d["other_reads"], KV, "left")
-        .select(
-            *K,
-            F.col("v").alias("value"),
-            F.col("n_offsets").alias("count"),
-            "offsets",
-            "writer",
-            F.coalesce("reader", "other_reader").alias("reader"),
-        )
-    )
-
-
-def _inconsistent(d: dict[str, DataFrame]) -> DataFrame:
-    """An offset holding more than one value: values sorted, index its dense position."""
-    from pyspark.sql import functions as F
-
-    # witnesses: the op that first recorded each later value there; for the value
-    # recorded first, its sender, else its last ok reader, else its last other reader
-    ranked = (
-        d["log"]
-        .join(d["writers"], KV, "left")
-        .join(d["ok_reads"], KV, "left")
-        .join(d["other_reads"], KV, "left")
-        .withColumn(
-            "w",
-            F.coalesce("writer", "reader", "other_reader"),
-        )
-    )
-    grouped = ranked.groupBy(*K, "offset", "p").agg(
-        F.count("*").alias("n"),
-        F.array_sort(F.collect_list(F.struct("o", "v", "w", F.col("o.index").alias("by")))).alias(
-            "seen"
-        ),
-    )
-    first = F.col("seen")[0]
-    witnesses = F.transform(
-        F.col("seen"),
-        lambda x: F.struct(
-            x["v"].alias("v"),
-            F.when(x["v"] == first["v"], x["w"]).otherwise(x["by"]).alias("w"),
-        ),
-    )
-    by_value = F.array_sort(witnesses)
-    return (
-        grouped.where(F.col("n") > 1)
-        .select(*K, "offset", "p", by_value.alias("wv"))
-        .select(
-            *K,
-            "offset",
-            F.col("p").alias("index"),
-            F.col("wv.v").alias("values"),
-            F.map_from_arrays(
-                F.transform(F.col("wv.v"), lambda v: v.cast("string")), F.col("wv.w")
-            ).alias("witnesses"),
-        )
-    )
-
-
 def _op_details(
     tables: HistoryTables, examples: dict[str, dict[str, list[dict[str, Any]]]]
 ) -> dict[str, dict[str, dict[str, Any]]]:
@@ -451,8 +223,14 @@ def _op_details(
 def check_with_spark(
     path: str | os.PathLike[str], *, master: str = "local[2]", max_anomalies: int = 1000
 ) -> dict[str, Any]:
-    """``insync check --engine spark``: start a session, judge one history, stop the session."""
+    """``insync check --engine spark``: start a session, judge one history, stop the session.
+
+    A file that cannot be read at all is refused before Spark starts (seconds).
+    """
+    from checkers._input import open_source
     from results.spark_session import spark_session
+
+    open_source(path)
 
     with spark_session(master, app_name="insync-check") as spark:
         return check_file_spark(spark, path, max_anomalies=max_anomalies)

@@ -1,11 +1,12 @@
-"""History files read by Spark into tables, with the shape rules of shared/HISTORY.md.
+"""History files read by Spark into tables, with the shape rules of docs/HISTORY.md.
 
 Why Spark reads the files itself: ``insync check --engine spark`` exists for
 histories too large for one machine's memory, so no line may pass through
-Python. Lines are read as text and numbered exactly per file (the file split
-each row came from, ``_metadata.file_block_start``, plus its rank inside the
-split: no single-partition window), parsed with ``from_json`` where ``value``
-stays raw JSON text, then micro-ops are parsed with ``from_json`` again
+Python. Lines are read as text (split at ``\\n`` only, as Python splits them)
+and numbered exactly per file (the file split each row came from,
+``_metadata.file_block_start``, plus its rank inside the split: no
+single-partition window), parsed with ``from_json`` where ``value`` stays raw
+JSON text, then micro-ops are parsed with ``from_json`` again
 (``array<string>`` keeps nested JSON as text).
 
 Several files can be read at once: every table carries ``hid`` (the file), so
@@ -13,11 +14,18 @@ a batch of small histories costs one set of Spark jobs instead of one per file.
 This is what keeps the agreement tests affordable; a single huge history is
 just a batch of one.
 
+Which file to read and how much of it (a missing file, a compressed one, a
+last line cut by a crash) is decided before Spark starts, by the memory
+engine's ``checkers._input``. Which lines break a rule is found by
+``results.spark_rules``, and the first one is explained by replaying it
+through the memory engine's scanner, so both engines give the same message.
 Pairing a completion with its invoke uses a window per (file, process) ordered
-by line, which also finds the structural errors of HISTORY.md (a completion
-with no pending invoke, a second invoke, a differing ``f``). Every kind of
-error is one frame of (hid, line, message); one job takes the first line per
-file, as the in-memory checker stops at the first bad line.
+by line. This is a pairing of its own, not the ground floor's reader
+(``harness.base.history.pairs``), on purpose: that reader walks ops one by
+one in Python, and here no line may pass through Python; the agreement tests
+hold both engines to the same verdicts. What Spark's typed JSON reader cannot
+tell apart, and so does not refuse: a second JSON document after the first on
+one line, when both are objects (``{...} {...}``).
 
 Plans are cut with ``localCheckpoint`` after each stage (parsed lines, pairs,
 ops, micro-ops): without it, the later analyses build one plan tree holding
@@ -36,10 +44,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from checkers._input import Source
+from checkers._malformed import empty_history_error
 from harness.base.errors import HistoryError
+from results.spark_rules import (
+    first_errors,
+    line_flags,
+    mop_flags,
+    pairing_flags,
+    rejoins,
+    time_flags,
+)
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 OK, FAIL, INFO = 1, 2, 3
 TXN_FS = ("send", "poll", "txn")
@@ -49,8 +67,8 @@ OP_SCHEMA = (
     "index long, time long, process string, type string, f string, value string, "
     "_corrupt_record string"
 )
-#: a line with a "value" field (from_json cannot tell a missing field from null)
-HAS_VALUE = r'"value"\s*:'
+#: JSON as orjson reads it: no single quotes, no NaN (Spark's reader allows both by default)
+JSON_OPTIONS = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
 RECORDS = "map<string,array<array<bigint>>>"
 
 
@@ -64,7 +82,7 @@ class HistoryTables:
     sends: DataFrame
     #: one row per record read: hid, ord, index, kind, mi, ei, ri, key, offset, v
     reads: DataFrame
-    #: hid -> number of lines
+    #: hid -> number of lines judged (a last line cut by a crash is not one)
     lines: dict[str, int]
     #: hid -> number of nemesis lines
     nemesis_ops: dict[str, int]
@@ -75,15 +93,24 @@ def _uri_to_path(uri: str) -> str:
     return str(Path(unquote(parsed.path)).resolve()) if parsed.scheme == "file" else uri
 
 
-def _numbered(spark: SparkSession, paths: list[str]) -> DataFrame:
-    """(hid, line, raw) for every line of every file, line numbers 1-based and exact."""
+def _numbered(
+    spark: SparkSession, paths: list[str], cut_short: set[str]
+) -> tuple[DataFrame, dict[str, int]]:
+    """(hid, blk, line, raw) for every line of every file, 1-based and exact; lines per file.
+
+    The last line of a file in ``cut_short`` (cut by a crash) is left out.
+    """
     from pyspark.sql import functions as F
 
-    raw = spark.read.text(paths).select(
-        F.col("value").alias("raw"),
-        F.col("_metadata.file_path").alias("uri"),
-        F.col("_metadata.file_block_start").alias("blk"),
-        F.monotonically_increasing_id().alias("mid"),
+    raw = (
+        spark.read.option("lineSep", "\n")
+        .text(paths)
+        .select(
+            F.col("value").alias("raw"),
+            F.col("_metadata.file_path").alias("uri"),
+            F.col("_metadata.file_block_start").alias("blk"),
+            F.monotonically_increasing_id().alias("mid"),
+        )
     )
     # a split (file, block) lives in one partition, its rows in file order with
     # consecutive ids: the line is the lines of earlier splits + the rank inside
@@ -99,67 +126,57 @@ def _numbered(spark: SparkSession, paths: list[str]) -> DataFrame:
         base = seen.get(uri, 0)
         rows.append((uri, _uri_to_path(uri), blk, base, m0))
         seen[uri] = base + n
+    counts = {_uri_to_path(uri): n for uri, n in seen.items()}
     if not rows:
-        return raw.select(F.lit("").alias("hid"), F.lit(0).alias("line"), "raw").limit(0)
+        empty = raw.select(F.lit("").alias("hid"), "blk", F.lit(0).alias("line"), "raw")
+        return empty.limit(0), counts
     bases = spark.createDataFrame(rows, "uri string, hid string, blk long, base long, m0 long")
-    return raw.join(F.broadcast(bases), ["uri", "blk"]).select(
-        "hid", (F.col("base") + F.col("mid") - F.col("m0") + 1).alias("line"), "raw"
+    lines = raw.join(F.broadcast(bases), ["uri", "blk"]).select(
+        "hid", "blk", (F.col("base") + F.col("mid") - F.col("m0") + 1).alias("line"), "raw"
     )
+    for hid in cut_short & set(counts):
+        lines = lines.where((F.col("hid") != hid) | (F.col("line") < counts[hid]))
+        counts[hid] -= 1
+    return lines, counts
 
 
-def _errors(df: DataFrame, condition: Column, message: Column) -> DataFrame:
-    return df.where(condition).select("hid", "line", message.alias("msg"))
+def read_histories(
+    spark: SparkSession, sources: list[Source], errors: dict[str, HistoryError] | None = None
+) -> HistoryTables:
+    """Parse, validate and pair histories; raises ``HistoryError`` for the first bad file.
 
-
-def read_histories(spark: SparkSession, paths: list[str]) -> HistoryTables:
-    """Parse, validate and pair histories; raises ``HistoryError`` for the first bad file."""
+    With ``errors``, each malformed file's error is put there instead (keyed by
+    its resolved path) and nothing is raised; the tables of those files are
+    then not fit to judge.
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    files = [str(Path(p).resolve()) for p in paths]
+    files = [str(s.path.resolve()) for s in sources]
+    cut = {f for f, s in zip(files, sources, strict=True) if s.cut_short}
+    numbered, counts = _numbered(spark, files, cut)
+    for f in files:
+        if not counts.get(f):
+            empty = empty_history_error()
+            if errors is not None:
+                errors[f] = empty
+                continue
+            raise empty if len(files) == 1 else HistoryError(f"{f}: {empty}", hint=empty.hint)
     parsed = (
-        _numbered(spark, files)
-        .select("hid", "line", "raw", F.from_json("raw", OP_SCHEMA).alias("j"))
-        .select("hid", "line", "raw", "j.*")
+        numbered.select(
+            "hid", "blk", "line", "raw", F.from_json("raw", OP_SCHEMA, JSON_OPTIONS).alias("j")
+        )
+        .select("hid", "blk", "line", "raw", "j.*")
         .localCheckpoint()
     )
     nemesis = F.col("process") == "nemesis"
-    sizes = {
-        r["hid"]: (r["n"], r["nem"])
-        for r in parsed.groupBy("hid")
-        .agg(F.count("*").alias("n"), F.sum(nemesis.cast("long")).alias("nem"))
-        .collect()
+    nemesis_ops = {
+        r["hid"]: int(r["nem"] or 0)
+        for r in parsed.groupBy("hid").agg(F.sum(nemesis.cast("long")).alias("nem")).collect()
     }
-    for f in files:
-        if f not in sizes:
-            raise HistoryError(f"{f}: the history is empty", hint="a run writes one op per line")
-    trimmed = F.trim(F.col("raw"))
-    is_obj = trimmed.startswith("{")
-    corrupt = F.col("_corrupt_record").isNotNull()
-    shape = _errors(
-        parsed,
-        corrupt | ~is_obj | F.col("process").isNull(),
-        F.when(trimmed == "", F.lit("an empty line"))
-        .when(corrupt & is_obj, F.lit("not JSON, or a field of the wrong type"))
-        .when(~is_obj, F.lit("expected a JSON object"))
-        .otherwise(F.lit("missing field 'process'")),
-    )
-    client = parsed.where(~nemesis & F.col("process").isNotNull() & ~corrupt).withColumn(
-        "p", F.col("process").cast("long")
-    )
-    fields = _errors(
-        client,
-        F.col("p").isNull()
-        | F.col("index").isNull()
-        | F.col("time").isNull()
-        | F.col("f").isNull()
-        | ~F.col("type").isin("invoke", "ok", "fail", "info"),
-        F.when(F.col("p").isNull(), F.lit('process must be an integer or "nemesis"'))
-        .when(F.col("index").isNull(), F.lit("missing field 'index'"))
-        .when(F.col("time").isNull(), F.lit("missing field 'time'"))
-        .when(F.col("f").isNull(), F.lit("missing field 'f'"))
-        .otherwise(F.lit("type must be invoke, ok, fail or info")),
-    )
+    client = parsed.where(
+        ~nemesis & F.col("process").isNotNull() & F.col("_corrupt_record").isNull()
+    ).withColumn("p", F.col("process").cast("long"))
     by_process = Window.partitionBy("hid", "p").orderBy("line")
     paired = client.select(
         "hid",
@@ -170,39 +187,13 @@ def read_histories(spark: SparkSession, paths: list[str]) -> HistoryTables:
         "type",
         "f",
         "value",
-        F.lag("type").over(by_process).alias("prev_type"),
-        F.lag("f").over(by_process).alias("prev_f"),
-        F.lag("value").over(by_process).alias("prev_value"),
+        *(
+            F.lag(c).over(by_process).alias(f"prev_{c}")
+            for c in ("type", "f", "value", "line", "index")
+        ),
         F.lead("type").over(by_process).alias("next_type"),
     ).localCheckpoint()
     completion = F.col("type") != "invoke"
-    after_invoke = (F.col("prev_type") == "invoke").eqNullSafe(True)
-    process = F.col("p").cast("string")
-    pairing = _errors(
-        paired,
-        (completion & ~after_invoke)
-        | (~completion & after_invoke)
-        | (completion & after_invoke & (F.col("f") != F.col("prev_f")))
-        | (((F.col("type") == "ok") | ~completion) & ~F.col("raw").rlike(HAS_VALUE)),
-        F.when(
-            completion & ~after_invoke,
-            F.concat(
-                F.col("type"),
-                F.lit(" completion by process "),
-                process,
-                F.lit(" with no pending invoke"),
-            ),
-        )
-        .when(
-            ~completion & after_invoke,
-            F.concat(F.lit("second invoke by process "), process, F.lit(" while one is pending")),
-        )
-        .when(
-            completion & (F.col("f") != F.col("prev_f")),
-            F.lit("completion f differs from its invoke's"),
-        )
-        .otherwise(F.lit("missing field 'value'")),
-    )
     done = paired.where(completion).select(
         "hid",
         F.col("line").alias("ord"),
@@ -228,21 +219,32 @@ def read_histories(spark: SparkSession, paths: list[str]) -> HistoryTables:
     )
     ops = done.unionByName(pending).localCheckpoint()
     sends, reads, bad = _micro_ops(ops)
-    mops = bad.where(F.col("ord") < PENDING_BASE).select(
-        "hid", F.col("ord").alias("line"), F.lit("malformed micro-op").alias("msg")
+    times = time_flags(parsed).localCheckpoint()
+    flagged = reduce(
+        lambda a, b: a.unionByName(b),
+        [
+            line_flags(parsed),
+            times.select("hid", "line"),
+            pairing_flags(paired),
+            bad.where(F.col("ord") < PENDING_BASE).select("hid", F.col("ord").alias("line")),
+        ],
     )
-    all_errors = reduce(lambda a, b: a.unionByName(b), [shape, fields, pairing, mops])
-    first = all_errors.groupBy("hid").agg(F.min(F.struct("line", "msg")).alias("e")).collect()
-    if first:
-        hid, line, msg = min((r["hid"], r["e"]["line"], r["e"]["msg"]) for r in first)
-        where = "" if len(files) == 1 else f"{hid}: "
-        raise HistoryError(f"{where}{msg}", line=int(line))
+    found = first_errors(flagged, parsed, paired, times)
+    if errors is not None:
+        errors.update(found)
+    elif found:
+        hid = min(found)
+        err = found[hid]
+        if len(files) > 1:
+            err, line = HistoryError(f"{hid}: {err.message}", hint=err.hint), err.line
+            err.line = line
+        raise err
     return HistoryTables(
         ops=ops.drop("value"),
         sends=sends.localCheckpoint(),
         reads=reads.localCheckpoint(),
-        lines={h: int(n) for h, (n, _) in sizes.items()},
-        nemesis_ops={h: int(m or 0) for h, (_, m) in sizes.items()},
+        lines=counts,
+        nemesis_ops={f: nemesis_ops.get(f, 0) for f in files},
     )
 
 
@@ -265,6 +267,7 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         "index",
         "kind",
         "mi",
+        "mop",
         F.get(F.col("a"), 1).alias("key"),
         F.get(F.col("a"), 2).alias("x"),
         F.size("a").alias("n"),
@@ -277,6 +280,7 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         "index",
         "kind",
         "mi",
+        "mop",
         "key",
         "n",
         "x",
@@ -285,15 +289,20 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         F.when(is_pair, F.size(pair)).otherwise(F.lit(-1)).alias("arity"),
     )
     polls = parts.where((tag == "poll") & (F.size("a") == 2)).select(
+        "hid", "ord", "index", "kind", "mi", "mop", "a",
+        F.from_json(F.get(F.col("a"), 1), RECORDS).alias("m"),
+    )
+    reads = polls.select(
+        "hid", "ord", "index", "kind", "mi", F.posexplode("m").alias("ei", "key", "records")
+    ).select(
         "hid",
         "ord",
         "index",
         "kind",
         "mi",
-        F.posexplode(F.from_json(F.get(F.col("a"), 1), RECORDS)).alias("ei", "key", "records"),
-    )
-    reads = polls.select(
-        "hid", "ord", "index", "kind", "mi", "ei", "key", F.posexplode("records").alias("ri", "rec")
+        "ei",
+        "key",
+        F.posexplode("records").alias("ri", "rec"),
     ).select(
         "hid",
         "ord",
@@ -307,24 +316,17 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         F.get(F.col("rec"), 1).alias("v"),
         F.size("rec").alias("n"),
     )
-    records_bad = F.from_json(F.get(F.col("a"), 1), RECORDS).isNull()
     bad_mops = parts.where(
         F.col("a").isNull()
         | (F.size("a") == 0)
         | ~tag.isin("send", "poll")
         | ((tag == "poll") & (F.size("a") > 2))
-        | ((tag == "poll") & (F.size("a") == 2) & records_bad)
     ).select("hid", "ord")
-    bad_sends = sends.where(
-        (F.col("n") != 3)
-        | F.col("key").isNull()
-        | F.col("v").isNull()
-        | (F.col("arity") > 2)
-        | ((F.col("arity") == 2) & F.col("offset").isNull() & ~F.col("x").startswith("[null"))
-    ).select("hid", "ord")
-    bad_reads = reads.where(
-        (F.col("n") != 2) | F.col("offset").isNull() | F.col("v").isNull()
-    ).select("hid", "ord")
-    bad_values = txn.where(F.from_json("value", "array<string>").isNull()).select("hid", "ord")
-    bad = bad_mops.unionByName(bad_sends).unionByName(bad_reads).unionByName(bad_values)
-    return sends.drop("n", "arity", "x"), reads.drop("n"), bad
+    bad_polls = polls.where(F.col("m").isNull()).select("hid", "ord")
+    mops = F.from_json("value", "array<string>")
+    bad_values = txn.where(mops.isNull() | ~rejoins(mops, F.col("value"))).select("hid", "ord")
+    bad = reduce(
+        lambda a, b: a.unionByName(b),
+        [bad_mops, bad_polls, bad_values, mop_flags(sends, reads, polls)],
+    )
+    return sends.drop("n", "arity", "x", "mop"), reads.drop("n"), bad

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.base.rundir import RunDir
 from results.anomaly_view import explain
 
 #: Anomaly types from most to least alarming: data lost or made up first.
@@ -54,7 +55,7 @@ def render_summary(verdict: Mapping[str, Any], run_dir: Path | None) -> str:
     if valid not in (True, False) and verdict.get("error"):
         lines.append(f"  undecided: {verdict['error']}")
     if run_dir is not None:
-        report = run_dir / "report.html"
+        report = RunDir(run_dir).report_path
         if report.is_file():
             lines.append(f"  report: {report}")
         else:

@@ -97,7 +97,7 @@ class CheckerSpec:
     ``name`` is a key of the runner's table of checkers: a workload names its
     checker rather than importing it, because ``workloads`` and ``checkers``
     share a floor with no arrow between them (ARCHITECTURE.md).
-    ``"history"`` is ``checkers.check_file``, the checker of shared/HISTORY.md.
+    ``"history"`` is ``checkers.check_file``, the checker of docs/HISTORY.md.
     """
 
     name: str = "history"

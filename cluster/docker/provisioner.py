@@ -20,7 +20,7 @@ from cluster.docker.docker_remote import DockerRemote
 from cluster.docker.engine import ensure_engine
 from cluster.docker.image import build_image, ensure_image
 from cluster.kafka_node import KafkaNode
-from cluster.model import Cluster, Say
+from cluster.model import Cluster, Say, stage
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
 from harness.base.errors import ClusterError
@@ -40,10 +40,12 @@ class DockerProvisioner:
         ready_timeout_s: float = 180.0,
     ) -> Cluster:
         started = time.monotonic()
-        release = deploy.release_for(spec)
-        ensure_engine()
-        image = ensure_image(spec.base_image)
-        LOG.info("version, keys, engine and image ready in %.1fs", time.monotonic() - started)
+        with stage(say, f"Kafka {spec.kafka_version} jars ready"):
+            release = deploy.release_for(spec)
+        with stage(say, "Docker engine ready"):
+            ensure_engine()
+        with stage(say, "node image ready"):
+            image = ensure_image(spec.base_image)
 
         existing = containers.cluster_nodes(spec.name)
         if existing and not fresh:
@@ -61,13 +63,17 @@ class DockerProvisioner:
                 LOG.info("removed %s", removed)
 
         try:
-            cluster = _create(spec, release, image)
-            deploy.start(cluster, release.known_keys)
-            deploy.wait_until_ready(cluster, ready_timeout_s=ready_timeout_s)
+            with stage(say, f"{spec.nodes} node container(s) created"):
+                cluster = _create(spec, release, image)
+            with stage(say, f"Kafka {release.version.version} started on {spec.nodes} node(s)"):
+                deploy.start(cluster, release.known_keys)
+            with stage(say, f"cluster {spec.name!r} ready"):
+                deploy.wait_until_ready(cluster, ready_timeout_s=ready_timeout_s)
         except BaseException:
             say(
                 f"cluster {spec.name!r} did not come up; its containers are kept for "
-                f"`insync cluster logs` (remove with `insync cluster down --name {spec.name}`)"
+                f"`insync cluster logs` (remove with "
+                f"`insync cluster down --cluster-name {spec.name}`)"
             )
             raise
         LOG.info("cluster %s up in %.1fs", spec.name, time.monotonic() - started)

@@ -54,7 +54,7 @@ class ClusterError(InsyncError):
 
 
 class HistoryError(InsyncError):
-    """A history file is unreadable or does not follow shared/HISTORY.md."""
+    """A history file is unreadable or does not follow docs/HISTORY.md."""
 
     exit_code = 3
 

@@ -217,7 +217,7 @@ class Spec:
         kind = self.range.describe(whole=self.conv in (whole, opt_whole))
         return f"must be {kind}, got {shown(raw)}"
 
-    def parse(self, raw: Any, where: str = "") -> Any:
+    def parse(self, raw: Any, where: str = "", hint: str = HELP_HINT) -> Any:
         """Convert one raw value and check its range; one ``UsageError`` line if bad.
 
         ``where`` prefixes the message with the value's origin (``--config run.toml: ``).
@@ -228,10 +228,23 @@ class Spec:
             raise UsageError(f"{where}{self.flag}: {err.message}", hint=err.hint) from None
         except (ValueError, TypeError) as err:
             detail = self.out_of_range(raw) if self.range is not None else str(err)
-            raise UsageError(f"{where}{self.flag} {detail}", hint=HELP_HINT) from None
+            raise UsageError(f"{where}{self.flag} {detail}", hint=hint) from None
         if self.range is not None and value is not None and value not in self.range:
-            raise UsageError(f"{where}{self.flag} {self.out_of_range(raw)}", hint=HELP_HINT)
+            raise UsageError(f"{where}{self.flag} {self.out_of_range(raw)}", hint=hint)
         return value
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """This option as a flag; unset, it stays absent (so config and replay show through)."""
+        kwargs: dict[str, Any] = {"dest": self.name, "help": self.help,
+                                  "default": argparse.SUPPRESS}
+        if self.metavar:
+            kwargs["metavar"] = self.metavar
+        if self.repeat:
+            kwargs["action"] = "append"
+        if self.conv is boolean:
+            kwargs["nargs"] = "?"
+            kwargs["const"] = "true"  # --txn alone means --txn true
+        parser.add_argument(self.flag, **kwargs)
 
     def arg_type(self) -> Callable[[str], Any]:
         """An argparse ``type=`` with this option's conversion and range (``insync cluster``)."""
@@ -245,6 +258,26 @@ class Spec:
 
         conv.__name__ = self.name  # argparse names the type in some messages
         return conv
+
+
+def convert(
+    values: Mapping[str, Any], table: Mapping[str, Spec], origin: str = "", hint: str = HELP_HINT
+) -> dict[str, Any]:
+    """Convert raw values (flag strings or TOML values) of ``table``'s options; unknown keys fail.
+
+    Keys may be spelled with dashes or underscores. ``origin`` names where the
+    values came from (``--config run.toml``); empty for flags. ``hint`` is the
+    command whose help documents them.
+    """
+    where = f"{origin}: " if origin else ""
+    out: dict[str, Any] = {}
+    for raw_key, raw in values.items():
+        key = raw_key.replace("-", "_")
+        spec = table.get(key)
+        if spec is None:
+            raise UsageError(f"{where}unknown option {raw_key!r}", hint=hint)
+        out[key] = spec.parse(raw, where, hint)
+    return out
 
 
 # -- files the user names ---------------------------------------------------------------------

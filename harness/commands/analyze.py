@@ -23,8 +23,9 @@ def register(sub: Any) -> None:
         "analyze",
         help="compare many runs by configuration (Spark; Parquet tables, CSV, HTML heatmap)",
         description="Ingest run directories into Parquet (incrementally) and compare "
-        "configurations: lost writes, duplicates, ordering violations, unseen, availability "
-        "during faults, latency, time to recover.",
+        "configurations: lost writes, duplicates, ordering violations, unseen, coverage "
+        "(acknowledged sends/s, live seconds in and outside faults, VALID runs whose coverage "
+        "was poor), latency, time to recover.",
     )
     parser.add_argument(
         "results",
@@ -48,6 +49,7 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from harness.base.paths import existing_dir
     from results.analyze import (
         CONFIG_COLUMNS,
         METRIC_COLUMNS,
@@ -59,7 +61,6 @@ def _handle(args: argparse.Namespace) -> int:
         write_outputs,
     )
     from results.ingest import ingest, read_runs
-    from results.run_files import existing_dir
     from results.spark_session import spark_session
 
     root = existing_dir(Path(args.results), hint="pass the directory holding the runs")
@@ -86,6 +87,8 @@ def _handle(args: argparse.Namespace) -> int:
         marks.append(("session", time.perf_counter()))
         report = ingest(spark, root, out, found)
         marks.append(("ingest", time.perf_counter()))
+        for skip in report.skipped[len(found[1]):]:  # histories coverage could not be read from
+            print(f"insync: skipping {skip.run_id}: {skip.why}", file=sys.stderr)
         print(
             f"ingested {len(report.ingested)} new run(s); {report.already} already in {out}"
             + (f"; skipped {len(report.skipped)} unreadable" if report.skipped else "")

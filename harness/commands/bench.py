@@ -1,6 +1,6 @@
-"""``insync bench NAME [OPTIONS]``: benchmarks, one module per benchmark under ``bench/``.
+"""``insync bench NAME [OPTIONS]``: benchmarks, one module per benchmark in ``harness.bench``.
 
-Every module ``bench/<name>.py`` that defines ``HELP`` (one line),
+Every module ``harness/bench/<name>.py`` that defines ``HELP`` (one line),
 ``add_arguments(parser)`` and ``main(args) -> int`` is a benchmark named after
 the module (underscores become dashes), so adding one needs no edit here.
 Modules are imported only when their benchmark runs, so a benchmark may import
@@ -15,7 +15,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-import bench
+from harness import bench
 from harness.base.errors import UsageError
 
 
@@ -45,7 +45,7 @@ def _handle(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no benchmark named {args.name!r}", hint="choose one of: " + ", ".join(bench_names())
         )
-    module = importlib.import_module(f"bench.{args.name.replace('-', '_')}")
+    module = importlib.import_module(f"{bench.__name__}.{args.name.replace('-', '_')}")
     if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "main")):
         raise UsageError(f"bench.{args.name} is not runnable (no HELP/add_arguments/main)")
     from harness.base.args import Parser  # its usage errors are one line, exit 64

@@ -2,12 +2,15 @@
 
 PATH is a history file or a run directory containing ``history.jsonl``.
 Malformed input raises ``HistoryError``, which ``harness.cli`` turns into a
-one-line message naming the line and exit status 3.
+one-line message naming the line and exit status 3. Warnings the verdict
+carries (a last line cut short by a crash, dropped) go to stderr, one line
+each, so ``--json`` output stays pure JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,13 +18,14 @@ from typing import Any
 import orjson
 
 from harness.base.errors import UsageError
+from harness.base.rundir import RunDir
 
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "check",
         help="check a history for lost, duplicated, reordered or aborted data",
-        description="Check a queue/transaction history (shared/HISTORY.md). "
+        description="Check a queue/transaction history (docs/HISTORY.md). "
         "Exit status: 0 valid, 1 invalid, 2 unknown, 3 unreadable or malformed input.",
     )
     parser.add_argument("path", metavar="PATH", help="a history .jsonl or a run directory")
@@ -44,7 +48,7 @@ def register(sub: Any) -> None:
         default=None,
         metavar="N",
         help="processes that read and judge the history (default: one per core, fewer for "
-        "files under 4 MiB per core); the verdict does not depend on it",
+        "files under 4 MiB per core; at most one per core); the verdict does not depend on it",
     )
     parser.add_argument(
         "--engine",
@@ -85,8 +89,10 @@ def _handle(args: argparse.Namespace) -> int:
             args.path,
             ww_deps=args.ww_deps,
             max_anomalies=args.max_anomalies,
-            jobs=getattr(args, "jobs", None),
+            jobs=_capped(getattr(args, "jobs", None)),
         )
+    for warning in verdict.get("warnings", []):
+        print(f"insync: warning: {warning}", file=sys.stderr)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(verdict) + b"\n")
         sys.stdout.flush()
@@ -108,12 +114,25 @@ def _handle(args: argparse.Namespace) -> int:
     return exit_code(verdict)
 
 
+def _capped(jobs: int | None) -> int | None:
+    """``--jobs`` above the core count only adds forking and merging: cap it, and say so."""
+    cores = os.cpu_count() or 1
+    if jobs is None or jobs <= cores:
+        return jobs
+    print(
+        f"insync: note: --jobs {jobs} is more than the {cores} cores here; using {cores}",
+        file=sys.stderr,
+    )
+    return cores
+
+
 def _run_dir(path: str) -> Path | None:
     """The run directory PATH names or sits in (for the report's path), if any."""
     p = Path(path)
     if p.is_dir():
         return p
-    if p.parent.joinpath("test.json").is_file() or p.parent.joinpath("results.json").is_file():
+    beside = RunDir(p.parent)
+    if beside.test_path.is_file() or beside.results_path.is_file():
         return p.parent
     return None
 
@@ -125,7 +144,7 @@ def _run_name(path: str) -> str:
         return Path(path).stem
     resolved = run_dir.resolve()
     try:
-        name = orjson.loads((resolved / "test.json").read_bytes())["name"]
+        name = orjson.loads(RunDir(resolved).test_path.read_bytes())["name"]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
         name = resolved.parent.name
     return f"{name}/{resolved.name}"

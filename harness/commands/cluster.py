@@ -1,8 +1,10 @@
 """``insync cluster up|status|logs|down|smoke``: a real Kafka cluster in Docker.
 
-Every option is checked before Docker is asked anything: numbers against the
-same ranges as ``insync run`` (its ``OPTIONS`` rows), names, the Kafka version
-and its mode (``cluster.preflight``). ``smoke`` removes the cluster at the end
+The cluster's settings are the rows of ``harness.run.cluster_options``, the
+same flags, converters, ranges and messages as ``insync run`` and ``insync
+matrix`` (``--cluster-name``, ``--nodes``, ...). Every option is checked before
+Docker is asked anything: values and ranges, names, the Kafka version and its
+mode (``cluster.preflight``). ``smoke`` removes the cluster at the end
 only if ``up`` returned it: a failure before that leaves a cluster of the same
 name alone (and a half-built one stays for ``insync cluster logs``, as the
 provisioner says).
@@ -19,57 +21,34 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from cluster.spec import MAX_NODES
-from harness.base.errors import ClusterError, UsageError
-from harness.run.options import BY_NAME
+from harness.base.errors import ClusterError
+from harness.run.cluster_options import CLUSTER_BY_NAME, CLUSTER_OPTIONS, ClusterOptions
 from harness.run.values import Range, Spec, number, usable_dir, whole
 
-CONTROLLERS = Spec("controllers", whole, "KRaft voters among the nodes (default: min(3, nodes))",
-                   range=Range(1, MAX_NODES))  # fmt: skip
 READY_TIMEOUT = Spec("ready_timeout", number, "seconds to wait for the cluster (default: 180)",
                      "SECONDS", range=Range(0, 3600, open_lo=True))  # fmt: skip
 LINES = Spec("lines", whole, "log lines per node (default: 40)", range=Range(1, 100_000))
 
 
-def _cluster_name(raw: str) -> str:
-    """``--name``: the rule ``ClusterSpec`` applies, checked at parse time for every action
-    (``down --name ''`` must not turn into "every cluster")."""
-    from cluster.spec import ClusterSpec
-
-    try:
-        return ClusterSpec(name=raw).name
-    except UsageError as err:
-        raise argparse.ArgumentTypeError(err.message) from None
-
-
 def _add_name(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", type=_cluster_name, default="insync", help="cluster name "
-                   "(default: insync)")  # fmt: skip
+    CLUSTER_BY_NAME["cluster_name"].add_to(p)
+
+
+def _options(args: argparse.Namespace) -> ClusterOptions:
+    """The cluster settings given (or their defaults), checked before Docker is asked."""
+    return ClusterOptions.from_flags(
+        vars(args), hint=f"see `insync cluster {args.cluster_command} --help`"
+    )
+
+
+def _name(args: argparse.Namespace) -> str:
+    """``--cluster-name``, checked (``down --cluster-name ''`` is not "every cluster")."""
+    return _options(args).cluster_name
 
 
 def _add_spec_options(p: argparse.ArgumentParser) -> None:
-    _add_name(p)
-    p.add_argument("--nodes", type=BY_NAME["nodes"].arg_type(), default=3,
-                   help="number of nodes (default: 3)")  # fmt: skip
-    p.add_argument("--kafka-version", type=BY_NAME["kafka_version"].arg_type(), default="4.1.x",
-                   help="e.g. 4.1.x, 3.9.x (default: 4.1.x)")  # fmt: skip
-    p.add_argument("--mode", choices=("kraft", "zookeeper"), default="kraft")
-    p.add_argument("--controllers", type=CONTROLLERS.arg_type(), default=None,
-                   help=CONTROLLERS.help)  # fmt: skip
-    p.add_argument("--heap-mb", type=BY_NAME["heap_mb"].arg_type(), default=384,
-                   help="broker JVM heap in MiB (default: 384)")  # fmt: skip
-    p.add_argument(
-        "--broker-config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="server.properties override; repeatable; keys are validated",
-    )
-    p.add_argument(
-        "--base-image",
-        default=None,
-        help="build nodes FROM this image (needs a registry) instead of debootstrap",
-    )
+    for spec in CLUSTER_OPTIONS:
+        spec.add_to(p)
     p.add_argument("--fresh", action="store_true", help="rebuild even if a matching cluster runs")
     p.add_argument("--ready-timeout", type=READY_TIMEOUT.arg_type(), default=180.0,
                    metavar="SECONDS", help=READY_TIMEOUT.help)  # fmt: skip
@@ -113,19 +92,8 @@ def register(sub: Any) -> None:
 def _spec(args: argparse.Namespace) -> Any:
     """The cluster asked for, checked as far as it can be without Docker (or raise)."""
     from cluster import preflight
-    from cluster.broker_config import parse_overrides
-    from cluster.spec import ClusterSpec
 
-    spec = ClusterSpec(
-        name=args.name,
-        nodes=args.nodes,
-        kafka_version=args.kafka_version,
-        mode=args.mode,
-        controllers=args.controllers or min(3, args.nodes),
-        heap_mb=args.heap_mb,
-        broker_config=parse_overrides(args.broker_config, args.mode),
-        base_image=args.base_image,
-    )
+    spec = _options(args).cluster_spec()
     preflight.check(spec)
     return spec
 
@@ -176,7 +144,7 @@ def _smoke(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
 
-    cluster = provisioner_for().attach(args.name)
+    cluster = provisioner_for().attach(_name(args))
     _print_table(cluster, with_controller=True)
     return 0
 
@@ -216,9 +184,10 @@ def _print_table(cluster: Any, with_controller: bool = False) -> None:
 def _logs(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
 
+    name = _name(args)
     if args.out is not None:
         usable_dir(args.out, "--out")
-    cluster = provisioner_for().attach(args.name)
+    cluster = provisioner_for().attach(name)
     nodes = [cluster.node(args.node)] if args.node else list(cluster.nodes.values())
     if args.out is not None:
         for node in nodes:
@@ -234,7 +203,8 @@ def _logs(args: argparse.Namespace) -> int:
 def _down(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
 
-    removed = provisioner_for().down(None if args.all else args.name)
-    what = "every insync cluster" if args.all else f"cluster {args.name!r}"
+    name = _name(args)
+    removed = provisioner_for().down(None if args.all else name)
+    what = "every insync cluster" if args.all else f"cluster {name!r}"
     _say(f"removed {what}: {removed}")
     return 0

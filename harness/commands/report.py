@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 
@@ -25,14 +24,11 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from harness.base.rundir import RunDir
     from results.report import write_report
-    from results.run_files import existing_dir
 
-    run_dir = Path(args.run_dir)
-    if run_dir.name == "history.jsonl":
-        run_dir = run_dir.parent
-    existing_dir(run_dir, hint="give a run directory, one holding history.jsonl")
+    run = RunDir.open(args.run_dir)  # one line saying so when it is not a run
     started = time.monotonic()
-    path = write_report(run_dir)
+    path = write_report(run.path)
     print(f"{path} ({path.stat().st_size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)")
     return 0

@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from results.run_files import existing_dir
+    from harness.base.paths import existing_dir
     from results.serve import make_server
 
     root = existing_dir(Path(args.results_dir), label="--results-dir ",

@@ -1,8 +1,9 @@
 """Pure, Jepsen-style generators: what the runner does next, tested by simulation.
 
 Modules: ``core`` (the protocol, context, RNG), ``combinators`` (limit,
-time_limit, stagger, mix, phases, ...), ``plan`` (a run's phases, the one list
-the simulator tests and the runner runs), ``simulate`` (virtual-time runs).
+time_limit, stagger, mix, phases, ...; their classes by job in ``choose``,
+``timing``, ``threads`` and ``repetition``), ``plan`` (a run's phases, the one
+list the simulator tests and the runner runs), ``simulate`` (virtual-time runs).
 A workload's own generators live with the workload (``workloads.queue``).
 """
 

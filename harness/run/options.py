@@ -1,13 +1,14 @@
 """Every setting of ``insync run``, from flags, a TOML file, or a stored test.json.
 
 One table (:data:`OPTIONS`) names each option once: its flag, its type, its
-default and its help. The run's own rows are here; each registered workload
-adds its own (``workloads.<name>.options``), so a workload's options are
-declared in the workload and nowhere else. The same table parses the command
-line, a ``--config run.toml`` file (keys spelled as the flags, with or without
-dashes) and the ``argv`` stored in a run's ``test.json`` (``--replay``), so the
-three can never disagree. Precedence: defaults < replayed test < config file <
-flags given. Each number option's row also holds its
+default and its help. Its cluster rows are ``cluster_options.CLUSTER_OPTIONS``,
+the table ``insync cluster up`` reads too; each registered workload adds its
+own rows (``workloads.<name>.options``), so a workload's options are declared
+in the workload and nowhere else. The same table parses the command line, a
+``--config run.toml`` file (keys spelled as the flags, with or without dashes)
+and the ``argv`` stored in a run's ``test.json`` (``--replay``), so the three
+can never disagree. Precedence: defaults < replayed test < config file < flags
+given. Each number option's row also holds its
 :class:`~harness.base.values.Range`, so ``nan``, ``inf``, ``1e400`` and
 out-of-range values are refused the same way from every source, naming the
 flag and what it accepts.
@@ -31,17 +32,15 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
+from cluster.spec import MAX_NODES
 from harness.base.errors import UsageError
+from harness.run import values
+from harness.run.cluster_options import CLUSTER_OPTIONS, ClusterOptions, check_values
 from harness.run.values import (
-    HELP_HINT,
     Range,
     Spec,
     boolean,
-    choice,
     items,
-    kafka_version,
-    key_values,
     number,
     opt_whole,
     read_text,
@@ -62,21 +61,16 @@ from workloads import (
 
 DAY_S = 86_400
 #: Default client threads per node: a thread waits for its op until the op's timeout,
-#: so threads stuck on a stalled partition (at most 2 per key, ``workloads.queue``)
+#: so the few threads a stalled partition holds (``workloads.queue``'s writer bound)
 #: must leave others free to keep the run recording (bench run, tests/workloads/queue).
 THREADS_PER_NODE = 4
 
 # A number option's range is part of its row: flags, run.toml, replay and the
 # matrix grid all go through Spec.parse, and RunOptions.validate checks it again.
+# The cluster's settings come first, from the one table the cluster commands share.
 OPTIONS: tuple[Spec, ...] = (
     Spec("name", run_name, "test name: results go to <results-dir>/<name>/<timestamp>"),
-    Spec("cluster_name", text, "cluster to create or reuse (default: insync)"),
-    Spec("nodes", whole, "Kafka nodes (default: 3)", range=Range(1, MAX_NODES)),
-    Spec("kafka_version", kafka_version, "e.g. 4.1.x, 3.9.x (default: 4.1.x)"),
-    Spec("mode", choice("kraft", "zookeeper"), "kraft or zookeeper (default: kraft)"),
-    Spec("heap_mb", whole, "broker JVM heap in MiB (default: 384)",
-         range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
-    Spec("broker_config", key_values, "server.properties override; repeatable", "KEY=VALUE", True),
+    *CLUSTER_OPTIONS,
     Spec("workload", workload_name,
          f"the workload: {', '.join(WORKLOADS)} (default: {DEFAULT_WORKLOAD})"),
     Spec("time_limit", number, "seconds of the main phase (default: 60)", "SECONDS",
@@ -114,20 +108,15 @@ BY_NAME = {s.name: s for s in OPTIONS}
 
 
 @dataclass(frozen=True)
-class RunOptions(WorkloadSettings):
+class RunOptions(ClusterOptions, WorkloadSettings):
     """The settings of one run (plain data; ``resolved()`` fills the automatic ones).
 
-    The run's own fields are here; every registered workload's (``--acks``,
-    ``--txn``, ...) are inherited from ``workloads.WorkloadSettings``.
+    The cluster's settings and their defaults are ``ClusterOptions``'; every
+    registered workload's (``--acks``, ``--txn``, ...) are inherited from
+    ``workloads.WorkloadSettings``.
     """
 
     name: str | None = None
-    cluster_name: str = "insync"
-    nodes: int = 3
-    kafka_version: str = "4.1.x"
-    mode: str = "kraft"
-    heap_mb: int = 384
-    broker_config: dict[str, str] = field(default_factory=dict)
     workload: str = DEFAULT_WORKLOAD
     time_limit: float = 60.0
     rate: float = 1000.0
@@ -155,10 +144,7 @@ class RunOptions(WorkloadSettings):
         combinations (the workload checks its own), the version/mode pair and the
         files named. Nothing here needs Docker, the network, or creates anything.
         """
-        for spec in OPTIONS:
-            value = getattr(self, spec.name)
-            if value is not None:
-                spec.parse(value)
+        check_values(self, OPTIONS)
         if self.replication_factor > self.nodes:
             raise UsageError(
                 f"--replication-factor {self.replication_factor} needs at least "
@@ -223,19 +209,7 @@ class RunOptions(WorkloadSettings):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every option as a flag; unset flags stay absent so config and replay show through."""
     for spec in OPTIONS:
-        kwargs: dict[str, Any] = {
-            "dest": spec.name,
-            "help": spec.help,
-            "default": argparse.SUPPRESS,
-        }
-        if spec.metavar:
-            kwargs["metavar"] = spec.metavar
-        if spec.repeat:
-            kwargs["action"] = "append"
-        if spec.conv is boolean:
-            kwargs["nargs"] = "?"
-            kwargs["const"] = "true"  # --txn alone means --txn true
-        parser.add_argument(spec.flag, **kwargs)
+        spec.add_to(parser)
     parser.add_argument(
         "--no-idempotence",
         dest="idempotence",
@@ -254,20 +228,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def convert(values: Mapping[str, Any], origin: str = "") -> dict[str, Any]:
+def convert(raw: Mapping[str, Any], origin: str = "") -> dict[str, Any]:
     """Convert raw values (flag strings or TOML values) to option values; unknown keys fail.
 
     ``origin`` names where the values came from (``--config run.toml``); empty for flags.
     """
-    where = f"{origin}: " if origin else ""
-    out: dict[str, Any] = {}
-    for raw_key, raw in values.items():
-        key = raw_key.replace("-", "_")
-        spec = BY_NAME.get(key)
-        if spec is None:
-            raise UsageError(f"{where}unknown option {raw_key!r}", hint=HELP_HINT)
-        out[key] = spec.parse(raw, where)
-    return out
+    return values.convert(raw, BY_NAME, origin)
 
 
 def read_toml(path: str | Path, table: str) -> dict[str, Any]:
@@ -289,10 +255,11 @@ def read_config(path: str | Path) -> dict[str, Any]:
 def read_replay(path: str | Path) -> dict[str, Any]:
     """The options of a stored run, from the ``argv`` its test.json recorded."""
     from harness.base.args import Parser
+    from harness.base.rundir import RunDir
 
     p = Path(path)
     if p.is_dir():
-        p = p / "test.json"
+        p = RunDir(p).test_path
     hint = "pass a run directory or its test.json"
     try:
         argv = json.loads(read_text(p, "--replay"))["argv"]

@@ -37,8 +37,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cluster.model import stage
 from harness.base.errors import InsyncError
 from harness.base.history import HistoryWriter
 from harness.base.rundir import RunDir
@@ -72,6 +74,7 @@ class RunResult:
     interrupted: bool = False
     error: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+    report: Path | None = None
 
 
 class Run:
@@ -109,10 +112,11 @@ class Run:
         self.feed = DrainFeed(self.workload.tracker())
         self.interrupted = False
         self.error: BaseException | None = None
+        self.t0_ns: int | None = None  # the history's time zero
 
     def execute(self) -> RunResult:
         nopts = self.nopts
-        with run_log(self.run_dir.log):
+        with run_log(self.run_dir.log_path):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
             self.run_dir.write_test(test_json(self.opts, self.started, None))
             try:
@@ -144,24 +148,28 @@ class Run:
         self.cluster = provisioner_for().up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
-        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster))
+        if nopts is not None:  # pure values: built now so test.json records its fault spans
+            self.package = build_package(nopts)
+            self.stats.fault_spans = dict(self.package.fault_spans)
+        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
         self.stats.enter("workload-setup")
         env = run_env(self.opts, self.cluster.bootstrap, self.token)
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
-        self.session.setup()
-        if nopts is not None:
-            self.package = build_package(nopts)
-            self.stats.fault_spans = dict(self.package.fault_spans)
-            if self.package.nemesis is not None:
-                self.stats.enter("nemesis-setup")
-                self.nemesis_ready = True
+        with stage(self.say, f"workload {self.opts.workload!r} set up"):
+            self.session.setup()
+        if self.package is not None and self.package.nemesis is not None:
+            self.stats.enter("nemesis-setup")
+            self.nemesis_ready = True
+            with stage(self.say, "nemesis set up"):
                 self.package.nemesis.setup(self.cluster)
         t0 = time.monotonic_ns()  # one time zero for the history and the generators
-        self.history = HistoryWriter(self.run_dir.history, start_ns=t0)
+        self.t0_ns = t0
+        self.history = HistoryWriter(self.run_dir.history_path, start_ns=t0)
         self.interp = self._interpreter(self.cluster, self.session, self.history, t0)
         self.interp.start()
         self.stats.enter("warm-up")
-        warm = self.interp.warm_up()
+        with stage(self.say, "clients connected"):
+            warm = self.interp.warm_up()
         LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
 
@@ -170,7 +178,7 @@ class Run:
         return self._no_history() and isinstance(self.error, InsyncError)
 
     def _no_history(self) -> bool:
-        return self.history is None or not self.run_dir.history.exists()
+        return self.history is None or not self.run_dir.history_path.exists()
 
     def _interpreter(
         self, cluster: Cluster, session: WorkloadRun, history: HistoryWriter, t0: int
@@ -233,7 +241,7 @@ class Run:
             return  # up() never returned: whatever runs under that name is not ours
         for node in cluster.nodes.values():
             try:
-                node.collect_logs(self.run_dir.nodes)
+                node.collect_logs(self.run_dir.nodes_path)
             except Exception as err:
                 LOG.warning("could not collect logs of %s: %s", node.name, err)
 
@@ -253,7 +261,7 @@ class Run:
                 raise self.error
             verdict, code = unknown(error or "interrupted before any op"), 2
         else:
-            verdict, code = judge(self.workload.checker, self.run_dir.history)
+            verdict, code = judge(self.workload.checker, self.run_dir.history_path)
         summary = self.stats.summary()
         summary.update(
             {
@@ -266,9 +274,41 @@ class Run:
         )
         if error:
             summary["error"] = error
+        cov = self._coverage()
+        if cov is not None:
+            summary["coverage"] = cov
         self.run_dir.write_results({**verdict, "run": summary})
         self.run_dir.point_latest()
-        return RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
+        result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
+        result.report = self._report()
+        return result
+
+    def _coverage(self) -> dict[str, Any] | None:
+        """What the main phase exercised (``results.coverage``), from the history itself."""
+        from harness.base.faults import fault_spans
+        from results.coverage import coverage
+
+        if self._no_history() or self.t0_ns is None:
+            return None
+        try:
+            window = self.stats.window_ns("main", self.t0_ns)
+            return coverage(self.run_dir.history(), fault_spans(), window)
+        except InsyncError as err:  # the verdict already says what is wrong with the file
+            LOG.warning("no coverage figures: %s", err)
+            return None
+
+    def _report(self) -> Path | None:
+        """``report.html`` and the PNGs; a failure is logged and changes no verdict."""
+        from results.report import write_report
+
+        if self._no_history():
+            return None
+        try:
+            return write_report(self.run_dir.path)
+        except Exception as err:
+            LOG.warning("report not written: %s", err, exc_info=not isinstance(err, InsyncError))
+            self.say(f"the report was not written: {err}")
+            return None
 
 
 def run(

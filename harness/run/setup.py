@@ -26,22 +26,8 @@ if TYPE_CHECKING:
 
 
 def cluster_spec(opts: RunOptions) -> ClusterSpec:
-    from cluster.broker_config import parse_overrides
-    from cluster.spec import ClusterSpec
-
-    overrides = parse_overrides(
-        [f"{k}={v}" for k, v in opts.broker_config.items()],
-        "kraft" if opts.mode == "kraft" else "zookeeper",
-    )
-    return ClusterSpec(
-        name=opts.cluster_name,
-        nodes=opts.nodes,
-        kafka_version=opts.kafka_version,
-        mode="kraft" if opts.mode == "kraft" else "zookeeper",
-        controllers=min(3, opts.nodes),
-        heap_mb=opts.heap_mb,
-        broker_config=overrides,
-    )
+    """The run's cluster (``ClusterOptions.cluster_spec``: the one mapping of the settings)."""
+    return opts.cluster_spec()
 
 
 def preflight(opts: RunOptions) -> tuple[ClusterSpec, NemesisOptions | None]:
@@ -80,6 +66,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         seed=opts.seed or 0,
         packet=tuple(opts.nemesis_packet),
         nodes=opts.nodes,
+        time_limit=opts.time_limit,
     )
     nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
     return nopts
@@ -121,9 +108,27 @@ def workload_block(opts: RunOptions) -> dict[str, Any]:
     }
 
 
-def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> dict[str, Any]:
-    """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again."""
+def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
+              package: NemesisPackage | None = None) -> dict[str, Any]:
+    """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again.
+
+    ``nemesis.fault_spans`` records which ops start and stop each kind of fault
+    of the run's nemesis ``package`` (from the registry, ``harness.base.faults``),
+    so a report drawn later, by an insync whose registry has changed, still
+    pairs this run's faults the way this run meant them. Left out until the
+    package exists (the first test.json is written before the cluster is up).
+    """
     spec = cluster_spec(opts)
+    nemesis: dict[str, Any] = {
+        "faults": opts.faults,
+        "interval": opts.nemesis_interval,
+        "targets": opts.nemesis_targets,
+        "schedule": opts.nemesis_schedule,
+        "partition_clients": opts.partition_clients,
+        "packet": opts.nemesis_packet,
+    }
+    if package is not None:
+        nemesis["fault_spans"] = {label: list(span) for label, span in package.fault_spans.items()}
     return {
         "name": opts.name,
         "argv": opts.argv(),
@@ -142,13 +147,6 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None) -> d
             "base_image": spec.base_image,
         },
         "workload": workload_block(opts),
-        "nemesis": {
-            "faults": opts.faults,
-            "interval": opts.nemesis_interval,
-            "targets": opts.nemesis_targets,
-            "schedule": opts.nemesis_schedule,
-            "partition_clients": opts.partition_clients,
-            "packet": opts.nemesis_packet,
-        },
+        "nemesis": nemesis,
         "teardown": opts.teardown,
     }

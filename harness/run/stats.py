@@ -32,6 +32,8 @@ class Stats:
     phase_limit_s: float | None = None
     started: float = field(default_factory=time.monotonic)
     phase_times: dict[str, list[float]] = field(default_factory=dict)
+    #: Each phase's [start, end] on the monotonic clock in ns: the history's own clock.
+    phase_ns: dict[str, list[int]] = field(default_factory=dict)
     _recent: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -61,10 +63,12 @@ class Stats:
                 self.in_force.discard(kind)
 
     def enter(self, phase: str, limit_s: float | None = None) -> None:
-        now = time.monotonic()
+        now, now_ns = time.monotonic(), time.monotonic_ns()
         with self._lock:
             if self.phase in self.phase_times:
                 self.phase_times[self.phase][1] = round(now - self.started, 3)
+                self.phase_ns[self.phase][1] = now_ns
+            self.phase_ns[phase] = [now_ns, now_ns]
             self.phase = phase
             self.phase_started = now
             self.phase_limit_s = limit_s
@@ -102,6 +106,14 @@ class Stats:
                 "elapsed_s": now - self.started,
                 "remaining_s": remaining,
             }
+
+    def window_ns(self, phase: str, t0_ns: int) -> tuple[int, int] | None:
+        """Where ``phase`` ran, in the nanoseconds of a history that started at ``t0_ns``."""
+        with self._lock:
+            if phase not in self.phase_ns:
+                return None
+            start, end = self.phase_ns[phase]
+        return max(0, start - t0_ns), max(0, end - t0_ns)
 
     def summary(self) -> dict[str, Any]:
         """The ``run`` part of results.json (without exit code and duration)."""

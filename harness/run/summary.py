@@ -2,7 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.run.runner import RunResult
+from results.coverage import poor_coverage
+
+
+def coverage_lines(cov: dict[str, Any]) -> list[str]:
+    """What the main phase exercised, in a few lines (``results.coverage``)."""
+    lines = [
+        f"coverage: {cov['acked_sends_main']} acknowledged sends in the main phase "
+        f"({cov['acked_per_s']:.0f}/s), live {cov['live_seconds']} of {cov['seconds']} "
+        f"seconds ({cov['live_share']:.0%})"
+    ]
+    for kind, fig in (cov.get("faults") or {}).items():
+        lines.append(
+            f"  during {kind} ({fig['count']}x, {fig['in_force_s']:.0f}s in force): "
+            f"{fig['acked_sends']} acknowledged sends, live {fig['live_seconds']} of "
+            f"{fig['seconds']} seconds"
+        )
+    waits = [r["first_ack_after_s"] for r in cov.get("recoveries") or ()]
+    if waits:
+        shown = ", ".join("never" if w is None else f"{w:.1f}s" for w in waits)
+        lines.append(f"  from each heal to the next acknowledged send: {shown}")
+    return lines
 
 
 def render(result: RunResult) -> str:
@@ -31,11 +54,18 @@ def render(result: RunResult) -> str:
                 "warning: no send was acknowledged, so this run proved little about durability "
                 "(run longer, space faults out with --nemesis-interval, or look at the node logs)"
             )
+        cov = s.get("coverage")
+        if cov:
+            lines += coverage_lines(cov)
+            poor = poor_coverage(cov) if valid is True else None
+            if poor:
+                lines.append(f"warning: {poor}")
         if not s.get("drain_complete", True):
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"
             )
-    path = result.run_dir.path
-    lines.append(f"run directory: {path}")
-    lines.append(f"reproduce: insync run --replay {path / 'test.json'}")
+    lines.append(f"run directory: {result.run_dir.path}")
+    if result.report is not None:
+        lines.append(f"report: {result.report}")
+    lines.append(f"reproduce: insync run --replay {result.run_dir.test_path}")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from harness.base.values import (
     Spec,
     boolean,
     choice,
+    convert,
     items,
     key_values,
     number,
@@ -34,6 +35,8 @@ __all__ = [
     "Spec",
     "boolean",
     "choice",
+    "cluster_name",
+    "convert",
     "items",
     "kafka_version",
     "key_values",
@@ -55,3 +58,13 @@ def kafka_version(x: Any) -> str:
     spec = text(x)
     resolve_version(spec)  # raises UsageError listing the known versions
     return spec
+
+
+def cluster_name(x: Any) -> str:
+    """``ClusterSpec``'s rule for a name, checked as the value is read, so that
+    ``insync cluster down --cluster-name ''`` is refused rather than meaning "every cluster"."""
+    from cluster.spec import check_name
+
+    if not isinstance(x, str):
+        raise TypeError(f"expected text, got {shown(x)}")
+    return check_name(x)

@@ -20,7 +20,7 @@ from workloads.protocol import CheckerSpec
 
 CheckFile = Callable[..., dict[str, Any]]
 
-#: Every checker a workload may name: ``"history"`` judges shared/HISTORY.md histories.
+#: Every checker a workload may name: ``"history"`` judges docs/HISTORY.md histories.
 CHECKERS: dict[str, CheckFile] = {"history": check_file}
 
 

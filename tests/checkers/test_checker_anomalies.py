@@ -1,4 +1,4 @@
-"""One small hand-made history per anomaly type of shared/HISTORY.md, plus its edge cases."""
+"""One small hand-made history per anomaly type of docs/HISTORY.md, plus its edge cases."""
 
 from __future__ import annotations
 

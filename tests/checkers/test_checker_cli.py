@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from bad_histories import CASES, POLL, VALID, Bad, line
 from history_builder import Hist
 
 from harness.cli import main
@@ -92,51 +95,61 @@ def test_ww_deps_flag_reaches_the_checker(
     assert json.loads(capsys.readouterr().out)["anomaly-types"] == []
 
 
-SEND = '{"index": %d, "time": 1, "process": 0, "type": "%s", "f": "send", "value": %s}'
-INVOKE = SEND % (0, "invoke", '[["send", "x", 1]]')
-OK = SEND % (1, "ok", '[["send", "x", [0, 1]]]')
-
-
-@pytest.mark.parametrize(
-    ("lines", "line", "message"),
-    [
-        pytest.param([INVOKE, "{not json"], 2, "not JSON", id="not-json"),
-        pytest.param([INVOKE, ""], 2, "empty line", id="blank-line"),
-        pytest.param(["[1, 2]"], 1, "expected a JSON object", id="not-an-object"),
-        pytest.param([INVOKE.replace('"type": "invoke", ', "")], 1, "missing field 'type'",
-                     id="missing-field"),
-        pytest.param([OK], 1, "no pending invoke", id="completion-without-invoke"),
-        pytest.param([INVOKE, INVOKE], 2, "second invoke", id="second-invoke-while-pending"),
-        pytest.param([INVOKE, OK.replace('"send", "value"', '"poll", "value"')], 2,
-                     "differs from its invoke", id="completion-f-differs"),
-        pytest.param([SEND % (0, "invoke", '[["send", "x"]]')], 1, "malformed micro-op",
-                     id="short-send-in-invoke"),
-        pytest.param([INVOKE, SEND % (1, "ok", '[["send", "x", "one"]]')], 2,
-                     "malformed micro-op", id="send-value-not-an-integer"),
-        pytest.param([INVOKE, SEND % (1, "ok", '[["poll", [[0, 1]]]]')], 2,
-                     "malformed micro-op", id="poll-result-not-a-map"),
-        pytest.param([INVOKE, SEND % (1, "done", '[]')], 2, "type must be", id="unknown-type"),
-        pytest.param([INVOKE.replace('"process": 0', '"process": "p0"')], 1, "process must be",
-                     id="process-not-an-integer"),
-        pytest.param([INVOKE, SEND % (1, "ok", "null")], 2, "malformed micro-op",
-                     id="ok-completion-without-value"),
-    ],
-)
-def test_malformed_history_exits_3_naming_the_line(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    lines: list[str],
-    line: int,
-    message: str,
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_malformed_history_exits_3_with_one_line_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: Bad
 ) -> None:
     path = tmp_path / "h.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_bytes(case.content)
     assert main(["check", str(path)]) == 3
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err
     assert err.count("\n") == 1
-    assert err.startswith(f"insync: line {line}: ")
-    assert message in err
+    assert err.startswith("insync: " if case.line is None else f"insync: line {case.line}: ")
+    assert case.message in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_last_line_cut_short_is_dropped_with_a_one_line_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    """The harness died writing line 6: lines 1-5 are judged, the pending poll counts as info."""
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(VALID + line(4, 2, f="poll", value=POLL) + b'{"index": 5, "time": 50')
+    assert main(["check", str(path), "--json", "--jobs", jobs]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith("insync: warning: line 6 has no final newline")
+    verdict = json.loads(captured.out)
+    assert verdict["stats"]["ops"] == 5
+    assert verdict["stats"]["never-completed"] == 1
+    assert verdict["warnings"] == [captured.err.removeprefix("insync: warning: ").strip()]
+
+
+def test_a_last_line_without_newline_that_is_json_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(VALID.rstrip(b"\n"))
+    assert main(["check", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert json.loads(captured.out)["stats"]["ops"] == 4
+
+
+def test_an_unknown_client_f_is_malformed_not_a_garbage_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user's report: a value sent by an op of f "f" and then read was a garbage-read."""
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(
+        line(0, f="f") + line(1, 0, "ok", "f", [["send", "x", [0, 1]]])
+        + line(2, 1, f="poll", value=POLL) + line(3, 1, "ok", "poll", [["poll", {"x": [[0, 1]]}]])
+    )
+    assert main(["check", str(path)]) == 3
+    assert capsys.readouterr().err.startswith('insync: line 1: unknown client f "f"')
 
 
 @pytest.mark.parametrize(
@@ -156,6 +169,33 @@ def test_unreadable_input_exits_3(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda d: d / "missing.jsonl", id="missing-file"),
+        pytest.param(lambda d: d, id="directory-without-history"),
+        pytest.param(lambda d: _bytes(d, gzip.compress(VALID)), id="gzip-file"),
+        pytest.param(lambda d: _bytes(d, b'{"index": 0, "ti'), id="only-line-cut-short"),
+    ],
+)
+def test_the_spark_engine_refuses_an_unreadable_file_as_the_memory_engine_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any
+) -> None:
+    """Before any JVM starts: one line, exit 3, the same words."""
+    path = str(make(tmp_path))
+    assert main(["check", path]) == 3
+    memory = capsys.readouterr().err
+    assert main(["check", "--engine", "spark", path]) == 3
+    assert capsys.readouterr().err == memory
+    assert memory.count("\n") == 1
+
+
+def _bytes(d: Path, content: bytes) -> Path:
+    path = d / "h.jsonl"
+    path.write_bytes(content)
+    return path
 
 
 def test_nemesis_lines_are_only_required_to_be_json(
@@ -180,3 +220,26 @@ def test_jobs_flag_is_checked_and_does_not_change_the_verdict(
     err = capsys.readouterr().err
     assert "--jobs must be 1 or more" in err
     assert err.count("\n") == 1
+
+
+def test_jobs_above_the_core_count_are_capped_with_a_one_line_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import checkers._check
+
+    asked: list[int | None] = []
+    real = checkers._check.chunk_count
+
+    def counting(size: int, *, jobs: int | None = None) -> int:
+        asked.append(jobs)
+        return real(size, jobs=jobs)
+
+    monkeypatch.setattr(checkers._check, "chunk_count", counting)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    path = _valid().write(tmp_path / "h.jsonl")
+    assert main(["check", str(path), "--json", "--jobs", "8"]) == 0
+    err = capsys.readouterr().err
+    assert err == "insync: note: --jobs 8 is more than the 2 cores here; using 2\n"
+    assert asked == [2]
+    assert main(["check", str(path), "--json", "--jobs", "2"]) == 0
+    assert capsys.readouterr().err == ""

@@ -26,17 +26,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench._synth_run import INJECTABLE, write_run
 from checkers import _parallel as parallel
 from checkers import check_file
 from checkers._check import _judge, _proven_info_ops, _proven_offsets
 from checkers._collect import Collector
 from checkers._fork import can_fork
 from checkers._history import NeedsWholeFile, Scanner
+from checkers._input import open_source
 from checkers._key_parts import join, judge_keys, split
 from checkers._parallel import chunk_count, plan, read_chunked
 from checkers._verdict import Anomalies
 from harness.base.errors import HistoryError
+from harness.bench._synth import INJECTABLE, write_run
 
 SETTINGS = st.builds(
     km.Settings,
@@ -100,7 +101,7 @@ def _write(path: Path, lines: list[bytes]) -> list[int]:
 
 
 def _ranges(starts: list[int], size: int, cut_lines: list[int]) -> list[tuple[int, int]]:
-    cuts = sorted({0, *(starts[i] for i in cut_lines if 0 < i < len(starts))})
+    cuts = sorted({0, *(starts[i] for i in cut_lines if 0 < i < len(starts) and starts[i] < size)})
     return list(zip(cuts, [*cuts[1:], size], strict=True))
 
 
@@ -117,9 +118,11 @@ def _outcome(read: Any) -> Any:
 
 def _single(path: Path) -> Any:
     try:
-        return check_file(path, jobs=1)
+        verdict = check_file(path, jobs=1)
     except HistoryError as err:
         return ("error", str(err), err.hint)
+    verdict.pop("warnings", None)  # said by check_file, not by the reading compared here
+    return verdict
 
 
 @settings(max_examples=150, deadline=None)
@@ -158,11 +161,36 @@ def test_value_less_completions_across_an_edge_ask_for_one_pass(
         assert got == _single(path)
 
 
+def _plant_number(value: Any, rng: random.Random, bad: Any) -> bool:
+    """Replace one integer inside a micro-op list with ``bad``; False if there is none."""
+    spots: list[tuple[Any, Any]] = []
+
+    def walk(node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            if type(v) is int:
+                spots.append((node, k))
+            elif isinstance(v, list | dict):
+                walk(v)
+
+    if isinstance(value, list):
+        walk(value)
+    if not spots:
+        return False
+    node, k = rng.choice(spots)
+    node[k] = bad
+    return True
+
+
+#: offsets/values a micro-op may not hold (2**64 reads back as a float, as orjson parses it)
+BAD_NUMBERS = [-1, 2**63, float(2**64), True]
+
+
 def _corrupt(lines: list[bytes], rng: random.Random) -> None:
     """One way a history can break HISTORY.md, at a random line."""
     i = rng.randrange(len(lines))
     op = orjson.loads(lines[i])
-    how = rng.randrange(6)
+    how = rng.randrange(14)
     if how == 0:
         lines[i] = b"{not json\n"
     elif how == 1:
@@ -175,8 +203,30 @@ def _corrupt(lines: list[bytes], rng: random.Random) -> None:
     elif how == 4:
         op["f"] = "poll" if op.get("f") != "poll" else "send"
         lines[i] = orjson.dumps(op) + b"\n"
-    else:
+    elif how == 5:
         lines[i] = b"\n"
+    elif how == 6:  # an index off its position: a gap or a repeat
+        op["index"] += rng.choice([-1, 1, 2])
+        lines[i] = orjson.dumps(op) + b"\n"
+    elif how == 7:
+        op["time"] = rng.choice([-1, 1.5, True, None, 2**63, str(op["time"])])
+        lines[i] = orjson.dumps(op) + b"\n"
+    elif how == 8 and i > 0:  # the line before jumps ahead: this one goes backwards
+        before = orjson.loads(lines[i - 1])
+        before["time"] = op["time"] + rng.choice([1, 10**9])
+        lines[i - 1] = orjson.dumps(before) + b"\n"
+    elif how == 9:
+        op["f"] = rng.choice(["f", "read", "Send", ""])
+        lines[i] = orjson.dumps(op) + b"\n"
+    elif how == 10:
+        op["process"] = rng.choice([-1, -(2**63), True, 2**60])
+        lines[i] = orjson.dumps(op) + b"\n"
+    elif how == 11 and _plant_number(op.get("value"), rng, rng.choice(BAD_NUMBERS)):
+        lines[i] = orjson.dumps(op) + b"\n"
+    elif how == 12:  # the harness died writing the last line
+        lines[-1] = lines[-1][: rng.randrange(1, len(lines[-1]) - 1)]
+    elif how == 13:
+        lines[i] = lines[i].replace(b'"', b'"\xff', 1)
 
 
 @settings(max_examples=100, deadline=None)
@@ -193,9 +243,50 @@ def test_chunked_reading_reports_the_single_pass_error(
     _corrupt(lines, random.Random(seed))
     path = scratch / "h.jsonl"
     starts = _write(path, lines)
-    got = _outcome(lambda: read_chunked(path, _ranges(starts, path.stat().st_size, cut_lines)))
+    end = open_source(path).end  # short of a last line cut by a crash
+    got = _outcome(lambda: read_chunked(path, _ranges(starts, end, cut_lines)))
     if got != "one pass":
         assert got == _single(path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        pytest.param("time", 3, "line 6: time 3 goes backwards", id="time-backwards"),
+        pytest.param("index", 4, "line 6: index 4 is not", id="index-repeat"),
+        pytest.param("index", 6, "line 6: index 6 is not", id="index-gap"),
+        pytest.param("time", -3, "line 6: time must be", id="time-negative"),
+    ],
+)
+def test_index_and_time_errors_are_found_at_every_chunk_edge(
+    tmp_path: Path, field: str, value: int, message: str
+) -> None:
+    lines = [_op(i, i % 3, "invoke", "poll", [["poll"]]) for i in range(3)]
+    lines += [_op(i, i % 3, "ok", "poll", [["poll", {}]]) for i in range(3, 9)]
+    op = orjson.loads(lines[5])
+    op[field] = value
+    lines[5] = orjson.dumps(op) + b"\n"
+    path = tmp_path / "h.jsonl"
+    starts = _write(path, lines)
+    single = _single(path)
+    assert single[1].startswith(message)
+    for cuts in [[c] for c in range(1, 9)] + [[2, 5], [5, 6], [3, 6, 7]]:
+        ranges = _ranges(starts, path.stat().st_size, cuts)
+        assert _outcome(lambda r=ranges: read_chunked(path, r)) == single, cuts
+
+
+def test_a_time_error_at_an_edge_comes_before_that_lines_pairing_error(tmp_path: Path) -> None:
+    """Line 3 both goes back in time and completes nothing: a single pass says time first."""
+    lines = [
+        _op(0, 0, "invoke", "poll", [["poll"]]),
+        _op(1, 0, "ok", "poll", [["poll", {}]]).replace(b'"time":1', b'"time":50'),
+        _op(2, 1, "ok", "poll", [["poll", {}]]),
+    ]
+    path = tmp_path / "h.jsonl"
+    starts = _write(path, lines)
+    single = _single(path)
+    assert single[1].startswith("line 3: time 2 goes backwards")
+    assert _outcome(lambda: read_chunked(path, _ranges(starts, path.stat().st_size, [2]))) == single
 
 
 def _model_file(tmp_path: Path, ops: int = 3000) -> Path:

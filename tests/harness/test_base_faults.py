@@ -24,7 +24,7 @@ from harness.base.faults import (
     stop_fs,
 )
 
-INSYNC = ("harness", "cluster", "nemesis", "workloads", "checkers", "results", "bench")
+INSYNC = ("harness", "cluster", "nemesis", "workloads", "checkers", "results")
 
 
 def test_names_are_unique_and_no_op_belongs_to_two_kinds() -> None:

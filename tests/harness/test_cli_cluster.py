@@ -17,8 +17,8 @@ from harness.cli import main
             "does not run in zookeeper mode",
         ),
         (["cluster", "up", "--broker-config", "node.id=4"], "node.id is set by insync"),
-        (["cluster", "up", "--broker-config", "oops"], "takes key=value"),
-        (["cluster", "up", "--nodes", "0"], "--nodes: must be a whole number from 1 to 9"),
+        (["cluster", "up", "--broker-config", "oops"], "--broker-config expected key=value"),
+        (["cluster", "up", "--nodes", "0"], "--nodes must be a whole number from 1 to 9"),
         (["cluster", "up", "--nodes", "2", "--controllers", "3"], "--controllers must be"),
     ],
     ids=[

@@ -195,6 +195,17 @@ def test_resume_counts_only_finished_runs_of_the_same_settings(tmp_path: Path) -
     assert sorted(mx.done_runs(tmp_path, combo)) == [1]
 
 
+def test_a_run_stored_before_an_option_existed_still_resumes(tmp_path: Path) -> None:
+    """Blocks written before --controllers and --base-image lack them; unset, they match."""
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    ok = {"valid": True, "run": {"interrupted": False}}
+    before = {k: v for k, v in combo.settings().items() if k not in ("controllers", "base_image")}
+    stored(tmp_path, combo, 1, results=ok, settings=before)
+    assert sorted(mx.done_runs(tmp_path, combo)) == [1]
+    (other,), _ = mx.expand(flags(f"--acks all --controllers 1 --results-dir {tmp_path}"))
+    assert other.name == combo.name and mx.done_runs(tmp_path, other) == {}
+
+
 # -- progress ------------------------------------------------------------------------------
 
 
@@ -369,9 +380,9 @@ def test_a_cluster_no_run_brought_up_is_left_alone(tmp_path: Path) -> None:
 def test_a_matrix_block_is_added_without_touching_the_rest(tmp_path: Path) -> None:
     (combo,), _ = mx.expand(flags("--acks all"))
     rd = RunDir.create(tmp_path, combo.name, START)
-    write_json(rd.test, {"name": combo.name, "argv": ["insync", "run"], "seed": 1})
+    write_json(rd.test_path, {"name": combo.name, "argv": ["insync", "run"], "seed": 1})
     mx._mark(RunResult(rd, {}, 0), combo, 2)
-    data = read_json(rd.test)
+    data = read_json(rd.test_path)
     assert data["seed"] == 1 and data["argv"] == ["insync", "run"]
     assert data["matrix"] == {"combination": combo.name, "run": 2, "settings": combo.settings()}
 

@@ -74,7 +74,7 @@ def _run(cluster: str, tmp_path: Path, *extra: str) -> RunResult:
 
 
 def _history(result: RunResult) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in result.run_dir.history.read_bytes().splitlines()]
+    return [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
 
 
 def _assert_valid_and_fully_drained(result: RunResult) -> list[dict[str, Any]]:

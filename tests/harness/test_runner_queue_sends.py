@@ -47,7 +47,7 @@ def flags(tmp_path: Path, *more: str) -> list[str]:
 
 
 def history(result: Any) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in result.run_dir.history.read_bytes().splitlines()]
+    return [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
 
 
 def test_many_record_sends_are_recorded_drained_and_judged_valid(

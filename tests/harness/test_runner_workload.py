@@ -74,7 +74,7 @@ def test_the_runner_runs_a_registered_workload_from_its_record(
     assert test["name"] == "fake" and result.run_dir.path.parent.name == "fake"
     assert test["workload"]["name"] == "fake" and test["workload"]["fake"] is True
     assert "partitions_per_topic" not in test["workload"]  # the queue's block is the queue's
-    ops = [orjson.loads(line) for line in result.run_dir.history.read_bytes().splitlines()]
+    ops = [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
     sent = {mop[1] for op in ops if op["type"] == "ok" and op["f"] == "send"
             for mop in op["value"]}
     assert sent and sent <= set(state.kafka.logs)
@@ -99,3 +99,49 @@ def test_an_unregistered_workload_is_one_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         parse(flags(tmp_path))  # "fake" is not registered here
     assert "--workload must be one of queue, got 'fake'" in err.value.one_line()
+
+
+def test_every_run_reports_its_coverage_writes_its_report_and_prints_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.run.summary import render
+
+    install(monkeypatch, comes_up)
+    workload, _state = fake_workload(lambda client, op: None)
+    monkeypatch.setitem(WORKLOADS, "fake", workload)
+    said: list[str] = []
+    result = run(parse(flags(tmp_path)), say=said.append, live=False)
+
+    cov = result.summary["coverage"]
+    ops = [orjson.loads(line) for line in result.run_dir.history_path.read_bytes().splitlines()]
+    acked = sum(1 for op in ops if op["type"] == "ok" and op["f"] == "send"
+                for mop in op["value"] if mop[0] == "send")
+    assert 0 < cov["acked_sends_main"] <= cov["acked_sends"] == acked
+    assert 0.9 <= cov["main_s"] < 3.0  # the main phase (--time-limit 1), not the whole run
+    assert cov["live_seconds"] >= 1
+    stored = json.loads(result.run_dir.results_path.read_text())["run"]["coverage"]
+    assert stored == cov
+    assert result.report == result.run_dir.path / "report.html" and result.report.is_file()
+    assert list(result.run_dir.path.glob("*.png"))
+    text = render(result)
+    assert "coverage:" in text and f"report: {result.report}" in text
+    assert any(line.startswith("workload 'fake' set up (") for line in said), said
+
+
+def test_a_report_that_cannot_be_written_changes_no_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import results.report
+
+    def broken(run_dir: Path, *, pngs: bool = True) -> Path:
+        raise OSError("disk full")
+
+    install(monkeypatch, comes_up)
+    workload, _state = fake_workload(lambda client, op: None)
+    monkeypatch.setitem(WORKLOADS, "fake", workload)
+    monkeypatch.setattr(results.report, "write_report", broken)
+    said: list[str] = []
+    result = run(parse(flags(tmp_path)), say=said.append, live=False)
+    assert (result.exit_code, result.verdict["valid"]) == (0, True)
+    assert result.report is None
+    assert any("report was not written: disk full" in line for line in said)

@@ -99,3 +99,44 @@ def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False,
         for i, name in enumerate(spec.node_names)
     }
     return Cluster(spec, version, nodes), fakes
+
+
+def down_nodes(fakes: dict[str, FakeNode]) -> tuple[set[str], set[str]]:
+    """(killed, paused) as the fake nodes really are: what a fault left them in."""
+    killed = {n for n, fk in fakes.items() if fk.pid is None or fk.stat == "Z"}
+    paused = {n for n, fk in fakes.items() if fk.stat == "T"} - killed
+    return killed, paused
+
+
+DROP = re.compile(r"-A INSYNC -s (\S+) -j DROP")
+RESET = re.compile(r"-[FX] INSYNC(\s|$)")  # flushed or removed: INSYNC, not INSYNC-LOSS
+
+
+def grudge_in_force(cluster: Cluster, fakes: dict[str, FakeNode]) -> dict[str, frozenset[str]]:
+    """The partition really in force: per node, the peers its last INSYNC rules drop
+    (read back from the iptables scripts it ran, the client gateway left out)."""
+    by_address = {node.address: name for name, node in cluster.nodes.items()}
+    grudge: dict[str, frozenset[str]] = {}
+    for name, fk in fakes.items():
+        last = [s for s in fk.scripts if RESET.search(s)]
+        sources = DROP.search(last[-1]) if last else None
+        peers = {by_address[a] for a in sources.group(1).split(",")
+                 if a in by_address} if sources else set()
+        if peers:
+            grudge[name] = frozenset(peers)
+    return grudge
+
+
+class FakeTime:
+    """A clock that moves only when slept on (for ``RecoveryNemesis``)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, dt: float) -> None:
+        self.slept.append(dt)
+        self.now += dt

@@ -2,14 +2,19 @@
 
 A made-up ``disk-full`` kind (``disk_full_kind``, a test module) is appended
 to ``harness.base.faults.FAULT_KINDS``; the options, the package, the generator
-simulation, the final heal, the composed nemesis, the residue check and the
-report's fault bands all pick it up.
+simulation, the final heal, the composed nemesis, the residue check, the
+fault spans a run records in its test.json and the report's fault bands all
+pick it up.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import disk_full_kind
 import pytest
@@ -18,9 +23,13 @@ from fakes import fake_cluster
 from harness.base import faults
 from harness.base.errors import UsageError
 from harness.base.faults import FAULT_KINDS, FaultKind
+from harness.base.history import HistoryWriter
+from harness.base.rundir import RunDir
 from harness.gen import nemesis, phases, simulate, time_limit
+from harness.run import parse, setup
 from nemesis import NemesisOptions, build_package, residue
 from results.plot_data import nemesis_bands
+from results.report import write_report
 
 DISK_FULL = FaultKind("disk-full", ("fill-disk",), "free-disk", "all", 50, "disk_full_kind")
 
@@ -90,3 +99,51 @@ def test_without_the_entry_the_kind_is_unknown(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(faults, "FAULT_KINDS", FAULT_KINDS)
     with pytest.raises(UsageError, match="unknown nemesis faults"):
         NemesisOptions(faults=frozenset({"disk-full"}))
+
+
+def _embedded(report: Path) -> dict[str, Any]:
+    """The data a report page embeds (``results.report_data.build``)."""
+    found = re.search(r'<script id="insync-data" type="application/json">(.*?)</script>',
+                      report.read_text(), re.S)
+    assert found, "no embedded data"
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_a_runs_test_json_records_its_fault_spans_and_its_report_pairs_by_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spans outlive the registry entry: a report drawn later by an insync that no
+    longer knows ``disk-full`` still draws its fault as one band, from the run's test.json."""
+    opts = parse(["--nemesis", "disk-full,kill", "--results-dir", str(tmp_path), "--seed", "3"])
+    nopts = setup.nemesis_options(opts)  # as the runner builds its package
+    assert nopts is not None
+    package = setup.build_package(nopts)
+    test = setup.test_json(opts, datetime(2026, 11, 21, tzinfo=UTC), None, package)
+    assert test["nemesis"]["fault_spans"] == {
+        label: list(span) for label, span in package.fault_spans.items()}
+    assert test["nemesis"]["fault_spans"]["disk-full"] == ["fill-disk", "free-disk"]
+
+    run = RunDir.create(tmp_path, "disk", datetime(2026, 11, 21, tzinfo=UTC))
+    run.write_test(test)
+    clock = iter(range(0, 10**9, 10**6))
+    with HistoryWriter(run.history_path, clock=lambda: next(clock), start_ns=0) as history:
+        history.nemesis_invoke("fill-disk", "one")
+        history.nemesis("fill-disk", {"filled": ["n2"]})
+        sent = history.invoke(0, "send", [["send", "t0-0", 1]])
+        history.complete(sent, "ok", [["send", "t0-0", [0, 1]]])
+        history.nemesis_invoke("free-disk", "all")
+        history.nemesis("free-disk", {"freed": ["n2"]})
+        polled = history.invoke(0, "poll", [["poll"]])
+        history.complete(polled, "ok", [["poll", {"t0-0": [[0, 1]]}]])
+
+    monkeypatch.setattr(faults, "FAULT_KINDS", FAULT_KINDS)  # this insync forgot the kind
+    bands = _embedded(write_report(run.path, pngs=False))["bands"]
+    assert [(b["kind"], b["start_index"], b["stop_index"]) for b in bands] == [
+        ("disk-full", 1, 5)]
+
+    del test["nemesis"]["fault_spans"]  # a run without them: the registry alone decides
+    run.write_test(test)
+    bands = _embedded(write_report(run.path, pngs=False))["bands"]
+    assert [(b["kind"], b["start_index"], b["stop_index"]) for b in bands] == [
+        ("fill-disk", 1, 1), ("free-disk", 5, 5)]  # two instant markers, no fault band

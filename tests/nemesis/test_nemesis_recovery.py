@@ -8,13 +8,16 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from fakes import fake_cluster
+from fakes import FakeTime, fake_cluster
 
 from cluster.metadata import PartitionState
 from harness.base.faults import fault_spans
 from harness.base.history import Op
 from harness.gen import clients, limit, nemesis, phases, repeat, simulate, time_limit
+from harness.gen.plan import plan_gen, run_phases
 from nemesis import NemesisOptions, build_package
+from nemesis import grudge as g
+from nemesis.in_force import InForce
 from nemesis.nodes import Resolver
 from nemesis.recovery import AWAIT, RecoveryNemesis, missing
 from nemesis.targets import Facts
@@ -23,21 +26,6 @@ from results.plot_data import nemesis_bands
 
 S = 1_000_000_000
 NODES = ["n1", "n2", "n3"]
-
-
-class FakeTime:
-    """A clock that moves only when slept on."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, dt: float) -> None:
-        self.slept.append(dt)
-        self.now += dt
 
 
 def healing_after(polls: int) -> tuple[Callable[[Any], Facts], list[int]]:
@@ -222,3 +210,100 @@ def test_coverage_and_fault_bands_ignore_the_wait() -> None:
     assert len(kill) == 1 and (kill[0].start, kill[0].stop) == (int(1.1 * S), int(4.2 * S))
     marks = [b for b in bands if b.kind != "kill"]
     assert [(b.kind, b.start == b.stop) for b in marks] == [(AWAIT, True)], "an instant marker"
+
+
+# --- what a fault still in force keeps away is not waited for ----------------------------
+
+
+def stuck(parts: dict[str, PartitionState], registered: set[str]) -> Callable[[Any], Facts]:
+    return lambda _c: Facts(partitions=lambda: parts, controller=lambda: "n1",
+                            brokers=lambda: registered)
+
+
+def led(key: str, leader: str | None, isr: tuple[str, ...] = tuple(NODES)) -> PartitionState:
+    topic, part = key.rsplit("-", 1)
+    return PartitionState(topic, int(part), leader, tuple(NODES), isr)
+
+
+@pytest.mark.parametrize(("in_force", "registered", "parts", "excused"), [
+    (InForce(paused=frozenset({"n2"})), {"n1", "n3"}, {"t0-0": led("t0-0", "n1")},
+     {"broker n2": "paused"}),
+    (InForce(grudge=g.complete_grudge([["n3"], ["n1", "n2"]])), {"n1", "n2"},
+     {"t0-0": led("t0-0", "n1")}, {"broker n3": "cut off"}),
+    (InForce(killed=frozenset({"n2"})), {"n1", "n3"},
+     {"t0-0": led("t0-0", "n1"), "t0-1": led("t0-1", None, ("n2",))},
+     {"broker n2": "killed", "leader of t0-1": "no in-sync replica is up (n2 killed)"}),
+    (InForce(killed=frozenset({"n1", "n2"})), {"n3"}, {"t0-0": led("t0-0", None)},
+     {"broker n1": "killed", "broker n2": "killed",
+      "leader of t0-0": "the KRaft quorum has no majority"}),
+], ids=["paused", "cut-off", "isr-killed", "no-quorum"])
+def test_what_a_fault_keeps_away_is_not_waited_for(
+    in_force: InForce, registered: set[str], parts: dict[str, PartitionState],
+    excused: dict[str, str],
+) -> None:
+    cluster, _ = fake_cluster(3)
+    nem, t = recovery(stuck(parts, registered))
+    nem.resolver.in_force.update(lambda _s: in_force)
+    out = nem.invoke(cluster, {"f": AWAIT, "value": None})
+    assert out == {"value": {"recovered": True, "seconds": 0.0, "polls": 1, "waited-for": [],
+                             "not-waited-for": excused}}
+    assert t.slept == []
+
+
+def test_a_leaderless_partition_with_an_in_sync_replica_up_is_waited_for() -> None:
+    cluster, _ = fake_cluster(3)
+    parts = {"t0-0": led("t0-0", None, ("n2", "n3"))}
+    nem, _t = recovery(stuck(parts, {"n1", "n3"}), timeout_s=3)
+    nem.resolver.in_force.update(lambda s: s.claim("killed", {"n2"}))
+    value = nem.invoke(cluster, {"f": AWAIT, "value": None})["value"]
+    assert value["recovered"] is False and value["still-missing"] == ["leader of t0-0"]
+    assert value["not-waited-for"] == {"broker n2": "killed"}
+
+
+def test_a_wait_in_the_main_phase_ends_with_it() -> None:
+    cluster, _ = fake_cluster(3)
+    nem, t = recovery(healing_after(10**9)[0], timeout_s=60)
+    value = nem.invoke(cluster, {"f": AWAIT, "value": {"within-s": 4.5}})["value"]
+    assert value["recovered"] is False and value["seconds"] == 4.5
+    assert value["timeout-s"] == 4.5 and value["cut-short"] is True
+    assert sum(t.slept) == 4.5
+    assert "cut-short" not in nem.invoke(cluster, {"f": AWAIT, "value": {"within-s": 90}})[
+        "value"], "a budget longer than the timeout changes nothing"
+
+
+def main_phase_end(time_limit: float | None, seed: int) -> tuple[int, list[Op]]:
+    """When the heal phase starts (the main phase's end) in a simulated run of 60 s whose
+    waits for recovery take 40 s unless their budget is shorter, as ``RecoveryNemesis``
+    makes them."""
+    pkg = build_package(NemesisOptions(faults=frozenset({"kill", "pause"}), interval=10.0,
+                                       seed=seed, time_limit=time_limit))
+    plan = run_phases(repeat({"f": "poll", "value": None}), rate=2, time_limit_s=60,
+                      nemesis_gen=pkg.generator, final_nemesis=pkg.final_generator)
+
+    def latency(op: Op, _rng: Any) -> int:
+        if op["f"] != AWAIT:
+            return 10_000_000
+        within = (op["value"] or {}).get("within-s", 10**6)
+        return int(min(AWAIT_S, within) * S)
+
+    ops = simulate(plan_gen(plan), concurrency=2, seed=seed, latency_fn=latency)
+    assert pkg.final_generator is not None
+    final = len(pkg.final_generator)
+    nem = invokes([op for op in ops if op["process"] == "nemesis"])
+    return nem[-final]["time"], nem[:-final]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_main_phase_does_not_overrun_by_a_recovery_timeout(seed: int) -> None:
+    end, main = main_phase_end(60, seed)
+    assert end <= 60 * S + 10_000_000, f"the heal phase began at {end / S:.2f} s"
+    for op in main:
+        if op["f"] == AWAIT:
+            assert op["value"]["within-s"] == pytest.approx(60 - op["time"] / S, abs=1e-3)
+    unbounded, _ = main_phase_end(None, seed)
+    assert unbounded >= end
+
+
+def test_without_the_bound_a_wait_overruns_the_main_phase() -> None:
+    """What the bound is for: some seed lands a 40 s wait across the end of the phase."""
+    assert any(main_phase_end(None, seed)[0] > 61 * S for seed in range(4))

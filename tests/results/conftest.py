@@ -1,13 +1,22 @@
-"""Synthetic run directories (``bench._synth_run``) shared by the report tests."""
+"""Synthetic run directories (``harness.bench._synth``) shared by the report tests.
+
+Also makes ``tests/support`` importable (``stalled_run``: a run that wrote
+nothing during its fault).
+"""
 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from bench._synth_run import INJECTABLE, write_run
+from harness.bench._synth import INJECTABLE, write_run
+
+SUPPORT = str(Path(__file__).resolve().parents[1] / "support")
+if SUPPORT not in sys.path:
+    sys.path.insert(0, SUPPORT)
 
 #: Every injectable anomaly, planted while a fault is in force.
 INVALID_RUN = {"ops": 6000, "seed": 3, "interval_s": 0.5, "inject": INJECTABLE}

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from harness.bench._synth import plans, write_plan
 from harness.cli import main
 from results.ingest import read_runs
-from results.synthetic import plans, write_run
 
 STAMP = "20261121T031501.123Z"
 
@@ -24,7 +24,7 @@ STAMP = "20261121T031501.123Z"
 @pytest.fixture(scope="module")
 def good_run_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished synthetic run: history.jsonl, test.json and results.json."""
-    return write_run(tmp_path_factory.mktemp("runs"), plans(1, 200, seed=4, nights=1)[0])
+    return write_plan(tmp_path_factory.mktemp("runs"), plans(1, 200, seed=4, nights=1)[0])
 
 
 @pytest.fixture(autouse=True)
@@ -57,10 +57,12 @@ BAD_RUNS = [
      "anomaly-counts.lost-write must be an integer"),
     ("results.json", '{"valid": true, "run": {"duration_s": "long"}}',
      "run.duration_s must be a number"),
+    ("results.json", '{"valid": true, "run": {"coverage": {"seconds": "sixty"}}}',
+     "run.coverage.seconds must be an integer"),
 ]
 BAD_IDS = ["test-list", "test-field", "test-binary", "test-latin-1", "results-string",
            "results-no-valid", "results-anomalies-list", "results-count-string",
-           "results-duration-string"]
+           "results-duration-string", "results-coverage-seconds-string"]
 
 
 @pytest.mark.parametrize(("file", "data", "what"), BAD_RUNS, ids=BAD_IDS)

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from results.coverage import acked_sends, coverage, poor_coverage
+from results.coverage import acked_sends, coverage, outside_faults, poor_coverage
 
 S = 1_000_000_000
 SPANS = {"kill": ("kill", "start"), "partition": ("start-partition", "stop-partition")}
@@ -74,6 +74,25 @@ def test_a_run_that_kept_writing_through_its_faults_is_not_poor() -> None:
     assert poor_coverage(coverage(ops, SPANS, main=(0, 10 * S))) is None
 
 
+def test_overlapping_faults_count_once_in_the_union() -> None:
+    # kill 2-6 s and a partition 4-8 s overlap for 2 s; sends at 1.5, 5.5 and 9.5 s
+    ops = [send_ok(1.5), nem(2.0, "kill"), nem(4.0, "start-partition"), send_ok(5.5, 2),
+           nem(6.0, "start", "invoke"), nem(6.1, "start"), nem(8.0, "stop-partition", "invoke"),
+           nem(8.1, "stop-partition"), send_ok(9.5)]
+    cov = coverage(ops, SPANS, main=(0, 10 * S))
+    assert cov["faults"]["kill"]["acked_sends"] == cov["faults"]["partition"]["acked_sends"] == 2
+    assert cov["in_faults"] == {"in_force_s": 6.0, "acked_sends": 2, "seconds": 6,
+                                "live_seconds": 1}  # seconds 2..7; only 5 live
+    assert outside_faults(cov) == {"seconds": 4, "live_seconds": 2}  # 0, 1, 8, 9; 1 and 9 live
+
+
+def test_a_run_without_faults_has_an_empty_union() -> None:
+    cov = coverage([send_ok(0.5), send_ok(2.5)], SPANS, main=(0, 3 * S))
+    assert cov["in_faults"] == {"in_force_s": 0.0, "acked_sends": 0, "seconds": 0,
+                                "live_seconds": 0}
+    assert outside_faults(cov) == {"seconds": 3, "live_seconds": 2}
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     sends=st.lists(st.tuples(st.floats(0, 30), st.integers(1, 5)), max_size=60),
@@ -89,6 +108,18 @@ def test_figures_stay_within_their_bounds(
     cov = coverage(ops, SPANS, main=(0, 30 * S))
     assert 0 <= cov["live_seconds"] <= cov["seconds"] == 30
     assert cov["acked_sends_main"] <= cov["acked_sends"] == sum(n for _t, n in sends)
+    union = cov["in_faults"]
     for fig in cov["faults"].values():
-        assert fig["acked_sends"] <= cov["acked_sends"]
-        assert fig["live_seconds"] <= fig["seconds"] <= cov["seconds"]
+        assert fig["acked_sends"] <= union["acked_sends"] <= cov["acked_sends"]
+        assert fig["live_seconds"] <= fig["seconds"] <= union["seconds"] <= cov["seconds"]
+        assert fig["in_force_s"] <= union["in_force_s"]
+    assert 0 <= union["live_seconds"] <= cov["live_seconds"]
+    out = outside_faults(cov)
+    assert 0 <= out["live_seconds"] <= out["seconds"]
+
+
+def test_only_heals_inside_the_main_phase_count_as_recoveries() -> None:
+    ops = [send_ok(0.5), nem(1.0, "kill"), nem(2.0, "start", "invoke"), nem(2.1, "start"),
+           send_ok(2.6), nem(3.0, "kill"), nem(5.0, "start", "invoke"), nem(5.2, "start")]
+    cov = coverage(ops, SPANS, main=(0, 4 * S))  # the second restart is the final heal
+    assert cov["recoveries"] == [{"f": "start", "healed_at_s": 2.1, "first_ack_after_s": 0.5}]

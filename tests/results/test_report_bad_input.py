@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from bench._synth_run import write_run
 from checkers import check_file
+from harness.bench._synth import write_run
 from harness.cli import main
 
 Mutate = Callable[[Path], None]

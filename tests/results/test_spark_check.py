@@ -28,16 +28,19 @@ SUPPORT = str(Path(__file__).resolve().parents[1] / "support")
 if SUPPORT not in sys.path:
     sys.path.insert(0, SUPPORT)
 
+import bad_histories  # noqa: E402
 import kafka_model as km  # noqa: E402
 
 from checkers import check_file, check_history  # noqa: E402
+from checkers._input import Source, open_source  # noqa: E402
 from harness.base.errors import HistoryError  # noqa: E402
 
 pyspark = pytest.importorskip("pyspark")
 
-from results.spark_check import CHECKED_TYPES, check_files_spark  # noqa: E402
+from harness.bench._synth import plans, write_plan  # noqa: E402
+from results.spark_check import CHECKED_TYPES, check_files_spark, judge  # noqa: E402
+from results.spark_history import read_histories  # noqa: E402
 from results.spark_session import get_session, stop_session  # noqa: E402
-from results.synthetic import plans, write_run  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -129,7 +132,7 @@ def test_hypothesis_histories_agree(spark: Any, tmp_path: Path, seeds: list[int]
 def test_synthetic_runs_with_lost_writes_agree(spark: Any, tmp_path: Path) -> None:
     lossy = [p for p in plans(12, 4000, seed=7) if p.loss_rate > 0][:3]
     safe = [p for p in plans(48, 4000, seed=7) if p.loss_rate == 0][:1]
-    dirs = [write_run(tmp_path, p) for p in [*lossy, *safe]]
+    dirs = [write_plan(tmp_path, p) for p in [*lossy, *safe]]
     verdicts = check_files_spark(spark, dirs, max_anomalies=CAP)
     for d, got in zip(dirs, verdicts, strict=True):
         assert_agree(check_file(d, max_anomalies=CAP), got, str(d))
@@ -137,42 +140,78 @@ def test_synthetic_runs_with_lost_writes_agree(spark: Any, tmp_path: Path) -> No
     assert verdicts[-1]["valid"] is True
 
 
-@pytest.mark.parametrize(
-    ("lines", "line"),
-    [
-        pytest.param(
-            [
-                '{"index":0,"time":0,"process":0,"type":"invoke","f":"poll","value":[["poll"]]}',
-                "not json",
-            ],
-            2,
-            id="not-json",
-        ),
-        pytest.param(
-            ['{"index":0,"time":0,"process":0,"type":"ok","f":"poll","value":[["poll",{}]]}'],
-            1,
-            id="completion-without-invoke",
-        ),
-        pytest.param(
-            [
-                '{"index":0,"time":0,"process":0,"type":"invoke","f":"send","value":[["send","x",1]]}',
-                '{"index":1,"time":1,"process":0,"type":"ok","f":"send","value":[["send","x",[0]]]}',
-            ],
-            2,
-            id="bad-micro-op",
-        ),
-    ],
-)
-def test_malformed_input_names_the_same_line(
-    spark: Any, tmp_path: Path, lines: list[str], line: int
+def test_malformed_histories_get_the_memory_engines_line_and_words(
+    spark: Any, tmp_path: Path
 ) -> None:
-    path = tmp_path / "bad.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(HistoryError) as memory:
-        check_file(path)
-    with pytest.raises(HistoryError) as got:
-        check_files_spark(spark, [path])
-    assert memory.value.line == got.value.line == line
+    """Every case of ``bad_histories`` in one Spark batch: the same error, word for word."""
+    memory: dict[str, str] = {}
+    sources: dict[str, Source] = {}
+    for case in bad_histories.CASES:
+        path = tmp_path / f"{case.id}.jsonl"
+        path.write_bytes(case.content)
+        with pytest.raises(HistoryError) as caught:
+            check_file(path)
+        memory[case.id] = str(caught.value)
+        try:
+            sources[case.id] = open_source(path)  # what check_files_spark does first
+        except HistoryError as err:
+            assert str(err) == memory[case.id], case.id
+    errors: dict[str, HistoryError] = {}
+    read_histories(spark, list(sources.values()), errors=errors)
+    got = {cid: str(errors.get(str(s.path.resolve()))) for cid, s in sources.items()}
+    assert got == {cid: memory[cid] for cid in sources}
+    assert len(sources) >= len(bad_histories.CASES) - 3, "most cases must reach Spark"
+
+
+def test_lines_and_times_are_followed_across_file_splits(spark: Any, tmp_path: Path) -> None:
+    """Files cut into many Spark splits: the same line numbers, errors and verdict.
+
+    A line's time is compared with the last time of the splits before it, the
+    way the memory engine's chunked reader compares across its chunk edges.
+    """
+    ops = km.generate(3, km.Settings(ops=120, clients=4, keys=2))
+    valid = Path(_write(ops, tmp_path / "valid.jsonl"))
+    broken: list[Path] = []
+    for at in (1, 17, 60, len(ops) - 1):  # line at + 1 goes back in time
+        bad = [dict(op) for op in ops]
+        bad[at - 1]["time"] = bad[at]["time"] + 10**6
+        broken.append(Path(_write(bad, tmp_path / f"time-{at}.jsonl")))
+        bad = [dict(op) for op in ops]
+        bad[at]["index"] += 1
+        broken.append(Path(_write(bad, tmp_path / f"index-{at}.jsonl")))
+    memory = {}
+    for path in broken:
+        with pytest.raises(HistoryError) as caught:
+            check_file(path)
+        memory[str(path.resolve())] = str(caught.value)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "700")  # ~6 lines a split
+    try:
+        errors: dict[str, HistoryError] = {}
+        tables = read_histories(spark, [open_source(p) for p in [valid, *broken]], errors=errors)
+        verdict = judge(tables, max_anomalies=CAP)[str(valid.resolve())]
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert {h: str(e) for h, e in errors.items()} == memory
+    assert_agree(check_file(valid, max_anomalies=CAP), verdict, str(valid))
+
+
+def test_a_last_line_cut_short_is_dropped_by_both_engines_alike(
+    spark: Any, tmp_path: Path, capsys: Any
+) -> None:
+    from harness.cli import main
+
+    ops = km.generate(5, km.Settings(ops=60, clients=3, keys=2))
+    path = tmp_path / "torn.jsonl"
+    path.write_text("".join(json.dumps(op) + "\n" for op in ops) + '{"index": 99, "ti')
+    assert main(["check", "--json", str(path)]) == 0
+    memory = capsys.readouterr()
+    assert main(["check", "--engine", "spark", "--json", str(path)]) == 0
+    got = capsys.readouterr()
+    assert got.err == memory.err
+    assert got.err.startswith(f"insync: warning: line {len(ops) + 1} has no final newline")
+    verdict = json.loads(got.out)
+    assert verdict["warnings"] == json.loads(memory.out)["warnings"]
+    assert_agree(json.loads(memory.out), verdict, str(path))
 
 
 def test_cli_engine_spark(spark: Any, tmp_path: Path, capsysbinary: Any) -> None:

@@ -1,4 +1,4 @@
-"""Writing small histories by hand, in the format of shared/HISTORY.md.
+"""Writing small histories by hand, in the format of docs/HISTORY.md.
 
 ``Hist`` numbers ops and stamps times so a test spells out only what matters::
 

@@ -19,6 +19,9 @@ The model is deliberately simple but faithful to what the checker relies on:
 
 ``inject_*`` functions take such a history and plant exactly one kind of fault,
 returning the (key, value) where the checker must find it.
+
+The partitions are the benchmarks' in-memory Kafka (``harness.bench._synth.kafka``),
+so the checker tests and the synthetic runs share one model of a log.
 """
 
 from __future__ import annotations
@@ -29,16 +32,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-COMMITTED, ABORTED, MARKER, OPEN = "committed", "aborted", "marker", "open"
+from harness.bench._synth.kafka import ABORTED, COMMITTED, MARKER, OPEN, Partition
+
 Op = dict[str, Any]
-
-
-@dataclass
-class Slot:
-    """One offset of a partition."""
-
-    state: str
-    value: int | None = None
 
 
 @dataclass
@@ -73,7 +69,7 @@ class KafkaModel:
         self.rng = random.Random(seed)
         self.s = settings or Settings()
         self.keys = [f"t0-{i}" for i in range(self.s.keys)]
-        self.logs: dict[str, list[Slot]] = {k: [] for k in self.keys}
+        self.logs: dict[str, Partition] = {k: Partition() for k in self.keys}
         self.ops: list[Op] = []
         self.next_process = 0
         self.next_value = 1
@@ -187,8 +183,7 @@ class KafkaModel:
         landed = len(value) if outcome == "ok" else self.rng.randint(0, len(value))
         for i, (_, k, v) in enumerate(value):
             if i < landed:
-                self.logs[k].append(Slot(COMMITTED, v))
-                done.append(["send", k, [len(self.logs[k]) - 1, v]])
+                done.append(["send", k, [self.logs[k].append(v, COMMITTED), v]])
         if outcome == "ok":
             self._emit(client.process, "ok", "send", done)
         else:
@@ -204,20 +199,18 @@ class KafkaModel:
         for mop in value:
             if mop[0] == "send":
                 _, k, v = mop
-                state = OPEN if transactional else COMMITTED
-                self.logs[k].append(Slot(state, v))
-                offset = len(self.logs[k]) - 1
+                offset = self.logs[k].append(v, OPEN if transactional else COMMITTED)
                 opened.append((k, offset))
                 result.append(["send", k, [offset, v]])
             else:
                 result.append(["poll", self._poll(client, positions)])
         for k, offset in opened:
-            slot = self.logs[k][offset]
-            if slot.state == OPEN:
-                slot.state = COMMITTED if commit else ABORTED
+            states = self.logs[k].states
+            if states[offset] == OPEN:
+                states[offset] = COMMITTED if commit else ABORTED
         if transactional and opened:
             for k in {k for k, _ in opened}:
-                self.logs[k].append(Slot(MARKER))
+                self.logs[k].append(None, MARKER)
         if outcome == "ok":
             client.positions = positions
             self._emit(client.process, "ok", f, result)
@@ -231,19 +224,9 @@ class KafkaModel:
     ) -> dict[str, list[list[int]]]:
         out: dict[str, list[list[int]]] = {}
         for k in client.assigned:
-            log = self.logs[k]
-            pos = positions.get(k, 0)
             want = self.rng.randint(at_least, 4)
-            records: list[list[int]] = []
-            while pos < len(log) and len(records) < want:
-                slot = log[pos]
-                if slot.state == OPEN:
-                    break  # last stable offset: never read past an open transaction
-                if slot.state == COMMITTED:
-                    assert slot.value is not None
-                    records.append([pos, slot.value])
-                pos += 1
-            positions[k] = pos
+            # stops at the last stable offset: never reads past an open transaction
+            records, positions[k] = self.logs[k].read(positions.get(k, 0), want)
             if records or self.rng.random() < 0.3:
                 out[k] = records
         return out
@@ -255,7 +238,7 @@ class KafkaModel:
         self._assign(reader, list(self.keys))
         self._emit(process, "ok", "assign", list(self.keys))
         while any(
-            any(s.state == COMMITTED for s in self.logs[k][reader.positions[k]:])
+            COMMITTED in self.logs[k].states[reader.positions[k]:]
             for k in self.keys
         ):
             self._emit(process, "invoke", "poll", [["poll"]])

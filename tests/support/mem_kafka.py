@@ -144,7 +144,7 @@ def fake_workload(
     """A workload record over an in-memory Kafka, with the queue's pure generators.
 
     Its clients come from ``handler``; it has no options of its own and its
-    histories are judged by shared/HISTORY.md's checker. ``setup_error``: its
+    histories are judged by docs/HISTORY.md's checker. ``setup_error``: its
     ``setup`` raises that (a cluster that refuses the workload's topics).
     """
     state = FakeWorkload()

@@ -10,7 +10,7 @@ job per module:
 * ``setup``: one run's topics and clients; ``topics``: topics created on demand;
 * ``client``: the ``QueueClient`` (``config``, ``sending``, ``reading``, ``txn``);
 
-and its histories are judged by shared/HISTORY.md's checker.
+and its histories are judged by docs/HISTORY.md's checker.
 """
 
 from __future__ import annotations

@@ -280,5 +280,5 @@ def test_the_same_run_with_a_lost_write_fails_the_checker() -> None:
 
 
 def test_the_queue_asks_only_for_the_history_contracts_client_ops() -> None:
-    """Its ops are shared/HISTORY.md's client ``f`` s, which the checker reads by code."""
+    """Its ops are docs/HISTORY.md's client ``f`` s, which the checker reads by code."""
     assert set(OPS) <= set(F_CODES)

@@ -1,6 +1,6 @@
 """``insync bench analyze``: ``insync analyze`` over synthetic runs: time, and Spark's share.
 
-Also home of ``insync bench spark-check`` (``bench/spark_check.py`` only names
+Also home of ``insync bench spark-check`` (``harness/bench/spark_check.py`` only names
 it): ``insync check --engine spark`` against the in-memory checker on one
 history per size, each engine in a fresh child process, timing the whole
 command (JVM start included: that is what a user waits for) and sampling the
@@ -117,13 +117,14 @@ def insync(*args: str) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from results.synthetic import write_runs
+    from harness.base.rundir import RunDir
+    from harness.bench._synth import write_runs
 
     with tempfile.TemporaryDirectory(prefix="insync-bench-analyze-", dir=args.workdir) as tmp:
         root = Path(tmp) / "results"
         t0 = time.perf_counter()
         dirs = write_runs(root, args.runs, args.ops_per_run, nights=3)
-        lines = sum(sum(1 for _ in (d / "history.jsonl").open("rb")) for d in dirs)
+        lines = sum(sum(1 for _ in RunDir(d).history_path.open("rb")) for d in dirs)
         print(
             f"wrote {len(dirs)} synthetic runs, {lines:,} history lines "
             f"({time.perf_counter() - t0:.0f}s, not measured)",
@@ -167,7 +168,7 @@ def add_spark_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def spark_check_main(args: argparse.Namespace) -> int:
-    from bench.check import write_history
+    from harness.bench._synth import write_history
 
     sizes = [int(s) for s in args.sizes.split(",") if s]
     engines = [e for e in args.engines.split(",") if e]

@@ -1,6 +1,6 @@
 """``insync bench report``: how long a report takes to write, how big it is, how fast it opens.
 
-For each size N (history lines) it simulates a run (``bench._synth_run``: faults,
+For each size N (history lines) it simulates a run (``harness.bench._synth``: faults,
 fail/info ops, transactions, one of each injectable anomaly), checks it and
 writes results.json as the runner would, then times ``write_report`` (page only,
 then page + PNGs), and opens the page in headless chromium three times,
@@ -70,29 +70,31 @@ def load_times(report: Path, chromium: str, phases: list[dict[str, int]],
 
 
 def measure(n: int, root: Path, chromium: str | None) -> dict[str, Any]:
-    from bench._synth_run import INJECTABLE, write_run
     from checkers import check_file
+    from harness.base.rundir import RunDir
+    from harness.bench._synth import INJECTABLE, write_run
     from results.report import write_report
 
     run = root / f"bench-{n}" / "20261121T031501.123Z"
+    stored = RunDir(run)
     t = time.perf_counter()
     write_run(run, ops=n, seed=7, concurrency=10, keys=8, interval_s=10.0, inject=INJECTABLE,
               name=f"bench-{n}")
     gen_s, t = time.perf_counter() - t, time.perf_counter()
     verdict = check_file(run)
-    (run / "results.json").write_text(json.dumps(verdict))
+    stored.write_results(verdict)
     check_s, t = time.perf_counter() - t, time.perf_counter()
     report = write_report(run, pngs=False)
     html_s, t = time.perf_counter() - t, time.perf_counter()
     write_report(run)
     total_s = time.perf_counter() - t
     result: dict[str, Any] = {
-        "lines": sum(1 for _ in (run / "history.jsonl").open("rb")),
+        "lines": sum(1 for _ in stored.history_path.open("rb")),
         "valid": verdict["valid"], "anomalies": verdict.get("anomaly-counts"),
         "simulate_s": round(gen_s, 1), "check_s": round(check_s, 1),
         "report_html_s": round(html_s, 1), "report_with_pngs_s": round(total_s, 1),
         "report_mb": round(report.stat().st_size / 1e6, 2),
-        "history_mb": round((run / "history.jsonl").stat().st_size / 1e6, 1),
+        "history_mb": round(stored.history_path.stat().st_size / 1e6, 1),
         "pngs_kb": {p: (run / p).stat().st_size // 1000
                     for p in ("timeline.png", "latency.png", "throughput.png")},
         "run_dir": str(run),

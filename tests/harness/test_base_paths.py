@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from results.within import Refused, resolve_within
+from harness.base.paths import Refused, resolve_within
 
 
 @pytest.fixture

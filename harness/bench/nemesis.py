@@ -196,7 +196,8 @@ def measure_overhead(cluster: Cluster, messages: int) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--name", default="nem-bench", help="cluster name (default: nem-bench)")
+    parser.add_argument("--cluster-name", default="nem-bench",
+                        help="the cluster's name (default: nem-bench)")
     parser.add_argument("--nodes", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3, help="rounds per fault (median)")
     parser.add_argument("--overhead", action="store_true", help="also measure libfaketime")
@@ -211,7 +212,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from confluent_kafka.cimpl import NewTopic
 
-    spec = ClusterSpec(name=args.name, nodes=args.nodes, faketime=True)
+    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
         cluster = provisioner_for().up(spec, fresh=not args.reuse)
@@ -229,5 +230,5 @@ def main(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2))
     finally:
         if not args.keep:
-            provisioner_for().down(args.name)
+            provisioner_for().down(args.cluster_name)
     return 0

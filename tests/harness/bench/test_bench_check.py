@@ -1,4 +1,4 @@
-"""``bench.check``: its synthetic history must be valid, or the benchmark measures nothing."""
+"""``insync bench check``: its synthetic history must be valid, or it measures nothing."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import check as bench_check
 from checkers import check_file
+from harness.bench import check as bench_check
 
 
 @pytest.mark.parametrize("ops", [500, 5000], ids=["tiny", "small"])

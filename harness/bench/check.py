@@ -27,10 +27,11 @@ Data layout chosen by the checker (see ``checkers._collect``), and why:
 * the cycle graph only holds ops that both read and sent (the only ones that
   can lie on a write-read cycle), so plain producers and consumers cost nothing.
 
-The synthetic history mixes producers (1-3 sends, 1 in 50 failing), consumers
-that poll the keys they own (up to 4 records per key) and transactions that
-read and send, with two ops in flight at a time; consumers drain the log at
-the end so the history is valid (every acknowledged value is read).
+The synthetic history is ``harness.bench._synth``'s CHECK shape: 8 producers
+sending 1-3 values (one op in 8 a write-only transaction, whose marker leaves
+a hole in the offsets), 8 consumers polling the 2 keys each owns (up to 4
+records per key), 1 op in 50 failing, 16 ops in flight; a final reader drains
+what nobody read, so the history is valid (every acknowledged value is read).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.base.errors import UsageError
+from harness.bench._synth import write_history
 
 #: Default sizes; the 10M run is opt-in (it takes minutes).
 DEFAULT_SIZES = (100_000, 1_000_000)
@@ -76,102 +78,6 @@ class Result:
     def single_ratio(self) -> float:
         """CPU time of a single-process ``check_file`` / the json.loads loop."""
         return self.single_cpu_s / self.json_cpu_s if self.json_cpu_s else float("inf")
-
-
-class _Writer:
-    """Writes a valid queue/txn history, op by op, straight to text."""
-
-    def __init__(self, out: TextIO, keys: int = 8, consumers: int = 8, producers: int = 8) -> None:
-        self.out = out
-        self.index = 0
-        self.keys = [f"t0-{i}" for i in range(keys)]
-        self.logs: list[list[int]] = [[] for _ in range(keys)]  # values, offset = position
-        self.next_offset = [0] * keys
-        self.value = 0
-        self.tick = 0
-        self.producers = list(range(producers))
-        self.consumers = list(range(producers, producers + consumers))
-        # each consumer owns two keys; every key is owned by consumers // keys * 2 consumers
-        self.owned = {c: [(i * 2) % keys, (i * 2 + 1) % keys] for i, c in enumerate(self.consumers)}
-        self.positions = {c: [0] * keys for c in self.consumers}
-        self.offsets_of: list[list[int]] = [[] for _ in range(keys)]
-
-    def _line(self, process: int, type_: str, f: str, value: str) -> None:
-        self.out.write(
-            f'{{"index":{self.index},"time":{self.index * 1000},"process":{process},'
-            f'"type":"{type_}","f":"{f}","value":{value}}}\n'
-        )
-        self.index += 1
-
-    def _send_value(self) -> list[tuple[int, int]]:
-        """(key number, value) of 1-3 fresh sends."""
-        self.tick += 1
-        n = 1 + self.tick % 3
-        out = []
-        for j in range(n):
-            self.value += 1
-            out.append(((self.tick * 7 + j * 3) % len(self.keys), self.value))
-        return out
-
-    def _append(self, sends: list[tuple[int, int]]) -> str:
-        parts = []
-        for k, v in sends:
-            offset = self.next_offset[k]
-            self.logs[k].append(v)
-            # one transaction marker in 8 leaves a hole in the offsets
-            self.next_offset[k] = offset + (2 if v % 8 == 0 else 1)
-            self.offsets_of[k].append(offset)
-            parts.append(f'["send","{self.keys[k]}",[{offset},{v}]]')
-        return "[" + ",".join(parts) + "]"
-
-    def _poll(self, consumer: int, limit: int = 4) -> str:
-        pos = self.positions[consumer]
-        parts = []
-        for k in self.owned[consumer]:
-            log = self.logs[k]
-            offs = self.offsets_of[k]
-            start = pos[k]
-            end = min(len(log), start + limit)
-            if end > start:
-                recs = ",".join(f"[{offs[i]},{log[i]}]" for i in range(start, end))
-                parts.append(f'"{self.keys[k]}":[{recs}]')
-                pos[k] = end
-        return '[["poll",{' + ",".join(parts) + "}]]"
-
-    def write(self, n_ops: int) -> None:
-        """About ``n_ops`` lines (exactly, give or take the final drain)."""
-        for c in self.consumers:
-            keys = json.dumps([self.keys[k] for k in self.owned[c]])
-            self._line(c, "invoke", "assign", keys)
-            self._line(c, "ok", "assign", keys)
-        step = 0
-        while self.index < n_ops - 4 * len(self.consumers):
-            step += 1
-            producer = self.producers[step % len(self.producers)]
-            consumer = self.consumers[step % len(self.consumers)]
-            sends = self._send_value()
-            invoke = "[" + ",".join(f'["send","{self.keys[k]}",{v}]' for k, v in sends) + "]"
-            self._line(producer, "invoke", "send", invoke)
-            self._line(consumer, "invoke", "poll", '[["poll"]]')
-            if step % 50 == 0:
-                self._line(producer, "fail", "send", invoke)
-            else:
-                self._line(producer, "ok", "send", self._append(sends))
-            self._line(consumer, "ok", "poll", self._poll(consumer))
-        for c in self.consumers:
-            while any(
-                self.positions[c][k] < len(self.logs[k]) for k in self.owned[c]
-            ):
-                self._line(c, "invoke", "poll", '[["poll"]]')
-                self._line(c, "ok", "poll", self._poll(c, limit=64))
-
-
-def write_history(path: Path, n_ops: int) -> int:
-    """Write a valid synthetic history of about ``n_ops`` lines; returns the line count."""
-    with path.open("w", buffering=1 << 20) as out:
-        writer = _Writer(out)
-        writer.write(n_ops)
-        return writer.index
 
 
 def measure(path: Path, repeat: int, jobs: int | None = None) -> dict[str, Any]:
@@ -211,7 +117,7 @@ def _keep_min(best: dict[str, float], name: str, seconds: float) -> None:
 
 
 def _measure_in_child(path: Path, repeat: int, jobs: int | None) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "bench.check", "--measure", str(path), str(repeat)]
+    argv = [sys.executable, "-m", "harness.bench.check", "--measure", str(path), str(repeat)]
     proc = subprocess.run(
         [*argv, *([str(jobs)] if jobs else [])], check=True, capture_output=True, text=True
     )
@@ -310,14 +216,15 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _child(argv: list[str]) -> int:
-    """``python -m bench.check --measure PATH [REPEAT [JOBS]]`` prints one JSON object."""
+    """``python -m harness.bench.check --measure PATH [REPEAT [JOBS]]`` prints one JSON object."""
     if 2 <= len(argv) <= 4 and argv[0] == "--measure":
         repeat = int(argv[2]) if len(argv) >= 3 else 1
         jobs = int(argv[3]) if len(argv) == 4 else None
         print(json.dumps(measure(Path(argv[1]), repeat, jobs)))
         return 0
     print(
-        "usage: python -m bench.check --measure PATH [REPEAT [JOBS]] (or: insync bench check)",
+        "usage: python -m harness.bench.check --measure PATH [REPEAT [JOBS]] "
+        "(or: insync bench check)",
         file=sys.stderr,
     )
     return 64

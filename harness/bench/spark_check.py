@@ -1,6 +1,6 @@
 """``insync bench spark-check``: the Spark engine of ``insync check`` against the in-memory one.
 
-The benchmark lives in ``bench/analyze.py`` (one module for the Spark
+The benchmark lives in ``harness/bench/analyze.py`` (one module for the Spark
 pipeline's numbers); this module only gives it its name.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.analyze import SPARK_CHECK_HELP, add_spark_check_arguments, spark_check_main
+from harness.bench.analyze import SPARK_CHECK_HELP, add_spark_check_arguments, spark_check_main
 
 HELP = SPARK_CHECK_HELP
 

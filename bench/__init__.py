@@ -1,1 +1,0 @@
-"""insync's bench package."""

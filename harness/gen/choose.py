@@ -1,0 +1,187 @@
+"""Combinators that decide *what* runs: ``limit``, ``time_limit``, ``mix``, ``interleave``,
+``any_of``. The constructor functions (seconds, plain values) are in ``combinators``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from harness.base.history import Op
+from harness.gen.core import (
+    Context,
+    Gen,
+    Pending,
+    Step,
+    min_wake,
+    soonest,
+)
+
+
+def _child(ctx: Context, salt: int) -> Context:
+    """The context a combinator hands to its ``salt``-th child: independent randomness."""
+    return replace(ctx, rng=ctx.rng.fork(salt + 3))
+
+
+@dataclass(frozen=True, slots=True)
+class Limit(Gen):
+    """At most ``remaining`` ops from ``gen``."""
+
+    remaining: int
+    gen: Gen | None
+
+    def op(self, ctx: Context) -> Step:
+        if self.remaining <= 0 or self.gen is None:
+            return None
+        step = self.gen.op(ctx)
+        if step is None:
+            return None
+        x, nxt = step
+        used = 0 if isinstance(x, Pending) else 1
+        return x, Limit(self.remaining - used, nxt)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return self if self.gen is None else Limit(self.remaining, self.gen.update(ctx, event))
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimit(Gen):
+    """Ops of ``gen`` whose time is before ``cutoff``: ``dt`` ns after it was first asked."""
+
+    dt: int
+    gen: Gen | None
+    cutoff: int | None = None
+
+    def op(self, ctx: Context) -> Step:
+        cutoff = ctx.time + self.dt if self.cutoff is None else self.cutoff
+        if self.gen is None or ctx.time >= cutoff:
+            return None
+        step = self.gen.op(ctx)
+        if step is None:
+            return None
+        x, nxt = step
+        if isinstance(x, Pending):
+            wake = cutoff if x.wake is None else min(x.wake, cutoff)
+            return Pending(wake), TimeLimit(self.dt, nxt, cutoff)
+        if x["time"] >= cutoff:
+            return None
+        return x, TimeLimit(self.dt, nxt, cutoff)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        if self.gen is None:
+            return self
+        return TimeLimit(self.dt, self.gen.update(ctx, event), self.cutoff)
+
+
+@dataclass(frozen=True, slots=True)
+class Mix(Gen):
+    """A random generator per op, drawn by weight; exhausted ones drop out.
+
+    The draw for the next op is made when this op is returned and kept while
+    the chosen generator is pending (as in Jepsen), so a generator that is
+    often pending still gets its share.
+    """
+
+    gens: tuple[Gen, ...]
+    weights: tuple[float, ...]
+    chosen: int | None = None
+
+    def op(self, ctx: Context) -> Step:
+        rng, child = ctx.split()
+        gens, weights, i = list(self.gens), list(self.weights), self.chosen
+        while gens:
+            if i is None:
+                i, rng = rng.weighted(weights)
+            step = gens[i].op(child)
+            x, nxt = (None, None) if step is None else step
+            if x is None or (nxt is None and isinstance(x, Pending)):
+                del gens[i], weights[i]
+                i = None
+                continue
+            if isinstance(x, Pending):
+                assert nxt is not None
+                gens[i] = nxt
+                return x, Mix(tuple(gens), tuple(weights), i)
+            if nxt is None:
+                del gens[i], weights[i]
+            else:
+                gens[i] = nxt
+            following = rng.weighted(weights)[0] if gens else None
+            return x, Mix(tuple(gens), tuple(weights), following)
+        return None
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return replace(self, gens=tuple(g.update(ctx, event) for g in self.gens))
+
+
+@dataclass(frozen=True, slots=True)
+class Interleave(Gen):
+    """One op from each generator in turn; exhausted ones drop out.
+
+    Why not ``mix``: for nemesis packages, a random draw can pick one kind many
+    times in a row and leave another kind's fault in force for the whole run.
+    In turn, each kind's start/heal cycle advances at the same pace: with k
+    kinds a fault is healed k ops after it started, while faults of different
+    kinds still overlap. A pending generator keeps its turn, as in ``Mix``.
+    """
+
+    gens: tuple[Gen, ...]
+    turn: int = 0
+
+    def op(self, ctx: Context) -> Step:
+        _, child = ctx.split()
+        gens, i = list(self.gens), self.turn
+        while gens:
+            i %= len(gens)
+            step = gens[i].op(child)
+            x, nxt = (None, None) if step is None else step
+            if x is None or (nxt is None and isinstance(x, Pending)):
+                del gens[i]
+                continue
+            if isinstance(x, Pending):
+                assert nxt is not None
+                gens[i] = nxt
+                return x, Interleave(tuple(gens), i)
+            if nxt is None:
+                del gens[i]  # the next generator now sits at i
+            else:
+                gens[i] = nxt
+                i += 1
+            return x, Interleave(tuple(gens), i)
+        return None
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return replace(self, gens=tuple(g.update(ctx, event) for g in self.gens))
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf(Gen):
+    """Whichever generator offers the soonest op; done when all are."""
+
+    gens: tuple[Gen, ...]
+
+    def op(self, ctx: Context) -> Step:
+        kept: list[Gen | None] = list(self.gens)
+        best: tuple[int, Op, Gen | None] | None = None
+        wakes: list[int | None] = []
+        for i, g in enumerate(self.gens):
+            step = g.op(_child(ctx, i))
+            if step is None:
+                kept[i] = None
+                continue
+            x, nxt = step
+            if isinstance(x, Pending):
+                kept[i] = nxt  # waiting has state: keep it
+                wakes.append(x.wake)
+            elif best is None or soonest(x, best[1]):
+                best = (i, x, nxt)
+        if best is not None:
+            kept[best[0]] = best[2]
+        rest = AnyOf(tuple(g for g in kept if g is not None))
+        if best is not None:
+            return best[1], rest
+        if rest.gens:
+            return min_wake(wakes), rest
+        return None
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return AnyOf(tuple(g.update(ctx, event) for g in self.gens))

@@ -1,0 +1,109 @@
+"""Combinators that decide *when* things run: ``stagger``, ``sleep``, ``synchronize``,
+``phases``. The constructor functions (seconds, plain values) are in ``combinators``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.base.history import Op
+from harness.gen.core import (
+    PENDING,
+    Context,
+    Gen,
+    Pending,
+    Step,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stagger(Gen):
+    """Delays ops so consecutive ones are uniformly 0 to ``span`` ns apart (mean span/2).
+
+    The spacing is across *all* threads, so ``stagger(1/rate)`` gives ``rate``
+    ops per second in total, as long as a thread is free when an op is due.
+    """
+
+    span: int
+    gen: Gen | None
+    next_time: int | None = None
+
+    def op(self, ctx: Context) -> Step:
+        if self.gen is None:
+            return None
+        rng, child = ctx.split()
+        step = self.gen.op(child)
+        if step is None:
+            return None
+        x, nxt = step
+        if isinstance(x, Pending):
+            return x, Stagger(self.span, nxt, self.next_time)
+        due = ctx.time if self.next_time is None else self.next_time
+        if x["time"] < due:
+            x = {**x, "time": due}
+        gap = rng.below(self.span)[0] if self.span > 0 else 0
+        return x, Stagger(self.span, nxt, x["time"] + gap)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        if self.gen is None:
+            return self
+        return Stagger(self.span, self.gen.update(ctx, event), self.next_time)
+
+
+
+@dataclass(frozen=True, slots=True)
+class Synchronize(Gen):
+    """Waits until every thread is free, then behaves as ``gen``."""
+
+    gen: Gen | None
+
+    def op(self, ctx: Context) -> Step:
+        if self.gen is None:
+            return None
+        if not ctx.all_free():
+            return PENDING, self
+        return self.gen.op(ctx)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return self if self.gen is None else Synchronize(self.gen.update(ctx, event))
+
+
+@dataclass(frozen=True, slots=True)
+class Phases(Gen):
+    """Each generator in turn, each starting once the previous is exhausted *and* idle.
+
+    Unlike a plain sequence, every event also reaches the phases still to come,
+    so a later phase can learn from earlier ones (the final drain learns every
+    key the main phase used).
+    """
+
+    gens: tuple[Gen | None, ...]
+
+    def op(self, ctx: Context) -> Step:
+        for i, g in enumerate(self.gens):
+            if g is None:
+                continue
+            step = g.op(ctx)
+            if step is None:
+                continue
+            x, nxt = step
+            return x, Phases((nxt, *self.gens[i + 1:]))
+        return None
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return Phases(tuple(None if g is None else g.update(ctx, event) for g in self.gens))
+
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep(Gen):
+    """No ops for ``dt`` ns from when it is first asked, then done."""
+
+    dt: int
+    deadline: int | None = None
+
+    def op(self, ctx: Context) -> Step:
+        deadline = ctx.time + self.dt if self.deadline is None else self.deadline
+        if ctx.time >= deadline:
+            return None
+        return Pending(deadline), Sleep(self.dt, deadline)

@@ -1,0 +1,111 @@
+"""The cluster settings, declared once for ``insync cluster up|smoke``, ``run`` and ``matrix``.
+
+Each setting is one row of :data:`CLUSTER_OPTIONS` (a :class:`~harness.run.values.Spec`,
+like every row of ``options.OPTIONS``, which starts with these), so it has one
+name everywhere: the flag (``--cluster-name``), the ``run.toml``/``matrix.toml``
+key (``cluster-name``), the field of :class:`ClusterOptions` and the recorded
+argv of a run. One converter and one range per setting, so ``--nodes 0`` gets
+the same one-line refusal from every command. Defaults live in
+:class:`ClusterOptions`; ``RunOptions`` extends it, and
+:meth:`ClusterOptions.cluster_spec` is the one place these settings become a
+``ClusterSpec``.
+
+The cluster commands used to spell the name ``--name``; it is ``--cluster-name``
+now, as ``insync run`` always spelled it (``--name`` there is the test's name).
+No alias is kept: stored test.json files record ``insync run`` argv, which never
+had ``--name`` for the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
+from harness.run.values import (
+    Range,
+    Spec,
+    choice,
+    cluster_name,
+    convert,
+    kafka_version,
+    key_values,
+    text,
+    whole,
+)
+
+if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec, Mode
+
+CLUSTER_OPTIONS: tuple[Spec, ...] = (
+    Spec("cluster_name", cluster_name, "the cluster's name: letters, digits, '-' (default: "
+         "insync)", "NAME"),
+    Spec("nodes", whole, "Kafka nodes (default: 3)", range=Range(1, MAX_NODES)),
+    Spec("kafka_version", kafka_version, "e.g. 4.1.x, 3.9.x (default: 4.1.x)"),
+    Spec("mode", choice("kraft", "zookeeper"), "kraft or zookeeper (default: kraft)"),
+    Spec("controllers", whole, "KRaft voters among the nodes (default: min(3, nodes))",
+         range=Range(1, MAX_NODES)),
+    Spec("heap_mb", whole, "broker JVM heap in MiB (default: 384)",
+         range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
+    Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
+         "validated", "KEY=VALUE", True),
+    Spec("base_image", text, "build nodes FROM this image (needs a registry) instead of "
+         "debootstrap", "IMAGE"),
+)  # fmt: skip
+CLUSTER_BY_NAME = {s.name: s for s in CLUSTER_OPTIONS}
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """The cluster settings and their defaults (plain data, as typed or read)."""
+
+    cluster_name: str = "insync"
+    nodes: int = 3
+    kafka_version: str = "4.1.x"
+    mode: str = "kraft"
+    controllers: int | None = None
+    heap_mb: int = 384
+    broker_config: dict[str, str] = field(default_factory=dict)
+    base_image: str | None = None
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any], hint: str) -> ClusterOptions:
+        """The settings among parsed flags (absent ones keep their defaults), validated;
+        ``hint`` (the command's help) ends the line refusing a bad value."""
+        given = {k: v for k, v in flags.items() if k in CLUSTER_BY_NAME}
+        return cls(**convert(given, CLUSTER_BY_NAME, hint=hint)).validate()
+
+    def validate(self) -> ClusterOptions:
+        """Raise ``UsageError`` (one line) for a value no cluster can have; no Docker asked."""
+        check_values(self, CLUSTER_OPTIONS)
+        from cluster.versions import resolve_for_mode
+
+        resolve_for_mode(self.kafka_version, self.mode)
+        return self
+
+    def cluster_spec(self) -> ClusterSpec:
+        """The cluster these settings describe (broker keys and node counts checked)."""
+        from cluster.broker_config import parse_overrides
+        from cluster.spec import ClusterSpec
+
+        mode: Mode = "kraft" if self.mode == "kraft" else "zookeeper"
+        overrides = parse_overrides([f"{k}={v}" for k, v in self.broker_config.items()], mode)
+        return ClusterSpec(
+            name=self.cluster_name,
+            nodes=self.nodes,
+            kafka_version=self.kafka_version,
+            mode=mode,
+            controllers=self.controllers or min(3, self.nodes),
+            heap_mb=self.heap_mb,
+            broker_config=overrides,
+            base_image=self.base_image,
+        )
+
+
+def check_values(options: object, table: tuple[Spec, ...]) -> None:
+    """Check every set value of ``options`` as if it had been typed (type and range)."""
+    for spec in table:
+        value = getattr(options, spec.name)
+        if value is not None:
+            spec.parse(value)
