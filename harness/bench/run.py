@@ -6,8 +6,8 @@ end unless ``--keep-cluster``), three loops run one after the other:
 * **insync**: a fault-free ``insync run`` of ``--seconds`` (default 30) at
   default settings: the real runner, generator, clients, history, drain and
   checker. Its rate is the acknowledged sends it recorded in the main phase,
-  over that phase's length (``results.json``'s ``acked_sends`` and
-  ``phase_times``).
+  over that phase's length (``results.json``'s ``run.coverage``:
+  ``acked_sends_main`` and ``main_s``).
 * **bare**: confluent-kafka and nothing else, with the *same* producer settings
   (the run's own ``client_options(...).producer_config``) and the same shape of
   load: as many producers as the run had client threads, each producing one
@@ -161,9 +161,9 @@ def insync_loop(
             profiler.stop()
             Path(profile or "profile.html").write_text(profiler.output_html())
     summary = result.summary
-    start, end = summary.get("phase_times", {}).get("main", [0.0, 0.0])
-    seconds = end - start
-    loop = Loop(int(summary.get("acked_sends", 0)), seconds, None)  # the run is more than main
+    cov = summary.get("coverage") or {}  # results.coverage: acks inside the main phase
+    seconds = float(cov.get("main_s") or 0.0)
+    loop = Loop(int(cov.get("acked_sends_main") or 0), seconds, None)  # the run is more than main
     facts = {"valid": result.verdict.get("valid"), "ops": summary.get("ops"),
              "cpu_s_whole_run": round(_cpu() - cpu0, 1),
              "info": summary.get("info"), "run_dir": str(result.run_dir.path),

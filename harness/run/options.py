@@ -61,7 +61,7 @@ from workloads import (
 
 DAY_S = 86_400
 #: Default client threads per node: a thread waits for its op until the op's timeout,
-#: so threads stuck on a stalled partition (at most 2 per key, ``workloads.queue``)
+#: so the few threads a stalled partition holds (``workloads.queue``'s writer bound)
 #: must leave others free to keep the run recording (bench run, tests/workloads/queue).
 THREADS_PER_NODE = 4
 

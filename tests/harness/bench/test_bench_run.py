@@ -10,23 +10,17 @@ Kafka.
 from __future__ import annotations
 
 import argparse
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_engine import Engine
 
 from harness.base.errors import UsageError
 from harness.bench import run as bench_run
 from harness.run.options import THREADS_PER_NODE, RunOptions, parse
-
-SUPPORT = str(Path(__file__).resolve().parents[1] / "support")
-if SUPPORT not in sys.path:
-    sys.path.insert(0, SUPPORT)
-
-from fake_engine import install as install_engine  # noqa: E402
 
 
 def args(*argv: str) -> argparse.Namespace:
@@ -63,9 +57,8 @@ def test_run_options_reach_the_run_and_a_malformed_one_is_refused() -> None:
     ids=["not-flag-value", "out-of-range", "unknown"],
 )
 def test_bad_run_options_are_one_line_before_docker_is_asked(
-    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    argv: list[str], tmp_path: Path, engine: Engine
 ) -> None:
-    engine = install_engine(tmp_path, monkeypatch)
     with pytest.raises(UsageError):
         bench_run.main(args(*argv, "--results-dir", str(tmp_path / "results")))
     assert engine.calls() == []
@@ -169,3 +162,34 @@ def test_the_verdict_holds_the_goals_and_renders() -> None:
     text = bench_run.render(result)
     assert "2500 acked sends/s" in text and "ratio insync/bare: 0.625" in text
     assert "NOT met" not in text and "CPU n/a" in text
+
+
+def test_the_insync_loop_reads_the_runs_own_main_phase_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
+    """On the in-memory Kafka (the fake provisioner): the rate is the run's coverage
+    figure, the cluster is reported as the run's once it came up."""
+    from dataclasses import replace
+
+    from fake_provisioner import comes_up, install
+    from mem_kafka import fake_workload
+
+    from workloads import WORKLOADS
+    from workloads.queue import options
+    from workloads.queue.generator import QueueGen
+
+    install(monkeypatch, comes_up)
+    workload, _ = fake_workload()
+    shape = options.generator_options(RunOptions(sends_per_op=6))
+    monkeypatch.setitem(WORKLOADS, "fake", replace(workload,
+                                                   generator=lambda s: QueueGen.start(shape)))
+    flags = ["--workload", "fake", "--results-dir", str(tmp_path / "r"), "--time-limit", "1",
+             "--rate", "200", "--quiet-time", "0", "--final-time-limit", "5",
+             "--concurrency", "3", "--seed", "1", "--cluster-name", "mine"]
+    owned: list[str] = []
+    loop, opts, facts = bench_run.insync_loop(flags, None, owned)
+    assert owned == ["mine"] and opts.concurrency == 3
+    assert "valid" in facts and loop.cpu_s is None  # the drain may lag on a busy host
+    assert 0.9 < loop.seconds < 5 and loop.acked > 0
+    assert 1 < facts["records_per_op"] <= 6 and facts["send_ops_in_flight"] > 0
+    assert engine.calls() == []
