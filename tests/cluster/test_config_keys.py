@@ -92,6 +92,7 @@ def test_real_extraction_from_jars(spec: str, tmp_path: Path) -> None:
         validate_keys(["min.insync.replica"], keys)
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", ["2.8.x", "1.1.x", "0.11.0.3", "0.10.2.2"])
 def test_real_extraction_old_versions(spec: str) -> None:

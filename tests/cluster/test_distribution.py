@@ -409,6 +409,7 @@ def test_kraft_broker_starts_and_round_trips(spec: str, tmp_path: Path) -> None:
     _check_logging(tmp_path)
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("spec", ["3.9.x", "2.8.x", "1.1.x", "0.11.0.3", "0.10.2.2"])
