@@ -18,7 +18,9 @@ proves nothing. These figures say how much the run really exercised:
 A fault is *in force* from the completion of the op that started it to the
 invoke of the op that stopped it (conservative on both ends: a send
 acknowledged during that window was acknowledged while the fault held). A start
-whose completion carries an ``error`` applied nothing, so it opens no window.
+whose completion carries an ``error``, or that the nemesis withheld (``"withheld":
+true``: it would have taken the quorum with the faults already in force),
+applied nothing, so it opens no window.
 
 Pure: a list of ops in, plain JSON-able data out. The runner, the report and
 ``insync analyze`` use the same function, so they can never disagree.
@@ -77,7 +79,7 @@ def _faults(ops: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str
         if op.get("process") != "nemesis":
             continue
         f, kind, t = op.get("f"), op.get("type"), int(op.get("time", 0))
-        if f in starts and kind != "invoke" and "error" not in op:
+        if f in starts and kind != "invoke" and _applied(op):
             open_.setdefault(starts[f], t)
         elif f in stops and kind == "invoke":
             for label in stops[f]:
@@ -85,6 +87,12 @@ def _faults(ops: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str
                     out.append(_Fault(label, open_.pop(label), t))
     out += [_Fault(label, t, None) for label, t in open_.items()]
     return sorted(out, key=lambda x: (x.start_ns, x.label))
+
+
+def _applied(op: Mapping[str, Any]) -> bool:
+    """Whether a start op did something: not an error, not withheld by the nemesis."""
+    value = op.get("value")
+    return "error" not in op and not (isinstance(value, dict) and value.get("withheld"))
 
 
 def _heals(ops: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]]) -> list[Any]:

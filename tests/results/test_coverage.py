@@ -123,3 +123,9 @@ def test_only_heals_inside_the_main_phase_count_as_recoveries() -> None:
            send_ok(2.6), nem(3.0, "kill"), nem(5.0, "start", "invoke"), nem(5.2, "start")]
     cov = coverage(ops, SPANS, main=(0, 4 * S))  # the second restart is the final heal
     assert cov["recoveries"] == [{"f": "start", "healed_at_s": 2.1, "first_ack_after_s": 0.5}]
+
+
+def test_a_withheld_fault_opens_no_window() -> None:
+    withheld = {"killed": {}, "withheld": True, "because": "a quorum majority"}
+    ops = [send_ok(0.1), nem(1.0, "kill", value=withheld), send_ok(1.5), nem(3.0, "start", "invoke"), nem(3.1, "start")]
+    assert coverage(ops, SPANS, main=(0, 4 * S))["faults"] == {}
