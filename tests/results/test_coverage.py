@@ -127,5 +127,6 @@ def test_only_heals_inside_the_main_phase_count_as_recoveries() -> None:
 
 def test_a_withheld_fault_opens_no_window() -> None:
     withheld = {"killed": {}, "withheld": True, "because": "a quorum majority"}
-    ops = [send_ok(0.1), nem(1.0, "kill", value=withheld), send_ok(1.5), nem(3.0, "start", "invoke"), nem(3.1, "start")]
+    ops = [send_ok(0.1), nem(1.0, "kill", value=withheld), send_ok(1.5),
+           nem(3.0, "start", "invoke"), nem(3.1, "start")]
     assert coverage(ops, SPANS, main=(0, 4 * S))["faults"] == {}
