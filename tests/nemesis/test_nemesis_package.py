@@ -5,6 +5,7 @@ Fault vocabulary (kinds, their ops and heals) comes from the registry,
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -190,3 +191,26 @@ def test_first_fault_waits_an_interval_and_every_fault_heals_within_a_round(
             overlapped = overlapped or bool(open_at)
             open_at[kind.name] = i
     assert overlapped, "faults of different kinds should still overlap"
+
+
+def test_on_three_nodes_kinds_take_turns_so_no_fault_waits_on_another() -> None:
+    """Overlapping a kill with a partition on 3 nodes would take the quorum: the nemesis
+    withheld every such kill. Taking turns, each start comes after the last fault's heal."""
+    ops = fault_invokes(run(NemesisOptions(faults=frozenset({"partition", "kill", "pause"}),
+                                           interval=2, nodes=3), 3000))
+    starts = {"start-partition": "stop-partition", "kill": "start", "pause": "resume"}
+    open_fault: str | None = None
+    seen = set()
+    for op in ops:
+        if op["f"] in starts:
+            assert open_fault is None, f"{op['f']} while {open_fault} was in force"
+            open_fault = starts[op["f"]]
+            seen.add(op["f"])
+        elif op["f"] == open_fault:
+            open_fault = None
+    assert seen == set(starts)
+    five = fault_invokes(run(NemesisOptions(faults=frozenset({"partition", "kill"}), interval=2,
+                                            nodes=5), 3000))
+    fs = [op["f"] for op in five]
+    assert any(a in ("start-partition", "kill") and b in ("start-partition", "kill")
+               for a, b in itertools.pairwise(fs)), "on 5 nodes kinds still overlap"

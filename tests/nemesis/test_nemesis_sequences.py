@@ -4,7 +4,9 @@
 was before the fault-kind registry existed (main at 4eafaa5), and re-recorded
 once on purpose (branch fault-targets): every heal is now followed by an
 ``await-recovery`` op and the final heal ends with one, and the default targets
-no longer draw ``all``/``majority`` (nor ``primaries``, an alias of ``leaders``).
+no longer draw ``all``/``majority`` (nor ``primaries``, an alias of ``leaders``);
+and once more for the ``three-nodes`` case only: on 3 nodes several kinds take
+turns one fault at a time (``nemesis.package.one_at_a_time``).
 For each case: the nemesis ops a 300 s simulation issues (time, f, value), then
 the final heal, the package's ``fs`` and its report spans. A run's ``--seed`` must keep
 replaying the same faults across insync versions, so any difference here is a
