@@ -8,16 +8,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serving import serving
 
 from checkers import check_file
 from results.report import write_report
-from results.serve import ResultsServer, make_server
+from results.serve import ResultsServer
 
 BAD_TS, GOOD_TS = "20261121T031501.123Z", "20261121T041501.123Z"
 
@@ -44,13 +44,8 @@ def results_dir(tmp_path: Path, invalid_run_template: Path, valid_run_template: 
 
 @pytest.fixture
 def server(results_dir: Path) -> Iterator[ResultsServer]:
-    srv = make_server(results_dir, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
+    with serving(results_dir) as srv:
+        yield srv
 
 
 def get(server: ResultsServer, path: str) -> tuple[int, bytes, str]:
@@ -183,15 +178,8 @@ def test_run_names_cannot_break_out_of_the_index(tmp_path: Path) -> None:
     run = tmp_path / "evil" / "20261121T031501.123Z"
     run.mkdir(parents=True)
     (run / "test.json").write_text(json.dumps({"name": "<!--<script></script>x"}))
-    srv = make_server(tmp_path, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(tmp_path) as srv:
         status, body, _ = get(srv, "/")
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(5)
     page = body.decode()
     assert status == 200 and page.count("<script") == 2 and page.count("</script>") == 2
     assert "&lt;!--&lt;script&gt;&lt;/script&gt;x" in page  # the server-rendered row

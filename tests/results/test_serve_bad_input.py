@@ -12,13 +12,13 @@ import http.client
 import json
 import logging
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from serving import serving
 
-from results.serve import ResultsServer, make_server
+from results.serve import ResultsServer
 
 RUN = "queue/20261121T031501.123Z"
 SECRET = {"name": "do-not-serve", "valid": False, "workload": {"acks": "secret-acks"}}
@@ -49,13 +49,8 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory, valid_run_template: Pa
 
 @pytest.fixture(scope="module")
 def server(results_dir: Path) -> Iterator[ResultsServer]:
-    srv = make_server(results_dir, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
+    with serving(results_dir) as srv:
+        yield srv
 
 
 def request(server: ResultsServer, path: str, method: str = "GET",
