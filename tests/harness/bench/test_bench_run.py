@@ -193,5 +193,8 @@ def test_the_insync_loop_reads_the_runs_own_main_phase_figures(
     # the main phase of --time-limit 1, as the run measured it (loose: a loaded host
     # starts and ends phases late; it failed once in a full suite at the tight bounds)
     assert 0.5 < loop.seconds < 10 and loop.acked > 0
-    assert 1 <= facts["records_per_op"] <= 6 and facts["send_ops_in_flight"] > 0
+    # in flight is rounded to 2 places: sends on the in-memory Kafka take microseconds, so
+    # at --rate 200 it can be 0.00 (it was, once, in CI); send_load itself is tested above
+    assert 1 <= facts["records_per_op"] <= 6
+    assert 0 <= facts["send_ops_in_flight"] <= facts["records_in_flight"] + 0.05
     assert engine.calls() == []
