@@ -34,6 +34,19 @@ class BrokerProperties:
     overrides: Mapping[str, str] = field(default_factory=dict)
 
 
+#: insync's ``replica.lag.time.max.ms`` (see ``_defaults``): also how long a random fault
+#: is held by default (``replica_lag_s``), so the ISR shrinks inside it.
+REPLICA_LAG_MS = 5000
+
+
+def replica_lag_s(overrides: Mapping[str, str]) -> float:
+    """Seconds a follower may lag before it leaves the ISR, with ``overrides`` applied."""
+    try:
+        return float(overrides.get("replica.lag.time.max.ms", REPLICA_LAG_MS)) / 1000
+    except ValueError:  # refused by Kafka at start; the default is as good a guess here
+        return REPLICA_LAG_MS / 1000
+
+
 def properties_for(spec: ClusterSpec, node: str, address: str) -> BrokerProperties:
     """The settings of ``node`` in ``spec``, advertising ``address`` to clients."""
     return BrokerProperties(
@@ -66,7 +79,7 @@ def _defaults(props: BrokerProperties) -> dict[str, str]:
         # follower in the ISR that long, and every acks=all write to its
         # partitions waits for it: a fault shorter than that tests only a stall.
         # 5 s lets the ISR shrink inside a fault, where the loss windows are.
-        "replica.lag.time.max.ms": "5000",
+        "replica.lag.time.max.ms": str(REPLICA_LAG_MS),
         "num.network.threads": "2",
         "num.io.threads": "4",
         "log.dirs": DATA_DIR,

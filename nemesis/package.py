@@ -51,9 +51,15 @@ class Draw(Gen):
         return op, (self if not isinstance(op, dict) else None)
 
 
+def held(kind: FaultKind, opts: NemesisOptions) -> list[Any]:
+    """One fault of ``kind``: its start (drawn at random), ``opts.min_in_force`` seconds
+    in force at least, then its heal."""
+    return [Draw(partial(load(kind).start_op, opts)), sleep(opts.min_in_force), kind.heal]
+
+
 def fault_generator(kind: FaultKind, opts: NemesisOptions) -> Gen:
-    """One kind's faults, forever: start (drawn at random), then its heal, and again."""
-    return cycle([Draw(partial(load(kind).start_op, opts)), kind.heal])
+    """One kind's faults, forever: start, hold, heal, and again."""
+    return cycle(held(kind, opts))
 
 
 #: Up to this many nodes, two faults that each take a node away would take a majority
@@ -71,7 +77,7 @@ def one_at_a_time(kinds: Sequence[FaultKind], opts: NemesisOptions) -> Gen:
     """
     steps: list[Any] = []
     for kind in kinds:
-        steps += [Draw(partial(load(kind).start_op, opts)), kind.heal]
+        steps += held(kind, opts)
     return cycle(steps)
 
 

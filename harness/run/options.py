@@ -42,6 +42,7 @@ from harness.run.values import (
     boolean,
     items,
     number,
+    opt_number,
     opt_whole,
     read_text,
     run_name,
@@ -93,6 +94,8 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("nemesis", items, "faults, comma-separated, or none (default: none)", "FAULTS"),
     Spec("nemesis_interval", number, "seconds between faults (default: 10)", "SECONDS",
          range=Range(0, DAY_S, open_lo=True)),
+    Spec("nemesis_hold", opt_number, "seconds each random fault stays in force at least "
+         "(default: twice replica.lag.time.max.ms, 10)", "SECONDS", range=Range(0, DAY_S)),
     Spec("nemesis_targets", items, "symbolic targets, e.g. one,majority", "TARGETS"),
     Spec("nemesis_packet", items, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
     Spec("nemesis_schedule", text, "a file of fault ops to run instead of random ones", "FILE"),
@@ -128,6 +131,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     unclean_leader_election: bool = False
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
+    nemesis_hold: float | None = None
     nemesis_targets: list[str] = field(default_factory=list)
     nemesis_packet: list[str] = field(default_factory=lambda: ["loss", "rate"])
     nemesis_schedule: str | None = None

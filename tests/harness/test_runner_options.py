@@ -179,6 +179,26 @@ def test_nemesis_options_are_checked_before_anything_starts() -> None:
     assert nopts is not None and nopts.faults == {"kill", "partition"} and nopts.seed == 4
 
 
+@pytest.mark.parametrize(("argv", "hold"), [
+    ([], 10.0),
+    (["--broker-config", "replica.lag.time.max.ms=2500"], 5.0),
+    (["--broker-config", "replica.lag.time.max.ms=2500", "--nemesis-hold", "3"], 3.0),
+    (["--nemesis-hold", "0"], 0.0),
+], ids=["default", "from-replica-lag", "explicit", "none"])
+def test_a_fault_is_held_twice_the_replica_lag_unless_told(argv: list[str], hold: float) -> None:
+    """Held that long, a follower cut off by the fault leaves the ISR inside it and
+    acks=all writes go on: the fault is tested, not only the stall before the shrink."""
+    from harness.run.setup import nemesis_options
+
+    nopts = nemesis_options(parse(["--nemesis", "kill", *argv]))
+    assert nopts is not None and nopts.min_in_force == hold
+
+
+def test_a_negative_hold_is_refused() -> None:
+    with pytest.raises(UsageError, match="--nemesis-hold"):
+        parse(["--nemesis-hold", "-1"])
+
+
 @pytest.mark.parametrize(
     "argv",
     [["--nemesis", "meteor"], ["--broker-config", "listeners=PLAINTEXT://x:1"]],
