@@ -161,7 +161,7 @@ def generator_options(s: QueueSettings) -> QueueOptions:
     """The generator's shape: op weights follow ``--txn`` and ``--sub-via``."""
     weights = {
         "send": 4.0,
-        "poll": 4.0,
+        "poll": 1.0,
         "txn": 1.0 if s.txn else 0.0,
         "assign": 0.1 if s.sub_via == "assign" else 0.0,
         "subscribe": 0.1 if s.sub_via == "subscribe" else 0.0,
