@@ -30,6 +30,8 @@ from nemesis.schedule import ScheduleStep, parse_schedule
 #: The keys the scenario vocabulary adds to a schedule step (agreed across the
 #: scenario work; the parser is their judge once it knows them).
 WAIT_KEYS = frozenset({"after", "wait", "key", "node", "timeout"})
+STEP_HINT = ("a step is at|after = S, f = OP, value = ...; or wait = COND, key, timeout "
+             "(harness/scenario/catalogue/README.md)")
 #: Ops the scenario vocabulary adds (a fault kind on another branch): a step naming
 #: one waits, unchecked, until the registry (``harness.base.faults``) has it.
 NEW_OPS = frozenset({"power-loss"})
@@ -54,7 +56,7 @@ def _parse_one(step: Mapping[str, Any], where: str) -> ScheduleStep:
     except UsageError as err:
         # The parser says "<source> line 1: ..."; a step has no line of its own here.
         message = err.message.replace(f"{where} line 1", where, 1)
-        raise UsageError(message, hint=err.hint) from None
+        raise UsageError(message, hint=err.hint or STEP_HINT) from None
     return parsed
 
 
