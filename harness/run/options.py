@@ -145,7 +145,8 @@ class RunOptions(ClusterOptions, WorkloadSettings):
 
         Every value is checked as if it had been typed (type, range, known version),
         so options built in code are held to the same rules as flags; then the
-        combinations (the workload checks its own), the version/mode pair and the
+        combinations (the workload checks its own, against the brokers' version:
+        ``--idempotence true`` on 0.10 is refused here), the version/mode pair and the
         files named. Nothing here needs Docker, the network, or creates anything.
         """
         check_values(self, OPTIONS)
@@ -161,25 +162,29 @@ class RunOptions(ClusterOptions, WorkloadSettings):
                 f"{self.replication_factor}: no write could ever be acknowledged",
                 hint="lower --min-insync",
             )
-        check_only_its_options(self, self.workload)
-        workload_of(self.workload).validate(self)
         from cluster.versions import resolve_for_mode
 
-        resolve_for_mode(self.kafka_version, self.mode)
+        version = resolve_for_mode(self.kafka_version, self.mode)
+        check_only_its_options(self, self.workload)
+        workload_of(self.workload).validate(self, version)
         if self.nemesis_schedule:
             read_text(self.nemesis_schedule, "--nemesis-schedule")
         usable_dir(self.results_dir, "--results-dir")
         return self
 
     def resolved(self) -> RunOptions:
-        """A copy with every automatic setting decided (what test.json records)."""
+        """A copy with every automatic setting decided (what test.json records); the
+        workload's follow the brokers' version (no idempotence before 0.11)."""
+        from cluster.versions import resolve_version
+
         workload = workload_of(self.workload)
+        version = resolve_version(self.kafka_version)
         return replace(
             self,
             name=self.name or "-".join([*workload.name_parts(self), *self.faults]),
             concurrency=self.concurrency or THREADS_PER_NODE * self.nodes,
             seed=secrets.randbelow(2**31) if self.seed is None else self.seed,
-            **workload.automatic(self),
+            **workload.automatic(self, version),
         )
 
     @property

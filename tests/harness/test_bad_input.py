@@ -77,6 +77,25 @@ def test_versions_and_modes_are_refused_before_docker(
     assert "(" in line  # says what to do: the known versions, or --mode kraft
 
 
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "--kafka-version", "0.10.2.x", "--mode", "zookeeper", "--idempotence", "true"],
+         "--idempotence true needs Kafka 0.11.0+ brokers"),
+        (["run", "--kafka-version", "0.10.2.2", "--mode", "zookeeper", "--txn"],
+         "--txn true needs Kafka 0.11.0+ brokers"),
+        (["matrix", "--kafka-version", "0.10.2.x", "--mode", "zookeeper", "--idempotence"],
+         "--idempotence true needs Kafka 0.11.0+ brokers"),
+    ],
+    ids=["run-idempotence-on-0.10", "run-txn-on-0.10", "matrix-idempotence-on-0.10"],
+)
+def test_client_features_old_brokers_lack_are_refused_before_docker(
+    engine: Engine, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = refused(engine, with_results(engine, argv), capsys)
+    assert needle in line and "got Kafka 0.10.2.2" in line
+
+
 # -- numbers -----------------------------------------------------------------------------------
 
 FLOAT_FLAGS = [s.flag for s in OPTIONS if s.conv is number]

@@ -72,6 +72,31 @@ def test_acks_1_turns_idempotence_off_by_default() -> None:
     assert opts.idempotence is False
 
 
+@pytest.mark.parametrize(
+    ("version", "idempotent"),
+    [("0.10.2.x", False), ("0.11.0.x", True), ("2.8", True)],
+    ids=["0.10-off", "0.11-on", "2.8-on"],
+)
+def test_idempotence_defaults_to_what_the_brokers_support(version: str, idempotent: bool) -> None:
+    """0.10 brokers refuse idempotent producers: acks=all there must not mean 0 acks."""
+    opts = parse(["--kafka-version", version, "--mode", "zookeeper", "--acks", "all"]).resolved()
+    assert opts.idempotence is idempotent
+    assert opts.validate() is opts  # the resolved settings stay valid (the runner re-checks)
+
+
+def test_test_json_records_the_effective_idempotence() -> None:
+    from datetime import UTC, datetime
+
+    from harness.run.setup import test_json
+
+    opts = parse(["--kafka-version", "0.10.2", "--mode", "zookeeper"]).resolved()
+    block = test_json(opts, datetime.now(UTC), None)["workload"]
+    assert block["idempotence"] is False
+    assert block["producer"]["enable.idempotence"] is False
+    assert "--idempotence" in (argv := test_json(opts, datetime.now(UTC), None)["argv"])
+    assert argv[argv.index("--idempotence") + 1] == "false"  # a replay runs the same producers
+
+
 def test_config_file_then_flags_override(tmp_path: Path) -> None:
     config = tmp_path / "run.toml"
     config.write_text(
