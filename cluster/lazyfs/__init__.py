@@ -7,6 +7,7 @@ image (``cluster.docker.image_inputs.LAZYFS``), where Debian's python3 and
 python3-pyfuse3 run it. ``cluster.power_loss_fs`` drives it on a node.
 """
 
-#: The control file at the mount's root (not listed): write ``lose`` to cut the power,
+#: The control file at the mount's root (not listed): write ``sync`` to make everything
+#: durable, ``lose`` to cut the power;
 #: read it for JSON saying what is pending or what was dropped (``fusefs``).
 CONTROL = ".insync-lazyfs"

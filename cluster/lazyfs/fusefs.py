@@ -7,9 +7,10 @@ index files work: the kernel writes dirty pages back as ordinary writes, and
 ``msync`` arrives as an fsync.
 
 The control file ``CONTROL`` at the mount's root (not listed, found by name):
-writing ``lose`` cuts the power (``Overlay.lose``), after which every other
-request fails with EIO until a fresh daemon mounts again; reading it returns
-JSON, ``{"lost": false, "pending": {...}}`` before and ``{"lost": true,
+writing ``sync`` makes everything durable (as ``sync(1)``); writing ``lose``
+cuts the power (``Overlay.lose``), after which every other request fails
+with EIO until a fresh daemon mounts again. Reading it returns JSON,
+``{"lost": false, "pending": {...}}`` before and ``{"lost": true,
 "dropped": {...}}`` after (files, bytes, entries).
 
 Run as ``python3 -m lazyfs BACKING MOUNTPOINT`` on a node (Debian's python3-pyfuse3).
@@ -145,8 +146,10 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         self.fs.rmdir(parent_inode, os.fsdecode(name))
 
     @_errno
-    async def rename(self, parent_inode_old: int, name_old: bytes, parent_inode_new: int,
-                     name_new: bytes, flags: int, ctx: Any) -> None:
+    async def rename(  # noqa: PLR0917 (pyfuse3 calls it positionally)
+        self, parent_inode_old: int, name_old: bytes, parent_inode_new: int, name_new: bytes,
+        flags: int, ctx: Any,
+    ) -> None:
         if flags:  # RENAME_NOREPLACE / RENAME_EXCHANGE: Kafka uses neither
             raise FsError(errno.EINVAL)
         self.fs.rename(parent_inode_old, os.fsdecode(name_old),
@@ -210,10 +213,13 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     # -- the control file ---------------------------------------------------------------
     def _control(self, buf: bytes) -> int:
         command = buf.decode(errors="replace").strip()
-        if command != "lose":
-            raise FsError(errno.EINVAL)
-        if self.dropped is None:
-            self.dropped = self.fs.lose()
+        if command == "sync" and self.dropped is None:
+            self.fs.sync_all()
+        elif command == "lose":
+            if self.dropped is None:
+                self.dropped = self.fs.lose()
+        else:
+            raise FsError(errno.EINVAL if command != "sync" else errno.EIO)
         return len(buf)
 
     def _control_text(self) -> bytes:

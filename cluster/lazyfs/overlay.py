@@ -282,7 +282,8 @@ class Overlay:
             take = min(PAGE - skip, len(view))
             buf = node.dirty.get(page)
             if buf is None:
-                buf = node.dirty[page] = bytearray(self.read(ino, page * PAGE, PAGE).ljust(PAGE, b"\0"))
+                old = self.read(ino, page * PAGE, PAGE)  # copy-on-write of the page
+                buf = node.dirty[page] = bytearray(old.ljust(PAGE, b"\0"))
             buf[skip:skip + take] = view[:take]
             pos, view = pos + take, view[take:]
         node.size = max(node.size, offset + len(data))
@@ -322,7 +323,7 @@ class Overlay:
             self.fsync_dir(ino)
             return
         self._persist_name(node)
-        if not (node.durable or node.orphan):
+        if node.ino not in self.nodes or not (node.durable or node.orphan):
             return  # unlinked and never durable: a power cut leaves nothing of it anyway
         fd = self._fd(node)
         os.ftruncate(fd, node.base)  # bytes a truncate hid must not come back
@@ -340,8 +341,18 @@ class Overlay:
         touched = {i for i in self._dir(ino).values() if not self.nodes[i].is_dir}
         touched |= set(self.durable_in[ino].values())
         for file in sorted(touched):
-            self._persist_name(self.nodes[file])
+            if file in self.nodes:  # not dropped by an earlier one losing its name
+                self._persist_name(self.nodes[file])
         self._fsync_path(self.path(ino))
+
+    def sync_all(self) -> None:
+        """Make everything durable (as ``sync``): every file, then every directory."""
+        for node in [n for n in self.nodes.values() if not n.is_dir]:
+            if node.ino in self.nodes:
+                self.fsync(node.ino)
+        for ino in [n.ino for n in self.nodes.values() if n.is_dir and n.ino in self.children]:
+            if self.nodes[ino].parent is not None or ino == ROOT:
+                self.fsync_dir(ino)
 
     def _persist_name(self, node: Node) -> None:
         """Give ``node`` its view name on disk, in one rename (or none, if unlinked)."""
@@ -417,8 +428,10 @@ class Overlay:
             return
         if node.fd is not None:
             os.close(node.fd)
+            node.fd = None
         if node.orphan:
             os.unlink(self._orphan_path(node))
+            node.orphan = False
         self.nodes.pop(node.ino, None)
 
     # -- power ----------------------------------------------------------------

@@ -221,3 +221,15 @@ def test_a_truncate_then_extend_does_not_bring_old_bytes_back(fs: Overlay, tmp_p
     assert fs.read(f.ino, 0, 20) == b"a" + bytes(19)
     fs.fsync(f.ino)
     assert (tmp_path / "backing" / "idx").read_bytes() == b"a" + bytes(19)
+
+
+def test_sync_all_makes_every_change_durable(fs: Overlay, tmp_path: Path) -> None:
+    d = fs.mkdir(ROOT, "t-0", 0o755)
+    f = fs.create(d.ino, "meta.properties", 0o644)
+    fs.write(f.ino, 0, b"cluster.id=x\n")
+    g = fs.create(ROOT, "gone", 0o644)
+    fs.fsync(g.ino)
+    fs.unlink(ROOT, "gone")
+    fs.sync_all()
+    fs.lose()
+    assert backing_tree(tmp_path / "backing") == {"t-0/meta.properties": b"cluster.id=x\n"}
