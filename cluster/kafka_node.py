@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
-from cluster import jvm
+from cluster import jvm, power_loss_fs
 from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
 from cluster.daemon import Daemon, State
 from cluster.remote import Remote, sh, write_file
@@ -106,6 +106,8 @@ class KafkaNode:
         text = render(properties_for(self.spec, self.name, self.address), known_keys)
         write_file(self.remote, CONFIG_PATH, text)
         sh(self.remote, f"mkdir -p {DATA_DIR} {KAFKA_LOG_DIR}")
+        if self.spec.power_loss_fs:  # before anything (the KRaft format) writes there
+            power_loss_fs.mount(self.remote)
         if self.zookeeper is not None:
             write_file(self.remote, ZK_CONFIG_PATH, render_zoo_cfg(self.spec))
             write_file(self.remote, f"{ZK_DATA_DIR}/myid", f"{self.spec.node_id(self.name)}\n")
@@ -123,9 +125,14 @@ class KafkaNode:
             raise ClusterError(
                 f"on {self.name}: formatting KRaft storage failed: {' | '.join(tail)}"
             )
+        if self.spec.power_loss_fs:  # a power cut loses the run's writes, not the setup
+            power_loss_fs.sync_all(self.remote)
 
     # -- processes: kill, restart, pause ---------------------------------------
     def start(self) -> int:
+        """Start the broker (remounting the power-loss filesystem first if its power was cut)."""
+        if self.spec.power_loss_fs:
+            power_loss_fs.mount(self.remote)
         if self.spec.faketime:  # a restarted broker keeps the node's current skew
             ctl = FAKETIME_CONTROL
             sh(self.remote, f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
@@ -167,7 +174,12 @@ class KafkaNode:
         """Delete the broker's data (it must be stopped): a node replaced by a blank one."""
         if self.state() != "stopped":
             raise ClusterError(f"on {self.name}: stop the broker before wiping its data")
+        if self.spec.power_loss_fs:
+            power_loss_fs.unmount(self.remote)
+            sh(self.remote, f"rm -rf {power_loss_fs.BACKING} && mkdir -p {power_loss_fs.BACKING}")
         sh(self.remote, f"rm -rf {DATA_DIR} && mkdir -p {DATA_DIR}")
+        if self.spec.power_loss_fs:
+            power_loss_fs.mount(self.remote)
 
     # -- logs ------------------------------------------------------------------
     def log_files(self) -> list[str]:

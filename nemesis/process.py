@@ -58,7 +58,7 @@ class _ProcessNemesis:
 
     def _act(
         self, cluster: Cluster, target: Any, key: str, want: tuple[str, ...],
-        act: Callable[[KafkaNode], int | None], *, fault: bool = False,
+        act: Callable[[KafkaNode], Any], *, fault: bool = False,
     ) -> dict[str, Any]:
         """Act on ``target``'s nodes; ``fault``: narrowed and counted down (else a heal)."""
         try:  # a fault spares the cluster and the KRaft quorum unless asked (nemesis.in_force)
@@ -71,7 +71,7 @@ class _ProcessNemesis:
         except Exception as err:  # metadata unavailable, bad target: recorded
             return completion({"target": target}, f"{type(err).__name__}: {err}")
 
-        def one(node: KafkaNode) -> tuple[str, int | None]:
+        def one(node: KafkaNode) -> tuple[str, Any]:
             state = node.state()
             if state not in want:
                 return state, None

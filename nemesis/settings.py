@@ -114,3 +114,8 @@ class NemesisOptions:
     def needs_faketime(self) -> bool:
         """Whether brokers must start under libfaketime (set ``ClusterSpec.faketime``)."""
         return any(k.needs_faketime for k in self.kinds(self.steps()))
+
+    @property
+    def needs_power_loss_fs(self) -> bool:
+        """Whether brokers' data must be on the power-loss FS (``ClusterSpec.power_loss_fs``)."""
+        return any(k.needs_power_loss_fs for k in self.kinds(self.steps()))

@@ -18,6 +18,11 @@ from harness.base.errors import ClusterError
 LABEL = "insync"
 #: Where the host's Kafka distribution is bind-mounted (read-only) in every node.
 KAFKA_MOUNT = "/opt/kafka"
+#: What a node needs to mount the power-loss filesystem (``cluster.power_loss_fs``): the
+#: FUSE device, the mount capability, and no AppArmor profile (Docker's default one
+#: denies mount). Given only to clusters that ask for it, so default nodes stay as they were.
+FUSE_ARGS = ("--device", "/dev/fuse", "--cap-add", "SYS_ADMIN",
+             "--security-opt", "apparmor=unconfined")
 
 
 def _prefix(cluster: str) -> str:
@@ -62,6 +67,7 @@ def create_node(spec: ClusterSpec, node: str, image: str, kafka_root: Path) -> N
             # iptables and tc netem inside the node's own network namespace.
             "--cap-add",
             "NET_ADMIN",
+            *(FUSE_ARGS if spec.power_loss_fs else ()),
             "--volume",
             f"{kafka_root}:{KAFKA_MOUNT}:ro",
             image,

@@ -26,6 +26,7 @@ from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
 from harness.run.values import (
     Range,
     Spec,
+    boolean,
     choice,
     cluster_name,
     convert,
@@ -50,6 +51,9 @@ CLUSTER_OPTIONS: tuple[Spec, ...] = (
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
          "validated", "KEY=VALUE", True),
+    Spec("power_loss_fs", boolean, "mount broker data through the power-loss filesystem, "
+         "which keeps writes in memory until fsync (default: false; on whenever the "
+         "power-loss fault is used)"),
     Spec("base_image", text, "build nodes FROM this image (needs a registry) instead of "
          "debootstrap", "IMAGE"),
 )  # fmt: skip
@@ -68,6 +72,7 @@ class ClusterOptions:
     heap_mb: int = 384
     broker_config: dict[str, str] = field(default_factory=dict)
     base_image: str | None = None
+    power_loss_fs: bool = False
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], hint: str) -> ClusterOptions:
@@ -100,6 +105,7 @@ class ClusterOptions:
             heap_mb=self.heap_mb,
             broker_config=overrides,
             base_image=self.base_image,
+            power_loss_fs=self.power_loss_fs,
         )
 
 

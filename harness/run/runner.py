@@ -145,6 +145,8 @@ class Run:
         spec = self.spec
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
+        if nopts is not None and nopts.needs_power_loss_fs and hasattr(spec, "power_loss_fs"):
+            spec = replace(spec, power_loss_fs=True)  # brokers' data on the power-loss FS
         self.cluster = provisioner_for().up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)

@@ -98,3 +98,15 @@ def test_down_removes_containers_then_network_then_volumes_and_says_so(
     assert removals == [("rm", "-f", "-v", "c3", "c1", "c2"), ("network", "rm", "net1")]
     selectors = {c[-1] for c in docker.calls if c[-2:-1] == ("--filter",)}
     assert selectors == {"label=insync.cluster=it"}
+
+
+@pytest.mark.parametrize("power_loss_fs", [False, True], ids=["default", "power-loss-fs"])
+def test_only_a_power_loss_cluster_gets_fuse_and_sys_admin(
+    docker: FakeDocker, power_loss_fs: bool, tmp_path: Any
+) -> None:
+    spec = ClusterSpec(name="it", nodes=1, controllers=1, power_loss_fs=power_loss_fs)
+    containers.create_node(spec, "n1", "insync-node:x", tmp_path)
+    (run,) = [c for c in docker.calls if c[0] == "run"]
+    assert ("/dev/fuse" in run, "SYS_ADMIN" in run) == (power_loss_fs, power_loss_fs)
+    assert ("apparmor=unconfined" in run) == power_loss_fs
+    assert "NET_ADMIN" in run
