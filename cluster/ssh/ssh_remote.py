@@ -166,10 +166,10 @@ class SSHRemote:
         except paramiko.SSHException as err:
             raise ClusterError(f"on {self.name}: cannot open an SSH channel: {err}") from err
         try:
-            code, out, err = _run(channel, command, input, timeout, self.name)
+            code, out, errs = _run(channel, command, input, timeout, self.name)
         finally:
             channel.close()
-        result = ExecResult(tuple(argv), code, out, err)
+        result = ExecResult(tuple(argv), code, out, errs)
         if check and not result.ok:
             raise RemoteCommandFailed(self.name, result)
         return result

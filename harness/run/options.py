@@ -162,6 +162,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
         from cluster.versions import resolve_for_mode
 
         resolve_for_mode(self.kafka_version, self.mode)
+        self.check_placement()
         if self.nemesis_schedule:
             read_text(self.nemesis_schedule, "--nemesis-schedule")
         usable_dir(self.results_dir, "--results-dir")
