@@ -24,7 +24,7 @@ HOST = 'address = "192.0.2.1"\nuser = "u"\nkey_file = "/k"\nbase_dir = "/srv/i"\
         "run-root-base-dir", "accept-without-hosts"])
 def test_a_bad_inventory_is_one_usage_line_before_anything_is_contacted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        argv: list[str], inventory: str | None, message: str) -> None:
+        *, argv: list[str], inventory: str | None, message: str) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")  # a docker or ssh call would fail differently
     monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
     path = tmp_path / "hosts.toml"
