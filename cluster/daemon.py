@@ -32,17 +32,19 @@ class Daemon:
     stdout_log: str
     env: Mapping[str, str] = field(default_factory=dict)
     workdir: str = "/"
+    #: Where the pidfile lives (under an SSH host's base directory, there).
+    run_dir: str = RUN_DIR
 
     @property
     def pidfile(self) -> str:
-        return f"{RUN_DIR}/{self.name}.pid"
+        return f"{self.run_dir}/{self.name}.pid"
 
     def start(self) -> int:
         """Start the process unless it already runs; return its pid."""
         envs = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(self.env.items()))
         script = f"""
 set -e
-mkdir -p {RUN_DIR} "$(dirname {shlex.quote(self.stdout_log)})"
+mkdir -p {shlex.quote(self.run_dir)} "$(dirname {shlex.quote(self.stdout_log)})"
 if [ -f {self.pidfile} ]; then
   # kill -0 succeeds on a zombie: only a live (or stopped) process counts.
   case "$(ps -o stat= -p "$(cat {self.pidfile})" 2>/dev/null)" in

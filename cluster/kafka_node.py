@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cluster import jvm, power_loss_fs
 from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
-from cluster.daemon import Daemon, State
+from cluster.daemon import RUN_DIR, Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
@@ -38,7 +38,7 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 FAKETIME_CONTROL = "/var/run/insync/faketime"
 
 
-def faketime_env() -> dict[str, str]:
+def faketime_env(root: str = "") -> dict[str, str]:
     """The broker environment under which its wall clock follows ``FAKETIME_CONTROL``.
 
     Measured on a node (Debian, OpenJDK 17, libfaketime 0.9.10): the JVM hangs
@@ -46,11 +46,11 @@ def faketime_env() -> dict[str, str]:
     ``FAKETIME_DONT_FAKE_MONOTONIC=1`` alone (the auto-enabled glibc "monotonic
     fix" then mixes clocks), and with ``FAKETIME_NO_CACHE=1``; it runs with the
     monotonic clock left real, the fix off and the control file re-read at most
-    once a second.
+    once a second. ``root``: the node's ``KafkaNode.root``.
     """
     return {
         "LD_PRELOAD": FAKETIME_LIB,
-        "FAKETIME_TIMESTAMP_FILE": FAKETIME_CONTROL,
+        "FAKETIME_TIMESTAMP_FILE": root + FAKETIME_CONTROL,
         "FAKETIME_CACHE_DURATION": "1",
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
         "FAKETIME_FORCE_MONOTONIC_FIX": "0",
@@ -74,6 +74,19 @@ class KafkaNode:
     client_source: str
     #: Extra environment for the broker JVM (the clock nemesis preloads libfaketime).
     broker_env: Mapping[str, str] = field(default_factory=dict)
+    #: Prefix of every path insync writes on the node (data, configs, logs, pidfiles,
+    #: the faketime file): "" in a container, which is all insync's; an SSH host's
+    #: base directory, so that nothing insync writes lies outside it.
+    root: str = ""
+    #: Node name -> address the nodes reach each other at ("" or missing: the name
+    #: resolves, as Docker's network aliases do).
+    peers: Mapping[str, str] = field(default_factory=dict)
+    #: TCP ports the provisioner reaches the node through (SSH's): no fault may drop them.
+    control_ports: tuple[int, ...] = ()
+
+    def at(self, path: str) -> str:
+        """Where the fixed node path ``path`` (``DATA_DIR``, ...) lies on this node."""
+        return self.root + path
 
     @property
     def roles(self) -> list[str]:
@@ -84,40 +97,53 @@ class KafkaNode:
         argv = jvm.broker_argv(
             self.version,
             kafka_home=self.kafka_home,
-            properties=CONFIG_PATH,
-            log_dir=KAFKA_LOG_DIR,
+            properties=self.at(CONFIG_PATH),
+            log_dir=self.at(KAFKA_LOG_DIR),
             heap_mb=self.spec.heap_mb,
         )
-        env = {**faketime_env(), **self.broker_env} if self.spec.faketime else self.broker_env
-        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", env)
+        env = self.broker_env
+        if self.spec.faketime:
+            env = {**faketime_env(self.root), **self.broker_env}
+        return Daemon(self.remote, "kafka", argv, self.at(f"{KAFKA_LOG_DIR}/stdout.log"), env,
+                      run_dir=self.at(RUN_DIR))
 
     @property
     def zookeeper(self) -> Daemon | None:
         if self.name not in self.spec.zookeeper_nodes:
             return None
         argv = jvm.zookeeper_argv(
-            self.version, kafka_home=self.kafka_home, config=ZK_CONFIG_PATH, log_dir=ZK_LOG_DIR
+            self.version,
+            kafka_home=self.kafka_home,
+            config=self.at(ZK_CONFIG_PATH),
+            log_dir=self.at(ZK_LOG_DIR),
         )
-        return Daemon(self.remote, "zookeeper", argv, f"{ZK_LOG_DIR}/stdout.log")
+        return Daemon(self.remote, "zookeeper", argv, self.at(f"{ZK_LOG_DIR}/stdout.log"),
+                      run_dir=self.at(RUN_DIR))
 
     # -- setup -------------------------------------------------------------
     def configure(self, known_keys: frozenset[str] | None) -> str:
         """Write ``server.properties`` (and ZooKeeper's files); return the properties."""
-        text = render(properties_for(self.spec, self.name, self.address), known_keys)
-        write_file(self.remote, CONFIG_PATH, text)
-        sh(self.remote, f"mkdir -p {DATA_DIR} {KAFKA_LOG_DIR}")
+        props = properties_for(
+            self.spec, self.name, self.address, peers=self.peers, data_dir=self.at(DATA_DIR)
+        )
+        text = render(props, known_keys)
+        write_file(self.remote, self.at(CONFIG_PATH), text)
+        sh(self.remote, f"mkdir -p {self.at(DATA_DIR)} {self.at(KAFKA_LOG_DIR)}")
         if self.spec.power_loss_fs:  # before anything (the KRaft format) writes there
             power_loss_fs.mount(self.remote)
         if self.zookeeper is not None:
-            write_file(self.remote, ZK_CONFIG_PATH, render_zoo_cfg(self.spec))
-            write_file(self.remote, f"{ZK_DATA_DIR}/myid", f"{self.spec.node_id(self.name)}\n")
-            sh(self.remote, f"mkdir -p {ZK_LOG_DIR}")
+            zoo = render_zoo_cfg(self.spec, peers=self.peers, data_dir=self.at(ZK_DATA_DIR))
+            write_file(self.remote, self.at(ZK_CONFIG_PATH), zoo)
+            myid = f"{self.spec.node_id(self.name)}\n"
+            write_file(self.remote, self.at(f"{ZK_DATA_DIR}/myid"), myid)
+            sh(self.remote, f"mkdir -p {self.at(ZK_LOG_DIR)}")
         return text
 
     def format_storage(self, cluster_id: str) -> None:
         """KRaft: write the meta.properties that binds the data dir to the cluster."""
         argv = jvm.format_argv(
-            self.version, kafka_home=self.kafka_home, cluster_id=cluster_id, properties=CONFIG_PATH
+            self.version, kafka_home=self.kafka_home, cluster_id=cluster_id,
+            properties=self.at(CONFIG_PATH),
         )
         result = self.remote.exec(argv, timeout=120, check=False)
         if not result.ok:
@@ -134,7 +160,7 @@ class KafkaNode:
         if self.spec.power_loss_fs:
             power_loss_fs.mount(self.remote)
         if self.spec.faketime:  # a restarted broker keeps the node's current skew
-            ctl = FAKETIME_CONTROL
+            ctl = self.at(FAKETIME_CONTROL)
             sh(self.remote, f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
         return self.broker.start()
 
@@ -177,15 +203,17 @@ class KafkaNode:
         if self.spec.power_loss_fs:
             power_loss_fs.unmount(self.remote)
             sh(self.remote, f"rm -rf {power_loss_fs.BACKING} && mkdir -p {power_loss_fs.BACKING}")
-        sh(self.remote, f"rm -rf {DATA_DIR} && mkdir -p {DATA_DIR}")
+        data = self.at(DATA_DIR)
+        sh(self.remote, f"rm -rf {data} && mkdir -p {data}")
         if self.spec.power_loss_fs:
             power_loss_fs.mount(self.remote)
 
     # -- logs ------------------------------------------------------------------
     def log_files(self) -> list[str]:
+        paths = (f"{KAFKA_LOG_DIR}/*", f"{ZK_LOG_DIR}/*", CONFIG_PATH, ZK_CONFIG_PATH)
         listing = sh(
             self.remote,
-            f"ls -1d {KAFKA_LOG_DIR}/* {ZK_LOG_DIR}/* {CONFIG_PATH} {ZK_CONFIG_PATH} 2>/dev/null",
+            f"ls -1d {' '.join(self.at(p) for p in paths)} 2>/dev/null",
             check=False,
         )
         return [line for line in listing.stdout.splitlines() if line.strip()]
@@ -194,7 +222,8 @@ class KafkaNode:
         """The end of the broker's output and main log, for error messages."""
         out = sh(
             self.remote,
-            f"tail -n {lines} {KAFKA_LOG_DIR}/server.log {KAFKA_LOG_DIR}/stdout.log 2>/dev/null",
+            f"tail -n {lines} {self.at(KAFKA_LOG_DIR)}/server.log "
+            f"{self.at(KAFKA_LOG_DIR)}/stdout.log 2>/dev/null",
             check=False,
         )
         return out.stdout
@@ -203,7 +232,8 @@ class KafkaNode:
         """Copy every log file into ``dest/<node>/``; keep going past failures."""
         saved = []
         for path in self.log_files():
-            target = dest / self.name / path.lstrip("/").replace("/", "_")
+            name = path.removeprefix(self.root).lstrip("/").replace("/", "_")
+            target = dest / self.name / name
             try:
                 self.remote.download(path, target)
                 saved.append(target)

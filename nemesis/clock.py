@@ -42,32 +42,37 @@ def offset_text(offset_ms: float) -> str:
     return f"{offset_ms / 1000:+.3f}"
 
 
-def write_control(remote: Remote, text: str) -> None:
-    """Replace the control file atomically, so libfaketime never reads half a line."""
-    tmp = f"{FAKETIME_CONTROL}.tmp"
-    sh(remote, f"mkdir -p $(dirname {FAKETIME_CONTROL}) && printf '%s\\n' {shlex.quote(text)} "
-               f"> {tmp} && mv {tmp} {FAKETIME_CONTROL}")
+def write_control(remote: Remote, text: str, root: str = "") -> None:
+    """Replace the control file atomically, so libfaketime never reads half a line.
+
+    ``root``: the node's ``KafkaNode.root`` (every path insync writes lies under it).
+    """
+    ctl = root + FAKETIME_CONTROL
+    tmp = f"{ctl}.tmp"
+    sh(remote, f"mkdir -p $(dirname {ctl}) && printf '%s\\n' {shlex.quote(text)} "
+               f"> {tmp} && mv {tmp} {ctl}")
 
 
-def faked_now(remote: Remote) -> float:
+def faked_now(remote: Remote, root: str = "") -> float:
     """The time (epoch seconds) a process under the broker's faketime settings sees now."""
-    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env().items())
+    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env(root).items())
                    if k != "FAKETIME_CACHE_DURATION")
     return float(sh(remote, f"env {env} date +%s.%N").stdout.strip())
 
 
-def strobe_script(high: str, low: str, period_s: float, duration_s: float) -> str:
+def strobe_script(high: str, low: str, period_s: float, duration_s: float, root: str = "") -> str:
     """A loop on the node flipping the control file between ``high`` and ``low``.
 
     It records its pid so teardown can stop it even if the harness died mid-strobe,
     and always leaves ``low`` in force when it ends.
     """
-    ctl, tmp = FAKETIME_CONTROL, f"{FAKETIME_CONTROL}.strobe"
+    ctl, pidfile = root + FAKETIME_CONTROL, root + STROBE_PIDFILE
+    tmp = f"{ctl}.strobe"
     put = "printf '%s\\n' \"$1\" > " + tmp + " && mv " + tmp + " " + ctl
     return f"""
-echo $$ > {STROBE_PIDFILE}
+echo $$ > {pidfile}
 put() {{ {put}; }}
-trap 'put {shlex.quote(low)}; rm -f {STROBE_PIDFILE}; exit 0' TERM INT
+trap 'put {shlex.quote(low)}; rm -f {pidfile}; exit 0' TERM INT
 end=$(( $(date +%s) + {max(1, round(duration_s))} ))
 n=0
 while [ "$(date +%s)" -lt "$end" ]; do
@@ -76,14 +81,15 @@ while [ "$(date +%s)" -lt "$end" ]; do
   n=$((n + 2))
 done
 put {shlex.quote(low)}
-rm -f {STROBE_PIDFILE}
+rm -f {pidfile}
 echo $n
 """
 
 
-def stop_strobe() -> str:
-    return (f"p=$(cat {STROBE_PIDFILE} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
-            f"sleep 0.2; rm -f {STROBE_PIDFILE}; true")
+def stop_strobe(root: str = "") -> str:
+    pidfile = root + STROBE_PIDFILE
+    return (f"p=$(cat {pidfile} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
+            f"sleep 0.2; rm -f {pidfile}; true")
 
 
 class ClockNemesis:
@@ -129,7 +135,7 @@ class ClockNemesis:
               ) -> dict[str, Any]:
         def bump(node: KafkaNode) -> float:
             new = self.offsets_ms.get(node.name, 0.0) + delta
-            write_control(node.remote, offset_text(new))
+            write_control(node.remote, offset_text(new), node.root)
             self.offsets_ms[node.name] = new
             return new
 
@@ -141,7 +147,7 @@ class ClockNemesis:
             real = float(sh(node.remote, "date +%s.%N").stdout.strip())
             at = real + self.offsets_ms.get(node.name, 0.0) / 1000
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at))
-            write_control(node.remote, stamp)
+            write_control(node.remote, stamp, node.root)
             self.offsets_ms[node.name] = 0.0  # a reset after a freeze returns to real time
             return stamp
 
@@ -157,7 +163,7 @@ class ClockNemesis:
         def strobe(node: KafkaNode) -> int:
             base = self.offsets_ms.get(node.name, 0.0)
             script = strobe_script(offset_text(base + delta), offset_text(base),
-                                   period_s, duration_s)
+                                   period_s, duration_s, node.root)
             out = node.remote.exec(["sh", "-c", script], timeout=duration_s + 60)
             return int(out.stdout.strip().splitlines()[-1])
 
@@ -168,8 +174,8 @@ class ClockNemesis:
 
     def _reset(self, cluster: Cluster, names: list[str]) -> tuple[dict[str, float], dict[str, str]]:
         def reset(node: KafkaNode) -> float:
-            sh(node.remote, stop_strobe())
-            write_control(node.remote, "+0")
+            sh(node.remote, stop_strobe(node.root))
+            write_control(node.remote, "+0", node.root)
             self.offsets_ms[node.name] = 0.0
             return 0.0
 

@@ -167,6 +167,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
         version = resolve_for_mode(self.kafka_version, self.mode)
         check_only_its_options(self, self.workload)
         workload_of(self.workload).validate(self, version)
+        self.check_placement()
         if self.nemesis_schedule:
             read_text(self.nemesis_schedule, "--nemesis-schedule")
         usable_dir(self.results_dir, "--results-dir")
