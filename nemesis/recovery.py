@@ -23,9 +23,10 @@ with ``"recovered": false`` and ``still-missing``.
 
 A wait inside the main phase must not outlast it: with the phase's length
 known (``NemesisOptions.time_limit``), ``WithinPhase`` gives each
-``await-recovery`` the seconds left (``{"within-s": 12.5}``, computed from the
-generator's own time, so it stays pure and simulable), and the wait gives up
-then (``"cut-short": true``). The final generator's wait has no such bound.
+``await-recovery`` (and a script's ``await-state``) the seconds left
+(``{"within-s": 12.5}``, computed from the generator's own time, so it stays
+pure and simulable), and the wait gives up then (``"cut-short": true``). The
+final generator's wait has no such bound.
 
 ``await-recovery`` is not a fault kind: it is not in ``harness.base.faults``,
 starts and stops no fault, and reports that pair fault ops by the registry's
@@ -40,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from harness.base.history import Op
+from harness.base.waits import AWAIT_STATE
 from harness.gen.core import Context, Gen, Pending, Step, fill_in
 from nemesis.in_force import InForce
 from nemesis.nodes import Resolver, completion
@@ -194,7 +196,8 @@ class AwaitAfterHeals(Gen):
 
 @dataclass(frozen=True, slots=True)
 class WithinPhase(Gen):
-    """``gen``, each ``await-recovery`` it issues bounded by the end of the phase.
+    """``gen``, each wait it issues (``await-recovery``, a script's ``await-state``) bounded
+    by the end of the phase.
 
     The phase lasts ``dt`` ns from when this is first asked (as ``time_limit``,
     which wraps the main phase, counts it); each wait gets ``{"within-s": ...}``,
@@ -213,8 +216,10 @@ class WithinPhase(Gen):
         if step is None:
             return None
         x, nxt = step
-        if not isinstance(x, Pending) and x.get("f") == AWAIT:
-            x = {**x, "value": {"within-s": round(max(0, end - x["time"]) / 1e9, 3)}}
+        if not isinstance(x, Pending) and x.get("f") in (AWAIT, AWAIT_STATE):
+            asked = x.get("value")
+            within = {"within-s": round(max(0, end - x["time"]) / 1e9, 3)}
+            x = {**x, "value": {**asked, **within} if isinstance(asked, Mapping) else within}
         return x, WithinPhase(self.dt, nxt, end)
 
     def update(self, ctx: Context, event: Op) -> Gen:

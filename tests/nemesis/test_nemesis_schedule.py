@@ -10,7 +10,8 @@ from harness.base.errors import UsageError
 from harness.base.faults import all_fs
 from harness.gen import nemesis, simulate
 from nemesis import NemesisOptions, build_package
-from nemesis.schedule import ScheduleStep, parse_schedule, schedule_gen
+from nemesis.schedule import ScheduleStep, parse_schedule
+from nemesis.script import schedule_gen
 
 TOML = """
 [[step]]
