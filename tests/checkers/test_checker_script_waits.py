@@ -7,6 +7,7 @@ lines (the ``await-state`` pair the nemesis writes), in one pass and in chunks.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ def test_the_same_verdict_from_a_file_read_in_chunks(tmp_path: Path) -> None:
     size = path.stat().st_size
     lines = path.read_bytes().splitlines(keepends=True)
     cuts = [0, sum(len(x) for x in lines[:2]), sum(len(x) for x in lines[:4]), size]
-    _, scanner = read_chunked(path, list(zip(cuts, cuts[1:], strict=False)))
+    _, scanner = read_chunked(path, list(pairwise(cuts)))
     assert scanner.waits_not_held == whole["waits-not-held"] == [REASON]
     if can_fork():
         assert check_file(path, jobs=3)["waits-not-held"] == [REASON]

@@ -214,7 +214,8 @@ def test_a_malformed_wait_step_is_one_line_naming_file_step_key_and_what_is_acce
 
 
 def test_json_lines_name_the_step_and_the_line() -> None:
-    text = '# a comment\n{"f": "kill", "value": "n1"}\n\n{"wait": "leader-changed", "key": "t0-0"}\n'
+    text = ('# a comment\n{"f": "kill", "value": "n1"}\n\n'
+            '{"wait": "leader-changed", "key": "t0-0"}\n')
     with pytest.raises(UsageError, match=r"s.jsonl step 2, line 4: wait leader-changed needs "
                                          r"'timeout'"):
         parse_schedule(text, toml=False, known_fs=all_fs(), source="s.jsonl")

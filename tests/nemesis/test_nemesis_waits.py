@@ -16,14 +16,18 @@ from fakes import FakeTime, fake_cluster
 from cluster import Cluster
 from cluster.metadata import PartitionState
 from harness.base.errors import ClusterError
+from harness.base.faults import fault_spans
 from harness.base.waits import AWAIT_STATE, not_held
 from nemesis import NemesisOptions, build_package
 from nemesis.nodes import Resolver
 from nemesis.recovery import RecoveryNemesis
 from nemesis.targets import Facts
 from nemesis.waits import StateNemesis
+from results.coverage import coverage
+from results.plot_data import nemesis_bands
 
 REPLICAS = ("n1", "n2", "n3")
+S = 1_000_000_000
 
 
 def part(leader: str | None, *isr: str) -> PartitionState:
@@ -191,3 +195,22 @@ def test_a_script_with_waits_gets_the_await_state_nemesis(tmp_path: Path) -> Non
     plain.write_text('[[step]]\nat = 1\nf = "kill"\nvalue = "n1"\n')
     fs = build_package(NemesisOptions(schedule=plain)).nemesis
     assert fs is not None and AWAIT_STATE not in fs.fs()
+
+
+def test_coverage_and_fault_bands_pass_over_a_wait_whether_or_not_it_held() -> None:
+    def op(t: float, f: str, kind: str = "info", value: Any = None,
+           process: Any = "nemesis") -> dict[str, Any]:
+        return {"process": process, "type": kind, "f": f, "time": int(t * S), "value": value}
+
+    sends = [op(x, "send", "ok", [["send", "k", [i, i]]], 0) for i, x in enumerate((0.5, 2.5, 8.5))]
+    base = [sends[0], op(1, "kill", "invoke", "n2"), op(1.1, "kill"), sends[1],
+            op(6, "start", "invoke", "all"), op(6.2, "start"), sends[2]]
+    asked = wait("isr-is-leader")["value"]
+    for held in (True, False):
+        waited = [*base[:3], op(1.2, AWAIT_STATE, "invoke", asked),
+                  op(4.2, AWAIT_STATE, value={**asked, "held": held}), *base[3:]]
+        spans = fault_spans()
+        assert coverage(waited, spans, main=(0, 10 * S)) == coverage(base, spans, (0, 10 * S))
+        bands = nemesis_bands([o for o in waited if o["process"] == "nemesis"], 10 * S)
+        assert [(b.kind, b.start == b.stop) for b in bands if b.kind != "kill"] == [
+            (AWAIT_STATE, True)], "an instant marker, never a window"
