@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeTime, fake_cluster
+from fakes import FakeTime, down_nodes, fake_cluster, grudge_in_force
 
 from cluster import Cluster
 from cluster.metadata import PartitionState
 from harness.base.errors import ClusterError
 from harness.base.faults import fault_spans
 from harness.base.waits import AWAIT_STATE, not_held
-from nemesis import NemesisOptions, build_package
+from harness.gen import nemesis, simulate
+from nemesis import ComposedNemesis, NemesisOptions, build_package
 from nemesis.nodes import Resolver
 from nemesis.recovery import RecoveryNemesis
 from nemesis.targets import Facts
@@ -214,3 +215,51 @@ def test_coverage_and_fault_bands_pass_over_a_wait_whether_or_not_it_held() -> N
         bands = nemesis_bands([o for o in waited if o["process"] == "nemesis"], 10 * S)
         assert [(b.kind, b.start == b.stop) for b in bands if b.kind != "kill"] == [
             (AWAIT_STATE, True)], "an instant marker, never a window"
+
+
+def test_the_script_generator_and_the_real_nemesis_play_a_reproduction_together(
+        tmp_path: Path) -> None:
+    """The simulator completes each op with what the package's real nemesis (fake nodes, a
+    Kafka model answering from the faults in force, a fake clock) returns: the generator
+    moves on exactly as the runner would make it."""
+    path = tmp_path / "isr-shrink.toml"
+    path.write_text(
+        '[[step]]\nf = "start-partition"\nvalue = { isolate = "followers:t0-0" }\n\n'
+        '[[step]]\nwait = "isr-is-leader"\nkey = "t0-0"\ntimeout = 30\n\n'
+        '[[step]]\nafter = 1\nf = "kill"\nvalue = "leader:t0-0"\n\n'
+        '[[step]]\nf = "stop-partition"\n\n'
+        '[[step]]\nwait = "leader-changed"\nkey = "t0-0"\ntimeout = 30\n\n'
+        '[[step]]\nwait = "in-isr"\nkey = "t0-0"\nnode = "n1"\ntimeout = 5\n\n'
+        '[[step]]\nf = "start"\nvalue = "all"\n')
+    pkg = build_package(NemesisOptions(schedule=path, nodes=3))
+    nem = pkg.nemesis
+    assert isinstance(nem, ComposedNemesis)
+    state = next(m for m in nem.members if isinstance(m, StateNemesis))
+    t = FakeTime()
+    state.poller = state.recovery.poller = type(state.poller)(1.0, t.clock, t.sleep)
+    cluster, fakes = fake_cluster(3)
+    looks = [0]
+
+    def partitions() -> dict[str, PartitionState]:
+        """n1 leads; cut off, its followers leave the ISR after 3 looks; killed, n2 leads."""
+        looks[0] += 1 if grudge_in_force(cluster, fakes) else 0
+        if "n1" in down_nodes(fakes)[0]:
+            return {"t0-0": part("n2", "n2", "n3")}
+        return {"t0-0": part("n1", "n1") if looks[0] > 3 else part("n1", *REPLICAS)}
+
+    state.resolver._facts_for = lambda _c: Facts(  # the fake cluster answers metadata
+        partitions=partitions, controller=lambda: "n1", brokers=lambda: set(REPLICAS))
+
+    def outcome(op: dict[str, Any], _rng: Any) -> dict[str, Any]:
+        return {"type": "info", **nem.invoke(cluster, op)}
+
+    history = simulate(nemesis(pkg.generator), concurrency=1, outcome_fn=outcome)
+    done = [op for op in history if op["type"] != "invoke"]
+    assert [op["f"] for op in done] == ["start-partition", AWAIT_STATE, "kill", "stop-partition",
+                                        AWAIT_STATE, AWAIT_STATE]
+    isr, changed, back = (op["value"] for op in done if op["f"] == AWAIT_STATE)
+    assert isr["held"] is True and isr["observed"] == {"leader": "n1", "isr": ["n1"]}
+    assert changed["held"] is True and changed["from-leader"] == "n1", "the leader it killed"
+    assert back["held"] is False and back["observed"] == {"leader": "n2", "isr": ["n2", "n3"]}
+    assert "start" not in [op["f"] for op in done], "the script stopped at the wait"
+    assert not_held(done[-1]) == "step 6: wait in-isr t0-0 n1 did not hold within 5 s"
