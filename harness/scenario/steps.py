@@ -54,8 +54,8 @@ def _parse_one(step: Mapping[str, Any], where: str) -> ScheduleStep:
         (parsed,) = parse_schedule(json.dumps(dict(step)), toml=False,
                                    known_fs=known_fs(), source=where)
     except UsageError as err:
-        # The parser says "<source> line 1: ..."; a step has no line of its own here.
-        message = err.message.replace(f"{where} line 1", where, 1)
+        # The parser says "<source> step 1, line 1: ..."; a step has no line of its own here.
+        message = err.message.replace(f"{where} step 1, line 1", where, 1)
         raise UsageError(message, hint=err.hint or STEP_HINT) from None
     return parsed
 
