@@ -164,14 +164,15 @@ def scenario_block(case: Case) -> dict[str, Any]:
 
 
 def record(case: Case, result: Any, say: Callable[[str], None]) -> None:
-    """Add the scenario block to the run's test.json, then redraw its report page so its
+    """Add the scenario block (and whether this run ended as expected, which
+    ``insync analyze`` ingests) to the run's test.json, then redraw its report page so its
     scenario panel shows (the runner drew the page before the block existed)."""
     run = RunDir(Path(result.run_dir.path))
     try:
         data = read_json(run.test_path)
     except (OSError, ValueError):
         return  # no test.json: the run counts as not done, and has no report either
-    data["scenario"] = scenario_block(case)
+    data["scenario"] = {**scenario_block(case), "as_expected": matches(case, result.verdict)}
     write_json(run.test_path, data)
     if getattr(result, "report", None) is None:
         return

@@ -272,3 +272,20 @@ def test_case_result_ok_needs_every_run(tmp_path: Path) -> None:
     case = _case(tmp_path, "controller-failover", "4.1")
     assert CaseResult(case, (VALID, VALID)).ok and not CaseResult(case, (VALID, UNKNOWN)).ok
     assert not CaseResult(case, ()).ok
+
+
+def test_analyze_ingests_the_scenario_columns(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun]
+) -> None:
+    from results.ingest import run_row
+
+    runner = fake(lambda opts, n: LOSS)
+    assert cli(tmp_path, "scenario", "run", "acks1-leader-failover", "--kafka-version",
+               "4.1") == 0
+    (folder,) = (tmp_path / "results" / (runner.calls[0].name or "")).iterdir()
+    test = json.loads((folder / "test.json").read_text())
+    row = run_row("r", folder, test, LOSS)
+    assert (row["scenario"], row["scenario_variant"], row["scenario_as_expected"]) == (
+        "acks1-leader-failover", None, True)
+    assert row["scenario_expected"] == "invalid: lost-write"
+    assert run_row("r", folder, {"name": "plain"}, LOSS)["scenario"] is None
