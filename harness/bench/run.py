@@ -20,12 +20,23 @@ the loops run one after the other, the bare one before and after the insync one:
 * **ceiling**: one free-running asynchronous producer, same settings, never
   waiting for a report (only for queue space): what the cluster takes at most.
 
-It also measures the harness without Kafka (**memory**: runner threads,
-generator, history, with a client that acknowledges at once), reports each
-rate, the ratio insync/bare, the run's mean send ops and records in flight
-(from its history), and whether the goals hold: at least
+It also runs the same comparison on a **fake** Kafka made of sleeps
+(``harness.bench._fakes``: ``--latency-ms`` per request plus ``--record-ms`` per
+record, the waits releasing the GIL as librdkafka's do): **memory**, the run's
+main phase as the runner builds it (generator at ``--rate``, interpreter,
+workers, history, observers) on an in-memory client with that latency, and
+**fake bare**, the bare loop's shape on a producer with that latency. On the
+fake the only difference between the two is the harness, so their ratio and the
+memory loop's **busy share** (mean client threads inside an op / threads) say
+how much of the real gap is insync's own. ``--no-kafka`` runs only this part:
+no Docker, no cluster.
+
+It reports each rate, ops/s, busy share and CPU per acknowledged send, the
+ratios insync/bare (real) and memory/fake bare, the run's mean send ops and
+records in flight (from its history), and whether the goals hold: at least
 :data:`TARGET_SENDS_S` recorded sends/s and at least :data:`TARGET_RATIO` of
-the bare loop.
+the bare loop on the real cluster, and at least :data:`TARGET_FAKE_RATIO` of the
+fake bare loop.
 """
 
 from __future__ import annotations
@@ -38,12 +49,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness.bench._fakes import Latency
 from harness.bench.loops import (
     Loop,
     ProducerLike,
     bare_loop,
     cpu_time,
+    fake_bare_loop,
     free_loop,
+    load_of,
     memory_loop,
 )
 from workloads.queue.options import PARTITIONS_PER_TOPIC as PARTITIONS  # the run's topics
@@ -51,6 +65,8 @@ from workloads.queue.options import PARTITIONS_PER_TOPIC as PARTITIONS  # the ru
 HELP = "acknowledged sends/s recorded by insync run vs a bare producer loop and a free one"
 TARGET_SENDS_S = 2000.0
 TARGET_RATIO = 0.5
+#: On the fake Kafka, where only the harness tells the two loops apart.
+TARGET_FAKE_RATIO = 0.7
 #: A fresh cluster's brokers are slow for their first minute (cold JIT): measured first
 #: on one, insync recorded 1,260 sends/s with 106 ms sends; on the same cluster warm,
 #: 4,600/s with 10 ms. So an uncounted run of this many seconds goes first.
@@ -62,7 +78,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0,
                         help="main phase of the run, and the bare loop (default: 30)")
     parser.add_argument("--ceiling-seconds", type=float, default=10.0,
-                        help="free-running producer, and the in-memory harness (default: 10)")
+                        help="free-running producer, and each loop on the fake Kafka "
+                        "(default: 10)")
+    parser.add_argument("--latency-ms", type=float, default=Latency.op_ms,
+                        help=f"the fake Kafka's time per request (default: {Latency.op_ms:g})")
+    parser.add_argument("--record-ms", type=float, default=Latency.record_ms,
+                        help=f"and per record (default: {Latency.record_ms:g})")
+    parser.add_argument("--no-kafka", action="store_true",
+                        help="only the loops on the fake Kafka: no Docker, no cluster")
     parser.add_argument("--warm-up-seconds", type=float, default=WARM_UP_S,
                         help="an uncounted run first, so the brokers' JVMs are warm "
                         f"(default: {WARM_UP_S:.0f}; 0: none)")
@@ -102,22 +125,11 @@ def send_load(history: Iterable[dict[str, Any]], seconds: float) -> dict[str, fl
     """The run's mean send ops and records in flight over ``seconds`` (Little's law: the
     summed durations of its send ops, plain or weighted by their records), and records
     per op. Ops whose completion is missing are left out."""
-    started: dict[Any, tuple[int, int]] = {}
-    op_ns = record_ns = ops = records = 0
-    for op in history:
-        if op.get("f") != "send":
-            continue
-        if op["type"] == "invoke":
-            started[op["process"]] = (op["time"], len(op["value"]))
-        elif op["process"] in started:
-            t0, n = started.pop(op["process"])
-            op_ns += op["time"] - t0
-            record_ns += (op["time"] - t0) * n
-            ops, records = ops + 1, records + n
+    load = load_of(history)
     span = seconds * 1e9
-    return {"send_ops_in_flight": round(op_ns / span, 2) if span else 0.0,
-            "records_in_flight": round(record_ns / span, 1) if span else 0.0,
-            "records_per_op": round(records / ops, 2) if ops else 0.0}
+    return {"send_ops_in_flight": round(load.send_op_ns / span, 2) if span else 0.0,
+            "records_in_flight": round(load.record_ns / span, 1) if span else 0.0,
+            "records_per_op": round(load.records / load.send_ops, 2) if load.send_ops else 0.0}
 
 
 def with_time_limit(flags: list[str], seconds: float) -> list[str]:
@@ -172,28 +184,75 @@ def insync_loop(
 
 
 def verdict(loops: dict[str, Loop]) -> dict[str, Any]:
-    """The ratio insync/bare and whether each goal holds."""
-    insync, bare = loops["insync"], loops["bare"]
-    ratio = insync.rate / bare.rate if bare.rate else None
-    return {"ratio": None if ratio is None else round(ratio, 3),
-            "target_sends_s": TARGET_SENDS_S, "target_ratio": TARGET_RATIO,
-            "meets_sends_s": insync.rate >= TARGET_SENDS_S,
-            "meets_ratio": ratio is not None and ratio >= TARGET_RATIO}
+    """The ratios insync/bare (real cluster) and memory/fake bare, and whether each goal
+    holds; a side whose loops did not run is left out."""
+    out: dict[str, Any] = {}
+    if "insync" in loops:
+        insync, bare = loops["insync"], loops["bare"]
+        ratio = insync.rate / bare.rate if bare.rate else None
+        out.update({"ratio": None if ratio is None else round(ratio, 3),
+                    "target_sends_s": TARGET_SENDS_S, "target_ratio": TARGET_RATIO,
+                    "meets_sends_s": insync.rate >= TARGET_SENDS_S,
+                    "meets_ratio": ratio is not None and ratio >= TARGET_RATIO})
+    if "memory" in loops:
+        memory, fake = loops["memory"], loops["fake_bare"]
+        fake_ratio = memory.rate / fake.rate if fake.rate else None
+        out.update({"fake_ratio": None if fake_ratio is None else round(fake_ratio, 3),
+                    "target_fake_ratio": TARGET_FAKE_RATIO,
+                    "meets_fake_ratio": fake_ratio is not None
+                    and fake_ratio >= TARGET_FAKE_RATIO})
+    return out
+
+
+def fake_loops(opts: Any, latency: Latency, seconds: float) -> dict[str, Loop]:
+    """The run's main phase and the bare loop's shape, each ``seconds`` on the fake Kafka."""
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = memory_loop(opts, seconds, Path(tmp), latency)
+    bare = fake_bare_loop(latency, producers=opts.concurrency,
+                          sends_per_op=opts.sends_per_op, seconds=seconds)
+    return {"memory": memory, "fake_bare": bare}
+
+
+LABELS = {"insync": "insync run (recorded)", "bare": "bare producer loop",
+          "ceiling": "free-running producer", "memory": "harness, fake Kafka",
+          "fake_bare": "bare loop, fake Kafka"}
+
+
+def render_loop(label: str, loop: dict[str, Any]) -> str:
+    """One loop's line: sends/s, and where known ops/s, busy share and CPU."""
+    share, per_send = loop["cpu_share"], loop.get("cpu_us_per_send")
+    cpu = "n/a (see the run's)" if share is None else f"{share:.0%} of one core"
+    line = (f"  {label:22}: {loop['sends_s']:8.0f} acked sends/s over "
+            f"{loop['seconds']:.0f}s, CPU {cpu}")
+    if per_send is not None:
+        line += f", {per_send:.0f} us/send"
+    if "ops_s" in loop:
+        line += f"; {loop['ops_s']:.0f} ops/s"
+    if "busy_share" in loop:
+        line += f", busy share {loop['busy_share']:.2f}"
+    return line
+
+
+def render_fake(result: dict[str, Any]) -> list[str]:
+    """The fake-Kafka part: both loops and their ratio."""
+    loops, v, lat = result["loops"], result["verdict"], result["latency"]
+    lines = [f"  on a fake Kafka of {lat['op_ms']:g} ms per request + {lat['record_ms']:g} ms "
+             "per record:"]
+    lines += [render_loop(LABELS[name], loops[name]) for name in ("memory", "fake_bare")]
+    lines.append(f"  ratio on the fake: {v['fake_ratio']} (goal >= {v['target_fake_ratio']}: "
+                 f"{'met' if v['meets_fake_ratio'] else 'NOT met'})")
+    return lines
 
 
 def render(result: dict[str, Any]) -> str:
     loops, run = result["loops"], result["run"]
     s = run["settings"]
-    lines = [f"nodes {result['nodes']}, {s['concurrency']} client threads/producers, "
-             f"1-{s['sends_per_op']} records per op, producer {json.dumps(s['producer'])}"]
-    names = {"insync": "insync run (recorded)", "bare": "bare producer loop",
-             "ceiling": "free-running producer", "memory": "harness, no Kafka"}
-    for name, label in names.items():
-        loop = loops[name]
-        share = loop["cpu_share"]
-        cpu = "n/a (see the run's)" if share is None else f"{share:.0%} of one core"
-        lines.append(f"  {label:22}: {loop['sends_s']:8.0f} acked sends/s over "
-                     f"{loop['seconds']:.0f}s, CPU {cpu}")
+    lines = [f"{s['concurrency']} client threads/producers at --rate {s['rate']:g}, "
+             f"1-{s['sends_per_op']} records per op"]
+    if "insync" not in loops:  # --no-kafka
+        return "\n".join([*lines, *render_fake(result)])
+    lines[0] = f"nodes {result['nodes']}, {lines[0]}, producer {json.dumps(s['producer'])}"
+    lines += [render_loop(LABELS[name], loops[name]) for name in ("insync", "bare", "ceiling")]
     if "bare_sends_s" in run:
         lines.append(f"  bare loop before / after the run: {run['bare_sends_s'][0]} / "
                      f"{run['bare_sends_s'][1]} acked sends/s (the ratio uses their mean)")
@@ -205,7 +264,7 @@ def render(result: dict[str, Any]) -> str:
     lines.append(f"  ratio insync/bare: {v['ratio']} (goal >= {v['target_ratio']}: "
                  f"{'met' if v['meets_ratio'] else 'NOT met'}); recorded sends/s goal >= "
                  f"{v['target_sends_s']:.0f}: {'met' if v['meets_sends_s'] else 'NOT met'}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *render_fake(result)])
 
 
 def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dict[str, Any]:
@@ -247,15 +306,33 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
     facts["bare_sends_s"] = [round(before.rate), round(after.rate)]
     loops["ceiling"] = free_loop(make, topic, args.ceiling_seconds)
     client.delete_topics([topic])[topic].result(60)
-    with tempfile.TemporaryDirectory() as tmp:
-        loops["memory"] = memory_loop(opts, args.ceiling_seconds, Path(tmp))
     conf = settings.producer_config(0)
     conf.pop("transactional.id", None)
+    return result_of(args, opts, loops, {**facts, "argv": flags}, producer=conf)
+
+
+def latency_of(args: argparse.Namespace) -> Latency:
+    """The fake Kafka's latency; a negative one is a usage error."""
+    try:
+        return Latency(args.latency_ms, args.record_ms)
+    except ValueError as err:
+        from harness.base.errors import UsageError
+
+        raise UsageError(f"--latency-ms {args.latency_ms:g} / --record-ms "
+                         f"{args.record_ms:g}: {err}", hint="give 0 or more") from None
+
+
+def result_of(args: argparse.Namespace, opts: Any, loops: dict[str, Loop],
+              run: dict[str, Any], producer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every loop's figures and the verdict, with the fake loops run last."""
+    latency = latency_of(args)
+    loops = {**loops, **fake_loops(opts, latency, args.ceiling_seconds)}
     settings_used = {"concurrency": opts.concurrency, "sends_per_op": opts.sends_per_op,
-                     "rate": opts.rate, "producer": conf}
+                     "rate": opts.rate, "producer": producer}
     return {
         "nodes": args.nodes,
-        "run": {**facts, "argv": flags, "settings": settings_used},
+        "latency": latency.as_dict(),
+        "run": {**run, "settings": settings_used},
         "loops": {name: loop.as_dict() for name, loop in loops.items()},
         "verdict": verdict(loops),
     }
@@ -267,6 +344,11 @@ def main(args: argparse.Namespace) -> int:
 
     flags = run_flags(args)
     parse(flags).validate()  # bad options: one UsageError line before Docker is asked anything
+    latency_of(args)
+    if args.no_kafka:
+        result = result_of(args, parse_run(flags), {}, {"argv": flags})
+        print(json.dumps(result) if args.json else render(result))
+        return 0
     owned: list[str] = []  # the cluster, once the run has brought it up
     try:
         result = measure(args, flags, owned)

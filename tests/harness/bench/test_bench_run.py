@@ -148,12 +148,16 @@ def test_the_verdict_holds_the_goals_and_renders() -> None:
     loops = {"insync": bench_run.Loop(2500 * 30, 30.0, None),
              "bare": bench_run.Loop(4000 * 30, 30.0, 5.0),
              "ceiling": bench_run.Loop(40_000 * 10, 10.0, 3.0),
-             "memory": bench_run.Loop(9000 * 10, 10.0, 9.0)}
+             "memory": bench_run.Loop(9000 * 10, 10.0, 9.0, ops=5000, busy=0.93),
+             "fake_bare": bench_run.Loop(10_000 * 10, 10.0, 1.0, ops=6000, busy=0.999)}
     verdict = bench_run.verdict(loops)
     assert verdict["ratio"] == 0.625 and verdict["meets_ratio"] and verdict["meets_sends_s"]
-    slow = bench_run.verdict({**loops, "insync": bench_run.Loop(1500 * 30, 30.0, 1.0)})
+    assert verdict["fake_ratio"] == 0.9 and verdict["meets_fake_ratio"]
+    slow = bench_run.verdict({**loops, "insync": bench_run.Loop(1500 * 30, 30.0, 1.0),
+                              "memory": bench_run.Loop(6000 * 10, 10.0, 9.0)})
     assert not slow["meets_sends_s"] and not slow["meets_ratio"]
-    result = {"nodes": 3, "verdict": verdict,
+    assert slow["fake_ratio"] == 0.6 and not slow["meets_fake_ratio"]
+    result = {"nodes": 3, "verdict": verdict, "latency": {"op_ms": 8.0, "record_ms": 0.05},
               "loops": {name: loop.as_dict() for name, loop in loops.items()},
               "run": {"valid": True, "ops": 9, "send_ops_in_flight": 6.1,
                       "records_in_flight": 100.0, "records_per_op": 16.5, "run_dir": "r",
@@ -162,6 +166,18 @@ def test_the_verdict_holds_the_goals_and_renders() -> None:
     text = bench_run.render(result)
     assert "2500 acked sends/s" in text and "ratio insync/bare: 0.625" in text
     assert "NOT met" not in text and "CPU n/a" in text
+    assert "500 ops/s, busy share 0.93" in text and "100 us/send" in text
+    assert "fake Kafka of 8 ms per request + 0.05 ms per record" in text
+    assert "ratio on the fake: 0.9 (goal >= 0.7: met)" in text
+
+
+def test_a_loop_reports_ops_busy_share_and_cpu_per_send_only_where_known() -> None:
+    known = bench_run.Loop(1000, 2.0, 0.5, ops=100, busy=0.8123).as_dict()
+    assert known["ops_s"] == 50.0 and known["busy_share"] == 0.812
+    assert known["cpu_us_per_send"] == 500.0
+    bare = bench_run.Loop(1000, 2.0, None).as_dict()
+    assert "ops_s" not in bare and "busy_share" not in bare and bare["cpu_us_per_send"] is None
+    assert bench_run.Loop(0, 2.0, 0.5).cpu_us_per_send is None  # no send: no cost per send
 
 
 def test_the_insync_loop_reads_the_runs_own_main_phase_figures(
