@@ -231,12 +231,13 @@ def load_of(history: Iterable[dict[str, Any]]) -> Load:
 
 
 def memory_loop(opts: Any, seconds: float, workdir: Path, latency: Latency | None = None) -> Loop:
-    """The run's main phase as the runner builds it (the workload's generator paced at
-    ``--rate``, the interpreter, workers, history and the run's observers) on an
-    in-memory Kafka that answers after ``latency`` (None: at once)."""
+    """The run's main phase as the runner runs it (the workload's generator paced at
+    ``--rate``, the later phases listening, the interpreter, workers, history and the
+    run's observers) on an in-memory Kafka that answers after ``latency`` (None: at once)."""
     from dataclasses import replace
 
     from harness.base.history import HistoryWriter, read_history
+    from harness.gen.plan import Ahead
     from harness.run.interpreter import Interpreter
     from harness.run.plan import DrainFeed, build_plan
     from harness.run.stats import Stats
@@ -251,7 +252,7 @@ def memory_loop(opts: Any, seconds: float, workdir: Path, latency: Latency | Non
     interp = Interpreter(history=history, concurrency=opts.concurrency, seed=1,
                          start_ns=time.monotonic_ns(), observers=(stats.observe, feed.observe),
                          client_factory=lambda thread, process: MemoryClient(logs, lock, latency))
-    main = build_plan(replace(opts, time_limit=seconds), workload)[0].gen
+    main = Ahead.first(build_plan(replace(opts, time_limit=seconds), workload))
     interp.start()
     cpu0, t0 = cpu_time(), time.monotonic()
     try:

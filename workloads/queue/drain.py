@@ -88,49 +88,112 @@ def drain_complete(
     return not unread(acked, read)
 
 
+#: Completions a :class:`DrainTracker` holds before folding them into its sets.
+FOLD_EVERY = 256
+
+#: What one ``ok`` completion adds: values acknowledged and values read, per key.
+_Seen = tuple[dict[str, set[Any]], dict[str, set[Any]]]
+_Sets = Mapping[str, frozenset[Any]]
+
+
+def _seen(op: Op) -> _Seen | None:
+    """The values an ``ok`` send, poll or txn acknowledged and read; None if nothing."""
+    if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "txn"):
+        return None
+    sent: dict[str, set[Any]] = {}
+    got: dict[str, set[Any]] = {}
+    for mop in op.get("value") or ():
+        if mop[0] == "send":
+            v = mop[2][1] if isinstance(mop[2], list) else mop[2]
+            sent.setdefault(mop[1], set()).add(v)
+        elif mop[0] == "poll" and len(mop) > 1:
+            for key, records in mop[1].items():
+                if records:
+                    got.setdefault(key, set()).update(value for _, value in records)
+    return (sent, got) if sent or got else None
+
+
+def _fold(acked: _Sets, read: _Sets, missing: _Sets,
+          batch: tuple[_Seen, ...]) -> tuple[_Sets, _Sets, _Sets]:
+    """``acked``, ``read`` and ``missing`` after ``batch`` (oldest first), each touched
+    key's sets copied once for the whole batch."""
+    sent: dict[str, set[Any]] = {}
+    got: dict[str, set[Any]] = {}
+    for s, g in batch:
+        for key, vs in s.items():
+            sent.setdefault(key, set()).update(vs)
+        for key, vs in g.items():
+            got.setdefault(key, set()).update(vs)
+    new_acked, new_read, new_missing = dict(acked), dict(read), dict(missing)
+    for key, vs in got.items():
+        new_read[key] = new_read.get(key, frozenset()) | vs
+    for key, vs in sent.items():
+        new_acked[key] = new_acked.get(key, frozenset()) | vs
+    for key in sent.keys() | got.keys():  # read covers reads before and after the ack
+        left = (new_missing.get(key, frozenset()) | sent.get(key, set())) - new_read.get(
+            key, frozenset())
+        if left:
+            new_missing[key] = frozenset(left)
+        else:
+            new_missing.pop(key, None)
+    return new_acked, new_read, new_missing
+
+
 @dataclass(frozen=True, slots=True)
 class DrainTracker:
     """Acknowledged, read and still-unread values per key, fed every completion.
 
     Values are unique per key, so tracking values is tracking offsets, and also
     covers acknowledgements that came without an offset. Only ``ok`` ops count:
-    the checker's ``unseen`` is judged on ``ok`` reads of ``ok`` sends. Each
-    ``observe`` costs the keys it touches, not the whole run, so the runner can
-    call it on every completion.
+    the checker's ``unseen`` is judged on ``ok`` reads of ``ok`` sends.
+
+    The runner calls ``observe`` on every completion, so it must cost the op, not
+    the run: a key's sets hold thousands of values, and copying them for every op
+    was a quarter of the interpreter's time per op. So ``observe`` only notes what
+    the op acknowledged and read, and every :data:`FOLD_EVERY` completions (or when
+    asked for ``acked``, ``read``, ``missing`` or ``complete``) the notes are folded
+    into the sets, each key copied once per fold; once asked, the next tracker
+    starts from that fold (the drain asks after every op). Still a value: a tracker
+    never changes, what a fold computes is cached in it.
     """
 
-    acked: Mapping[str, frozenset[Any]] = field(default_factory=dict)
-    read: Mapping[str, frozenset[Any]] = field(default_factory=dict)
-    missing: Mapping[str, frozenset[Any]] = field(default_factory=dict)
+    folded: tuple[_Sets, _Sets, _Sets] = ({}, {}, {})
+    notes: tuple[_Seen, ...] = ()
+    _cache: list[tuple[_Sets, _Sets, _Sets]] = field(default_factory=list, compare=False,
+                                                     repr=False)
 
     def observe(self, op: Op) -> DrainTracker:
-        if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "txn"):
+        seen = _seen(op)
+        if seen is None:
             return self
-        sent: dict[str, set[Any]] = {}
-        got: dict[str, set[Any]] = {}
-        for mop in op.get("value") or ():
-            if mop[0] == "send":
-                v = mop[2][1] if isinstance(mop[2], list) else mop[2]
-                sent.setdefault(mop[1], set()).add(v)
-            elif mop[0] == "poll" and len(mop) > 1:
-                for key, records in mop[1].items():
-                    if records:
-                        got.setdefault(key, set()).update(value for _, value in records)
-        if not sent and not got:
-            return self
-        acked, read, missing = dict(self.acked), dict(self.read), dict(self.missing)
-        for key, vs in got.items():
-            read[key] = read.get(key, frozenset()) | vs
-        for key, vs in sent.items():
-            acked[key] = acked.get(key, frozenset()) | vs
-        for key in sent.keys() | got.keys():
-            left = (missing.get(key, frozenset()) | (sent.get(key, set()) - read.get(
-                key, frozenset()))) - got.get(key, set())
-            if left:
-                missing[key] = left
-            else:
-                missing.pop(key, None)
-        return DrainTracker(acked, read, missing)
+        if self._cache:  # folded already (someone asked): start from there
+            return DrainTracker(self._cache[0], (seen,))
+        notes = (*self.notes, seen)
+        if len(notes) >= FOLD_EVERY:
+            return DrainTracker(_fold(*self.folded, notes))
+        return DrainTracker(self.folded, notes)
+
+    def _sets(self) -> tuple[_Sets, _Sets, _Sets]:
+        if not self.notes:
+            return self.folded
+        if not self._cache:
+            self._cache.append(_fold(*self.folded, self.notes))
+        return self._cache[0]
+
+    @property
+    def acked(self) -> _Sets:
+        """Per key, every value an ``ok`` send acknowledged."""
+        return self._sets()[0]
+
+    @property
+    def read(self) -> _Sets:
+        """Per key, every value an ``ok`` read returned."""
+        return self._sets()[1]
+
+    @property
+    def missing(self) -> _Sets:
+        """Per key, the acknowledged values no ``ok`` read has returned yet."""
+        return self._sets()[2]
 
     @property
     def complete(self) -> bool:
@@ -146,5 +209,6 @@ class DrainTracker:
         The drain is a re-read from the beginning, so it must find everything
         itself, not merely what earlier polls happened to see.
         """
-        missing = {key: values for key, values in self.acked.items() if values}
-        return DrainTracker(acked=self.acked, read={}, missing=missing)
+        acked = self.acked
+        missing = {key: values for key, values in acked.items() if values}
+        return DrainTracker((acked, {}, missing))

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sim_kafka import FakeKafka
 
 from harness.gen import Context, Gen, Op, plan_gen, run_phases, simulate
+from workloads.queue import drain
 from workloads.queue.drain import Drain, DrainTracker, drain_complete, unread
 from workloads.queue.generator import QueueGen, QueueOptions
 
@@ -109,3 +112,62 @@ def test_the_drain_must_read_everything_again_itself() -> None:
     assert not drain.complete and drain.unread_count() == 1
     drain = drain.observe({"type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 1]]}]]})
     assert drain.complete
+
+
+ops_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["send", "poll", "txn", "assign"]),
+        st.sampled_from(["ok", "ok", "fail", "info"]),
+        st.lists(st.tuples(st.sampled_from(["t0-0", "t0-1", "t1-0"]), st.integers(0, 40)),
+                 max_size=5),
+        st.booleans(),  # ask the tracker (complete) after this op
+    ),
+    max_size=60,
+)
+
+
+@given(ops=ops_strategy, fold_every=st.integers(1, 8), reread_at=st.integers(0, 60))
+@settings(max_examples=150, deadline=None)
+def test_the_batched_tracker_agrees_with_the_sets_computed_op_by_op(
+    ops: list[tuple[str, str, list[tuple[str, int]], bool]], fold_every: int, reread_at: int,
+) -> None:
+    """Folding many completions at once (and from wherever the last question left it)
+    gives exactly the acked, read and missing sets of a plain op-by-op model."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(drain, "FOLD_EVERY", fold_every)
+        check_tracker(ops, reread_at)
+
+
+def check_tracker(ops: list[tuple[str, str, list[tuple[str, int]], bool]],
+                  reread_at: int) -> None:
+    tracker = DrainTracker()
+    acked: dict[str, set[int]] = {}
+    read: dict[str, set[int]] = {}
+    for i, (f, kind, items, ask) in enumerate(ops):
+        if i == reread_at:
+            tracker, read = tracker.reread(), {}
+        if f == "poll":
+            by_key: dict[str, list[list[int]]] = {}
+            for key, v in items:
+                by_key.setdefault(key, []).append([0, v])
+            value: Any = [["poll", by_key]]
+        else:
+            value = [["send", key, [0, v] if j % 2 else v] for j, (key, v) in enumerate(items)]
+        before, acked_before = tracker, (dict(tracker.acked) if ask else None)
+        tracker = tracker.observe({"type": kind, "f": f, "value": value})
+        if kind == "ok" and f in ("send", "txn"):
+            for key, v in items:
+                acked.setdefault(key, set()).add(v)
+        if kind == "ok" and f == "poll":
+            for key, v in items:
+                read.setdefault(key, set()).add(v)
+        if ask:
+            missing = {k: vs - read.get(k, set()) for k, vs in acked.items()}
+            assert tracker.complete is not any(missing.values())
+            assert tracker.unread_count() == sum(map(len, missing.values()))
+        if acked_before is not None:  # a tracker is a value: observing never changes it
+            assert before.acked == acked_before
+    missing = {k: vs - read.get(k, set()) for k, vs in acked.items()}
+    assert {k: set(v) for k, v in tracker.acked.items()} == {k: v for k, v in acked.items() if v}
+    assert {k: set(v) for k, v in tracker.missing.items()} == {k: v for k, v in missing.items()
+                                                               if v}
