@@ -46,9 +46,10 @@ def time_limit(seconds: float, gen: GenLike) -> Gen:
     return TimeLimit(ns(seconds), lift(gen))
 
 
-def stagger(mean_interval: float, gen: GenLike) -> Gen:
-    """Ops spaced ``mean_interval`` seconds apart on average (``1/rate`` for ``--rate``)."""
-    return Stagger(2 * ns(mean_interval), lift(gen))
+def stagger(mean_interval: float, gen: GenLike, *, catch_up: float = 0.0) -> Gen:
+    """Ops spaced ``mean_interval`` seconds apart on average (``1/rate`` for ``--rate``);
+    ops that ran late are made up for, by at most ``catch_up`` seconds (``Stagger``)."""
+    return Stagger(2 * ns(mean_interval), lift(gen), catch_up=ns(catch_up))
 
 
 def mix(gens: Sequence[GenLike], weights: Sequence[float] | None = None) -> Gen:

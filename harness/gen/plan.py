@@ -1,7 +1,7 @@
 """The phases of a run, as one list: main → heal → quiet → final drain.
 
-* **main**: client ops (staggered to ``rate``) and nemesis ops side by side,
-  until ``time_limit_s``;
+* **main**: client ops (staggered to ``rate``, making up for ops that ran late
+  by at most :data:`CATCH_UP_S`) and nemesis ops side by side, until ``time_limit_s``;
 * **heal**: the nemesis package's final generator (end every fault), once every
   main-phase op has completed;
 * **quiet**: nothing for a while, so the cluster settles (ISR catch-up, leader
@@ -27,6 +27,9 @@ from harness.gen.combinators import any_of, clients, nemesis, phases, sleep, sta
 from harness.gen.core import Context, Gen, GenLike, Step, lift
 
 MAIN, HEAL, QUIET, DRAIN = "main", "heal", "quiet", "drain"
+#: How far behind ``--rate`` the clients may fall and still catch up (``Stagger``): ops
+#: held back by busy threads or a late wake-up are made up for, a fault's stall is not.
+CATCH_UP_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ def run_phases(
     ``rate``: client ops per second in total; None or 0 means as fast as clients go.
     """
     workload = lift(client_gen)
-    paced = workload if not rate else stagger(1.0 / rate, workload)
+    paced = workload if not rate else stagger(1.0 / rate, workload, catch_up=CATCH_UP_S)
     main = time_limit(time_limit_s, any_of(clients(paced), nemesis(nemesis_gen)))
     plan = [Phase(MAIN, main, time_limit_s)]
     if lift(final_nemesis) is not None:

@@ -90,6 +90,34 @@ def test_stagger_is_limited_by_busy_threads() -> None:
     assert 48 <= len(invokes(history)) <= 50
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3], ids=["seed1", "seed2", "seed3"])
+def test_stagger_with_catch_up_reaches_the_rate_near_capacity(seed: int) -> None:
+    """Two threads of 15-25 ms ops can do ~100 ops/s; 80/s asked. Without catch-up every
+    op that found both threads busy pushes the rest back; with it, they make up for it."""
+    def run(catch_up: float) -> float:
+        gen = clients(stagger(1 / 80, repeat(POLL), catch_up=catch_up))
+        history = simulate(time_limit(60, gen), concurrency=2, seed=seed,
+                           latency_fn=lambda op, r: r.randint(15, 25) * MS)
+        return len(invokes(history)) / 60
+
+    plain, caught_up = run(0.0), run(0.1)
+    assert plain < 74 and 77 < caught_up < 83, (plain, caught_up)
+
+
+def test_stagger_catches_up_on_a_stall_by_at_most_its_bound() -> None:
+    """The only thread is stuck for 1 s: at 1000 ops/s asked, 0.05 s of catch-up lets
+    about 50 ops through at once afterwards, not the 1000 the stall held back."""
+    def latency(op: Op, r: random.Random) -> int:
+        return ns(1) if op["value"] == "stall" else 0
+
+    gen = clients(stagger(0.001, [{"f": "poll", "value": "stall"}, repeat(POLL)],
+                          catch_up=0.05))
+    history = simulate(time_limit(1.2, gen), concurrency=1, seed=4, latency_fn=latency)
+    burst = [op for op in invokes(history) if op["time"] == ns(1)]
+    assert 35 <= len(burst) <= 65, len(burst)
+    assert len(invokes(history)) < 1 + 65 + 0.2 * 1000 * 1.2
+
+
 def test_mix_draws_by_weight_and_drops_exhausted_generators() -> None:
     gen = mix([repeat({"f": "a"}), repeat({"f": "b"}), limit(5, repeat({"f": "c"}))],
               weights=[3, 1, 1])
