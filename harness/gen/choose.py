@@ -19,7 +19,7 @@ from harness.gen.core import (
 
 def _child(ctx: Context, salt: int) -> Context:
     """The context a combinator hands to its ``salt``-th child: independent randomness."""
-    return replace(ctx, rng=ctx.rng.fork(salt + 3))
+    return ctx.with_rng(ctx.rng.fork(salt + 3))
 
 
 @dataclass(frozen=True, slots=True)

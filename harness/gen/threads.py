@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from harness.base.history import NEMESIS, Op
 from harness.gen.core import (
@@ -76,7 +76,7 @@ class EachThread(Gen):
             gen = per.get(thread, self.template)
             if gen is None:
                 continue
-            mine = replace(ctx.restrict(_only(thread)), rng=ctx.rng.fork(_thread_salt(thread)))
+            mine = ctx.restrict(_only(thread)).with_rng(ctx.rng.fork(_thread_salt(thread)))
             step = gen.op(mine)
             if step is None:
                 per[thread] = None

@@ -67,6 +67,7 @@ class Interpreter:
         self.clock = clock
         self.start_ns = start_ns
         self.observers = list(observers)
+        self._workers: dict[Thread, Any] | None = None  # thread → process, until a retire
         self.stopping = False  # set from outside (a signal): stop asking, finish what runs
 
     # -- lifecycle ----------------------------------------------------------------
@@ -111,10 +112,15 @@ class Interpreter:
         return self.clock() - self.start_ns
 
     def context(self) -> Context:
-        workers: dict[Thread, Any] = {NEMESIS: NEMESIS}
-        workers.update(self.table.snapshot().items())
+        """What the generator may know now. Asked several times per op, so the thread →
+        process map is built again only after a retire (generators never change it)."""
+        if self._workers is None:
+            workers: dict[Thread, Any] = {NEMESIS: NEMESIS}
+            workers.update(self.table.snapshot().items())
+            self._workers = workers
         return Context(
-            self.now(), self.threads, frozenset(self.free), workers, self.root.fork(self.step)
+            self.now(), self.threads, frozenset(self.free), self._workers,
+            self.root.fork(self.step),
         )
 
     # -- the loop -----------------------------------------------------------------
@@ -201,4 +207,5 @@ class Interpreter:
         self.free.add(event.thread)
         if event.thread != NEMESIS and event.reset:
             self.table.retire(int(event.thread))
+            self._workers = None
         return g

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from harness.base.history import Op, Process
@@ -53,8 +54,10 @@ from harness.gen.core import PENDING, Context, Gen, Rng, Step
 OPS: tuple[str, ...] = ("send", "poll", "txn", "assign", "subscribe", "crash")
 
 
+@lru_cache(maxsize=4096)
 def key_name(n: int, partitions_per_topic: int) -> str:
-    """The name of key number ``n``: ``t{topic}-{partition}``."""
+    """The name of key number ``n``: ``t{topic}-{partition}`` (cached: the generator
+    names every active key several times per op)."""
     return f"t{n // partitions_per_topic}-{n % partitions_per_topic}"
 
 
@@ -132,6 +135,16 @@ class QueueGen(Gen):
     writing: Mapping[Process, tuple[int, frozenset[str]]] = field(default_factory=dict)
     proven: frozenset[str] = frozenset()
 
+    def _with(self, **changes: Any) -> QueueGen:
+        """This state with ``changes``: ``dataclasses.replace`` without its per-call field
+        introspection, which cost ~10 us, several times per op, on the dispatch path."""
+        get = changes.get
+        return QueueGen(get("opts", self.opts), get("active", self.active),
+                        get("writes", self.writes), get("next_key", self.next_key),
+                        get("next_value", self.next_value), get("epoch", self.epoch),
+                        get("joined", self.joined), get("writing", self.writing),
+                        get("proven", self.proven))
+
     @staticmethod
     def start(opts: QueueOptions | None = None) -> QueueGen:
         o = opts or QueueOptions()
@@ -152,7 +165,7 @@ class QueueGen(Gen):
         if state.joined.get(process) != state.epoch:
             value = sorted(map(state.key, state.active))
             return self._invoke(ctx, process, state.opts.consume, value,
-                                replace(state, joined={**state.joined, process: state.epoch}))
+                                state._with(joined={**state.joined, process: state.epoch}))
         return state._main_op(ctx, process, rng)
 
     def _main_op(self, ctx: Context, process: Process, rng: Rng) -> Step:
@@ -167,7 +180,7 @@ class QueueGen(Gen):
         value, state = self._value(f, rng)
         written = frozenset(m[1] for m in value if m[0] == "send") if f in ("send", "txn") else None
         if written:
-            state = replace(state, writing={**state.writing, process: (ctx.time, written)})
+            state = state._with(writing={**state.writing, process: (ctx.time, written)})
         return self._invoke(ctx, process, f, value, state)
 
     @staticmethod
@@ -233,7 +246,7 @@ class QueueGen(Gen):
         count = min(count, self.opts.max_writes_per_key - self.writes[n])
         key = self.key(n)
         mops: list[list[Any]] = [["send", key, self.next_value + j] for j in range(count)]
-        state = replace(self, writes={**self.writes, n: self.writes[n] + count},
+        state = self._with(writes={**self.writes, n: self.writes[n] + count},
                         next_value=self.next_value + count)
         if state.writes[n] >= self.opts.max_writes_per_key:  # budget spent
             state = state._retire(n)
@@ -243,7 +256,7 @@ class QueueGen(Gen):
         """Key ``n`` takes no more sends; the next fresh key takes its place."""
         writes = {k: w for k, w in self.writes.items() if k != n}
         writes[self.next_key] = 0
-        return replace(self, active=(*(k for k in self.active if k != n), self.next_key),
+        return self._with(active=(*(k for k in self.active if k != n), self.next_key),
                        writes=writes, next_key=self.next_key + 1, epoch=self.epoch + 1,
                        proven=self.proven - {self.key(n)})
 
@@ -258,12 +271,12 @@ class QueueGen(Gen):
         if process in self.writing:
             if kind == "ok":
                 active = {self.key(n) for n in self.active}
-                state = replace(state, proven=self.proven | (self.writing[process][1] & active))
-            state = replace(state, writing={p: k for p, k in self.writing.items()
+                state = state._with(proven=self.proven | (self.writing[process][1] & active))
+            state = state._with(writing={p: k for p, k in self.writing.items()
                                             if p != process})
         failed_join = kind == "fail" and event.get("f") in ("assign", "subscribe")
         if (failed_join or kind == "info") and process in self.joined:
-            state = replace(state, joined={p: e for p, e in self.joined.items() if p != process})
+            state = state._with(joined={p: e for p, e in self.joined.items() if p != process})
         return state
 
 

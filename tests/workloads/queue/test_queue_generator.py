@@ -282,3 +282,17 @@ def test_the_same_run_with_a_lost_write_fails_the_checker() -> None:
 def test_the_queue_asks_only_for_the_history_contracts_client_ops() -> None:
     """Its ops are docs/HISTORY.md's client ``f`` s, which the checker reads by code."""
     assert set(OPS) <= set(F_CODES)
+
+
+def test_the_fast_copy_of_a_state_carries_every_field() -> None:
+    """``QueueGen._with`` names the fields by hand (for speed): a field added to the
+    class and forgotten there would silently fall back to its default."""
+    from dataclasses import fields
+
+    state = QueueGen.start(QueueOptions(key_count=2))
+    for f in fields(QueueGen):
+        marker = object()
+        copy = state._with(**{f.name: marker})
+        assert getattr(copy, f.name) is marker, f.name
+        assert all(getattr(copy, g.name) is getattr(state, g.name)
+                   for g in fields(QueueGen) if g.name != f.name)
