@@ -108,3 +108,11 @@ def test_test_json_states_the_producer_settings_the_clients_use(settings: QueueS
     assert block["producer"]["enable.idempotence"] is idempotent
     if idempotent:
         assert settings.max_in_flight <= options.IDEMPOTENT_MAX_IN_FLIGHT
+
+
+def test_sends_outweigh_polls_eight_to_one_by_default() -> None:
+    """Polls hold client threads without sending (``generator_options``' docstring):
+    the default mix keeps most of the threads' time on sends."""
+    weights = options.generator_options(QueueSettings()).weights
+    assert weights["send"] / weights["poll"] == 8
+    assert weights["send"] / sum(weights.values()) > 0.85
