@@ -12,7 +12,7 @@ import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cluster.broker_config import DATA_DIR
@@ -59,16 +59,28 @@ def completion(value: Any, errors: Mapping[str, str] | str | None = None) -> dic
 
 
 def workload_partitions(
-    cluster: Cluster, topics: Iterable[str] | None
+    cluster: Cluster, topics: Iterable[str] | None, prefix: str = ""
 ) -> dict[str, PartitionState]:
-    """The partitions of ``topics``; by default every topic but Kafka's and insync's own."""
-    parts = partitions(cluster.bootstrap, topics)
+    """The partitions of ``topics``, by default every topic but Kafka's and insync's own,
+    keyed as the history keys them.
+
+    ``prefix``: the run's topic-name prefix. Only topics that carry it are the run's;
+    they are returned without it (topic ``<prefix>t0`` → key ``t0-1``), so a
+    scenario's ``leader:t0-1`` and a wait on ``t0-1`` name the partition the
+    history's sends went to, and a reused cluster's older topics are not drawn.
+    """
+    wanted = None if topics is None else [prefix + t for t in topics]
+    parts = partitions(cluster.bootstrap, wanted)
     if topics is None:
         parts = {
             k: p for k, p in parts.items()
             if not p.topic.startswith("__") and not p.topic.startswith("insync-")
         }
-    return parts
+    if not prefix:
+        return parts
+    ours = (replace(p, topic=p.topic.removeprefix(prefix))
+            for p in parts.values() if p.topic.startswith(prefix))
+    return {p.key: p for p in ours}
 
 
 QUORUM_STATE = f"{DATA_DIR}/__cluster_metadata-0/quorum-state"
@@ -105,11 +117,13 @@ def controller_of(cluster: Cluster) -> str:
     return active_controller(cluster)
 
 
-def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None) -> Facts:
-    """Facts that ask the live cluster (metadata request, quorum state) when needed."""
+def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
+                  prefix: str = "") -> Facts:
+    """Facts that ask the live cluster (metadata request, quorum state) when needed;
+    partitions keyed as the history keys them (``workload_partitions``)."""
     wanted = None if topics is None else tuple(topics)
     return Facts(
-        partitions=lambda: workload_partitions(cluster, wanted),
+        partitions=lambda: workload_partitions(cluster, wanted, prefix),
         controller=lambda: controller_of(cluster),
         brokers=lambda: registered_brokers(cluster.bootstrap),
     )

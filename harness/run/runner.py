@@ -150,12 +150,12 @@ class Run:
         self.cluster = provisioner_for(self.opts.placement()).up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
+        env = run_env(self.opts, self.cluster.bootstrap, self.token)
         if nopts is not None:  # pure values: built now so test.json records its fault spans
-            self.package = build_package(nopts)
+            self.package = build_package(replace(nopts, topic_prefix=env.topic_prefix))
             self.stats.fault_spans = dict(self.package.fault_spans)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
         self.stats.enter("workload-setup")
-        env = run_env(self.opts, self.cluster.bootstrap, self.token)
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
         with stage(self.say, f"workload {self.opts.workload!r} set up"):
             self.session.setup()
