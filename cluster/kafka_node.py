@@ -17,11 +17,10 @@ from pathlib import Path
 
 from cluster import jvm
 from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
-from cluster.daemon import Daemon, State
+from cluster.daemon import PAUSED, RUNNING, UP, Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
-from cluster.wait import wait_until
 from cluster.zookeeper_config import ZK_CONFIG_PATH, ZK_DATA_DIR, ZK_LOG_DIR, render_zoo_cfg
 from harness.base.errors import ClusterError
 
@@ -89,7 +88,11 @@ class KafkaNode:
             heap_mb=self.spec.heap_mb,
         )
         env = {**faketime_env(), **self.broker_env} if self.spec.faketime else self.broker_env
-        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", env)
+        ctl = FAKETIME_CONTROL
+        # a restarted broker keeps the node's current skew
+        prelude = f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}"
+        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", env,
+                      prelude=prelude if self.spec.faketime else "")
 
     @property
     def zookeeper(self) -> Daemon | None:
@@ -125,11 +128,15 @@ class KafkaNode:
             )
 
     # -- processes: kill, restart, pause ---------------------------------------
+    # Each is one command on the node (``Daemon``): the ``*_if_*`` forms, which the
+    # nemesis uses, say the state the broker was found in and the pid acted on
+    # (``None``: that state did not call for it).
     def start(self) -> int:
-        if self.spec.faketime:  # a restarted broker keeps the node's current skew
-            ctl = FAKETIME_CONTROL
-            sh(self.remote, f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
         return self.broker.start()
+
+    def start_if_down(self) -> tuple[State, int | None]:
+        state, pid = self.broker.launch()
+        return state, (pid if state == "stopped" else None)
 
     def kill(self) -> int | None:
         """SIGKILL the broker and wait until its pid is reaped, not just a zombie.
@@ -137,15 +144,17 @@ class KafkaNode:
         ``kill -0`` still succeeds on a zombie, so a ``start`` right after a
         ``kill`` could take the dead JVM for a running one and start nothing.
         """
-        pid = self.broker.kill()
-        if pid is not None:
-            wait_until(
-                lambda: not self.remote.exec(["kill", "-0", str(pid)], check=False).ok,
-                timeout_s=30,
-                backoff_s=0.1,
-                message=f"on {self.name}: killed broker pid {pid} reaped",
-            )
-        return pid
+        return self.kill_if_up()[1]
+
+    def kill_if_up(self) -> tuple[State, int | None]:
+        """SIGKILL a running or paused broker and wait until it is reaped."""
+        return self.broker.signal_if("KILL", UP, reap_s=30)
+
+    def pause_if_running(self) -> tuple[State, int | None]:
+        return self.broker.signal_if("STOP", RUNNING)
+
+    def resume_if_paused(self) -> tuple[State, int | None]:
+        return self.broker.signal_if("CONT", PAUSED)
 
     def stop(self) -> int | None:
         """A clean shutdown (SIGTERM), as an operator's rolling restart does."""
