@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from cluster.kafka_node import FAKETIME_CONTROL, faketime_env
 from cluster.remote import Remote, sh
 from nemesis.errors import TeardownIncomplete
-from nemesis.nodes import Resolver, completion, on_nodes, on_nodes_timed
+from nemesis.nodes import Landed, Resolver, completion, on_nodes, on_nodes_timed
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -125,8 +125,9 @@ class ClockNemesis:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
         f, names = op["f"], hit.nodes
         if f == "reset-clock":
-            value_out, errors = self._reset(cluster, names)
-            return completion({"target": target, "offsets-ms": value_out}, errors)
+            landed = self._reset(cluster, names)
+            value = {"target": target, "offsets-ms": landed.results}
+            return completion(landed.recorded(value), landed.errors)
         if f == "bump-clock":
             out = self._bump(cluster, names, float(args.get("delta-ms", 0)), target)
         elif f == "freeze-clock":
@@ -181,17 +182,17 @@ class ClockNemesis:
                  "period-ms": period_s * 1000, "duration-s": duration_s}
         return completion(value, errors)
 
-    def _reset(self, cluster: Cluster, names: list[str]) -> tuple[dict[str, float], dict[str, str]]:
+    def _reset(self, cluster: Cluster, names: list[str]) -> Landed[float]:
         def reset(node: KafkaNode) -> float:
             sh(node.remote, f"{stop_strobe()}; {control_script(shlex.quote('+0'))}")  # one command
             self.offsets_ms[node.name] = 0.0
             return 0.0
 
-        return on_nodes(reset, cluster, names)
+        return on_nodes_timed(reset, cluster, names)
 
     def teardown(self, cluster: Cluster) -> None:
         if not cluster.spec.faketime:
             return
-        _, errors = self._reset(cluster, list(cluster.nodes))
+        errors = self._reset(cluster, list(cluster.nodes)).errors
         if errors:
             raise TeardownIncomplete({f"reset-clock {n}": e for n, e in errors.items()})

@@ -80,8 +80,9 @@ class PacketNemesis:
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == STOP:
-            cleared, failed = on_nodes(self._clear, cluster, cluster.nodes)
-            return completion({"healed": sorted(cleared)}, failed)
+            cleared = on_nodes_timed(self._clear, cluster, cluster.nodes)
+            return completion(cleared.recorded({"healed": sorted(cleared.results)}),
+                              cleared.errors)
         args = op.get("value") or {}
         target = args.get("target", "all")
         behaviour = {k: float(args[k]) for k in KNOWN if args.get(k)}
