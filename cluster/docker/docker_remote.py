@@ -72,8 +72,11 @@ def _converse(
     """Send ``stdin`` (then half-close), read until the engine closes the stream."""
     if stdin is not None:
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        sock.sendall(stdin)
-        sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.sendall(stdin)
+            sock.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the command ended without reading it all: its output and exit code tell
     received = bytearray()
     while True:
         left = deadline - time.monotonic()
