@@ -1,6 +1,9 @@
 """``Remote`` for a Docker container, through the Docker SDK: exec, put/get archive.
 
-An exec is three requests to the engine on the shared client (create, start
+An exec the engine refuses (no such container, not running) is a command that
+exited 1 with the engine's message, as with ``docker exec``, so ``check=False``
+callers (log collection, probes) get a result, not an exception. An exec is
+three requests to the engine on the shared client (create, start
 with the connection handed over as a socket, inspect for the exit code) and no
 process of ours: a fault on five nodes is five of these in parallel. Reading
 the socket ourselves, not with the SDK's helpers, is what gives an exec a
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from cluster.docker.client import docker_client, docker_errors
+from cluster.docker.client import DockerError, docker_client, docker_errors
 from cluster.remote import ExecResult, RemoteCommandFailed
 from harness.base.errors import ClusterError
 
@@ -107,9 +110,14 @@ class DockerRemote:
         args = tuple(argv)
         deadline = time.monotonic() + timeout
         api = docker_client().api
+        try:
+            with docker_errors(f"exec on {self.name}"):
+                exec_id = api.exec_create(self.container, list(args),
+                                          stdin=input is not None)["Id"]
+                handed = api.exec_start(exec_id, socket=True)
+        except DockerError as refused:  # no such container, not running: as `docker exec`
+            return self._checked(ExecResult(args, 1, "", refused.detail), check)
         with docker_errors(f"exec on {self.name}"):
-            exec_id = api.exec_create(self.container, list(args), stdin=input is not None)["Id"]
-            handed = api.exec_start(exec_id, socket=True)
             sock = _socket_of(handed)
             try:
                 stdin = None if input is None else input.encode()
@@ -124,6 +132,9 @@ class DockerRemote:
             code = self._exit_code(api, exec_id)
         out, err = demultiplex(data)
         result = ExecResult(args, code, out.decode(errors="replace"), err.decode(errors="replace"))
+        return self._checked(result, check)
+
+    def _checked(self, result: ExecResult, check: bool) -> ExecResult:
         if check and not result.ok:
             raise RemoteCommandFailed(self.name, result)
         return result

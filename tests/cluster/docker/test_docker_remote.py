@@ -81,17 +81,18 @@ def test_an_exec_costs_three_requests_and_no_process(fake_api: StartApi) -> None
                          "GET /exec/exec2/json"]
 
 
-def test_a_missing_container_is_a_one_line_docker_error(fake_api: StartApi) -> None:
+def test_an_exec_the_engine_refuses_exits_1_with_its_message(fake_api: StartApi) -> None:
     def gone(call: Call) -> tuple[int, Any]:
         if call.path.endswith("/exec"):
             return 404, {"message": "No such container: insync-it-n1"}
         return version_only(call)
 
     fake_api(gone)
-    with pytest.raises(ClusterError) as exc:
+    with pytest.raises(RemoteCommandFailed) as exc:
         NODE.exec(["true"])
-    assert exc.value.one_line() == (
-        "Docker exec on n1 failed: No such container: insync-it-n1")
+    assert exc.value.one_line() == "on n1: `true` exited 1: No such container: insync-it-n1"
+    unchecked = NODE.exec(["true"], check=False)  # as `docker exec` did: exit 1, its message
+    assert (unchecked.exit_code, unchecked.stderr) == (1, "No such container: insync-it-n1")
 
 
 def tar_of(name: str, data: bytes) -> bytes:
