@@ -210,6 +210,7 @@ def _verdict(
         stats=stats,
         unknown_reasons=reasons,
         ops=_op_details(scanner, out),
+        waits_not_held=scanner.waits_not_held,
     )
 
 

@@ -55,6 +55,7 @@ from checkers._malformed import (
     time_error,
 )
 from harness.base.errors import HistoryError
+from harness.base.waits import AWAIT_STATE, not_held
 
 #: Outcome codes, shared by every stage. ``PENDING`` is an invoke that never completed.
 INVOKE, OK, FAIL, INFO = 0, 1, 2, 3
@@ -105,6 +106,9 @@ class Scanner:
         self.pending: dict[int, tuple[int, str, Any, int]] = {}
         self.lines = first_line
         self.nemesis_ops = 0
+        #: why the fault script did not run as written: each ``await-state`` completion
+        #: that did not hold (``harness.base.waits.not_held``), in file order
+        self.waits_not_held: list[str] = []
         self.never_completed = 0
         self.meta = array("q")
         #: True when this scans a chunk that follows other lines (``checkers._parallel``):
@@ -225,9 +229,14 @@ class Scanner:
             self.finish()
 
     def _nemesis(self, op: dict[str, Any], line: int, last_time: int) -> int:
-        """A nemesis line: only an ``index`` or ``time`` it carries is checked."""
+        """A nemesis line: only an ``index`` or ``time`` it carries is checked; a scripted
+        wait that did not hold is noted (it makes the verdict unknown)."""
         self.nemesis_ops += 1
         self.meta.append(NEMESIS_META)
+        if op.get("f") == AWAIT_STATE:
+            reason = not_held(op)
+            if reason is not None:
+                self.waits_not_held.append(reason)
         index = op.get("index")
         if index is not None and (type(index) is not int or index != line - 1):
             raise index_error(index, line)

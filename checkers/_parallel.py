@@ -72,6 +72,7 @@ class ChunkScan:
     collector: Collector
     lines: int = 0
     nemesis_ops: int = 0
+    waits_not_held: list[str] = field(default_factory=list)
     meta: array[int] = field(default_factory=lambda: array("q"))
     pending: Pending = field(default_factory=dict)
     orphans: dict[int, tuple[int, str, str]] = field(default_factory=dict)
@@ -147,6 +148,7 @@ def scan_chunk(path: Path, start: int, end: int, first_line: int | None = None) 
         scan.error = (scanner.lines if err.line is None else err.line, str(err), err.hint)
     scan.lines = scanner.lines
     scan.nemesis_ops = scanner.nemesis_ops
+    scan.waits_not_held = scanner.waits_not_held
     scan.meta = scanner.meta
     scan.first_time = scanner.first_time
     scan.last_time = scanner.last_time
@@ -216,11 +218,13 @@ def merge(path: Path, scans: list[ChunkScan]) -> tuple[Collector, Scanner]:
         last_time = last_time if scan.last_time == TIME_UNSEEN else scan.last_time
         head.meta.extend(scan.meta)
         head.nemesis_ops += scan.nemesis_ops
+        head.waits_not_held += scan.waits_not_held
     collector.inherits = False
     scanner = Scanner(collector)
     scanner.pending = pending
     scanner.lines = scans[-1].lines
     scanner.nemesis_ops = head.nemesis_ops
+    scanner.waits_not_held = head.waits_not_held
     scanner.meta = head.meta
     scanner.finish()
     return collector, scanner

@@ -93,12 +93,21 @@ def assemble(
     stats: dict[str, Any],
     unknown_reasons: list[str],
     ops: dict[str, dict[str, Any]],
+    waits_not_held: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The verdict: contract fields first, optional extras after."""
+    """The verdict: contract fields first, optional extras after.
+
+    ``waits_not_held``: the fault script's waits that did not hold. The run then did
+    not test what its script meant to test, so it is ``unknown`` whatever was found
+    (the anomalies are still listed); they lead the ``error``.
+    """
     order = {name: i for i, name in enumerate(ANOMALY_TYPES)}
     found = sorted(anomalies.counts, key=lambda t: (order.get(t, len(order)), t))
     bad = [t for t in found if t not in informational_types]
     validity = merge(not bad, UNKNOWN if unknown_reasons else True)
+    if waits_not_held:
+        validity = UNKNOWN
+        unknown_reasons = [*waits_not_held, *unknown_reasons]
     verdict: dict[str, Any] = {
         "valid": validity,
         "anomaly-types": found,
@@ -107,6 +116,8 @@ def assemble(
         "stats": stats,
         "anomaly-counts": {t: anomalies.counts[t] for t in found},
     }
+    if waits_not_held:
+        verdict["waits-not-held"] = list(waits_not_held)
     if unknown_reasons:
         verdict["error"] = "; ".join(unknown_reasons)
     if ops:

@@ -11,7 +11,7 @@ business and is imported only through ``provisioner_for``.
 
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster, Say, each_node
-from cluster.provisioner import DEFAULT_PROVISIONER, Provisioner, provisioner_for
+from cluster.provisioner import DEFAULT_PROVISIONER, Placement, Provisioner, provisioner_for
 from cluster.remote import ExecResult, FakeRemote, Remote, RemoteCommandFailed
 from cluster.spec import BROKER_PORT, ClusterSpec
 from cluster.versions import KafkaVersion, resolve_version
@@ -25,6 +25,7 @@ __all__ = [
     "FakeRemote",
     "KafkaNode",
     "KafkaVersion",
+    "Placement",
     "Provisioner",
     "Remote",
     "RemoteCommandFailed",

@@ -32,19 +32,50 @@ class BrokerProperties:
     controller_voters: tuple[tuple[int, str], ...] = ()
     zookeeper_connect: str | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
+    data_dir: str = DATA_DIR
 
 
-def properties_for(spec: ClusterSpec, node: str, address: str) -> BrokerProperties:
-    """The settings of ``node`` in ``spec``, advertising ``address`` to clients."""
+#: insync's ``replica.lag.time.max.ms`` (see ``_defaults``): also how long a random fault
+#: is held by default (``replica_lag_s``), so the ISR shrinks inside it.
+REPLICA_LAG_MS = 5000
+
+
+def replica_lag_s(overrides: Mapping[str, str]) -> float:
+    """Seconds a follower may lag before it leaves the ISR, with ``overrides`` applied."""
+    try:
+        return float(overrides.get("replica.lag.time.max.ms", REPLICA_LAG_MS)) / 1000
+    except ValueError:  # refused by Kafka at start; the default is as good a guess here
+        return REPLICA_LAG_MS / 1000
+
+
+def properties_for(
+    spec: ClusterSpec,
+    node: str,
+    address: str,
+    *,
+    peers: Mapping[str, str] | None = None,
+    data_dir: str = DATA_DIR,
+) -> BrokerProperties:
+    """The settings of ``node`` in ``spec``, advertising ``address`` to clients.
+
+    ``peers`` maps node names to the addresses the nodes reach each other at; a
+    name missing from it is used as a host name (Docker's network aliases
+    resolve ``n1``; hosts from an SSH inventory may not). ``data_dir`` is where
+    the node keeps its log segments (under an SSH host's base directory).
+    """
+    at = peers or {}
     return BrokerProperties(
         node_id=spec.node_id(node),
         mode=spec.mode,
         is_controller=node in spec.controller_nodes,
         advertised_host=address,
         replication_factor=spec.replication_factor(),
-        controller_voters=tuple((spec.node_id(n), n) for n in spec.controller_nodes),
-        zookeeper_connect=",".join(f"{n}:{ZK_CLIENT_PORT}" for n in spec.zookeeper_nodes) or None,
+        controller_voters=tuple((spec.node_id(n), at.get(n, n)) for n in spec.controller_nodes),
+        zookeeper_connect=",".join(
+            f"{at.get(n, n)}:{ZK_CLIENT_PORT}" for n in spec.zookeeper_nodes
+        ) or None,
         overrides=dict(spec.broker_config),
+        data_dir=data_dir,
     )
 
 
@@ -66,10 +97,10 @@ def _defaults(props: BrokerProperties) -> dict[str, str]:
         # follower in the ISR that long, and every acks=all write to its
         # partitions waits for it: a fault shorter than that tests only a stall.
         # 5 s lets the ISR shrink inside a fault, where the loss windows are.
-        "replica.lag.time.max.ms": "5000",
+        "replica.lag.time.max.ms": str(REPLICA_LAG_MS),
         "num.network.threads": "2",
         "num.io.threads": "4",
-        "log.dirs": DATA_DIR,
+        "log.dirs": props.data_dir,
     }
 
 

@@ -71,6 +71,7 @@ class Daemon:
     #: Shell run first in the start script (the broker's faketime control file), so a
     #: restart stays one command.
     prelude: str = ""
+    #: Where the pidfile lives (under an SSH host's base directory, there).
     run_dir: str = RUN_DIR
 
     @property

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
-from cluster import jvm
+from cluster import jvm, power_loss_fs
 from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
-from cluster.daemon import PAUSED, RUNNING, UP, Daemon, State
+from cluster.daemon import PAUSED, RUN_DIR, RUNNING, UP, Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
@@ -37,7 +37,7 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 FAKETIME_CONTROL = "/var/run/insync/faketime"
 
 
-def faketime_env() -> dict[str, str]:
+def faketime_env(root: str = "") -> dict[str, str]:
     """The broker environment under which its wall clock follows ``FAKETIME_CONTROL``.
 
     Measured on a node (Debian, OpenJDK 17, libfaketime 0.9.10): the JVM hangs
@@ -45,11 +45,11 @@ def faketime_env() -> dict[str, str]:
     ``FAKETIME_DONT_FAKE_MONOTONIC=1`` alone (the auto-enabled glibc "monotonic
     fix" then mixes clocks), and with ``FAKETIME_NO_CACHE=1``; it runs with the
     monotonic clock left real, the fix off and the control file re-read at most
-    once a second.
+    once a second. ``root``: the node's ``KafkaNode.root``.
     """
     return {
         "LD_PRELOAD": FAKETIME_LIB,
-        "FAKETIME_TIMESTAMP_FILE": FAKETIME_CONTROL,
+        "FAKETIME_TIMESTAMP_FILE": root + FAKETIME_CONTROL,
         "FAKETIME_CACHE_DURATION": "1",
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
         "FAKETIME_FORCE_MONOTONIC_FIX": "0",
@@ -73,6 +73,19 @@ class KafkaNode:
     client_source: str
     #: Extra environment for the broker JVM (the clock nemesis preloads libfaketime).
     broker_env: Mapping[str, str] = field(default_factory=dict)
+    #: Prefix of every path insync writes on the node (data, configs, logs, pidfiles,
+    #: the faketime file): "" in a container, which is all insync's; an SSH host's
+    #: base directory, so that nothing insync writes lies outside it.
+    root: str = ""
+    #: Node name -> address the nodes reach each other at ("" or missing: the name
+    #: resolves, as Docker's network aliases do).
+    peers: Mapping[str, str] = field(default_factory=dict)
+    #: TCP ports the provisioner reaches the node through (SSH's): no fault may drop them.
+    control_ports: tuple[int, ...] = ()
+
+    def at(self, path: str) -> str:
+        """Where the fixed node path ``path`` (``DATA_DIR``, ...) lies on this node."""
+        return self.root + path
 
     @property
     def roles(self) -> list[str]:
@@ -83,42 +96,57 @@ class KafkaNode:
         argv = jvm.broker_argv(
             self.version,
             kafka_home=self.kafka_home,
-            properties=CONFIG_PATH,
-            log_dir=KAFKA_LOG_DIR,
+            properties=self.at(CONFIG_PATH),
+            log_dir=self.at(KAFKA_LOG_DIR),
             heap_mb=self.spec.heap_mb,
         )
-        env = {**faketime_env(), **self.broker_env} if self.spec.faketime else self.broker_env
-        ctl = FAKETIME_CONTROL
-        # a restarted broker keeps the node's current skew
-        prelude = f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}"
-        return Daemon(self.remote, "kafka", argv, f"{KAFKA_LOG_DIR}/stdout.log", env,
-                      prelude=prelude if self.spec.faketime else "")
+        env = self.broker_env
+        prelude = ""
+        if self.spec.faketime:
+            env = {**faketime_env(self.root), **self.broker_env}
+            ctl = self.at(FAKETIME_CONTROL)
+            # a restarted broker keeps the node's current skew: in the start command
+            prelude = f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}"
+        return Daemon(self.remote, "kafka", argv, self.at(f"{KAFKA_LOG_DIR}/stdout.log"), env,
+                      prelude=prelude, run_dir=self.at(RUN_DIR))
 
     @property
     def zookeeper(self) -> Daemon | None:
         if self.name not in self.spec.zookeeper_nodes:
             return None
         argv = jvm.zookeeper_argv(
-            self.version, kafka_home=self.kafka_home, config=ZK_CONFIG_PATH, log_dir=ZK_LOG_DIR
+            self.version,
+            kafka_home=self.kafka_home,
+            config=self.at(ZK_CONFIG_PATH),
+            log_dir=self.at(ZK_LOG_DIR),
         )
-        return Daemon(self.remote, "zookeeper", argv, f"{ZK_LOG_DIR}/stdout.log")
+        return Daemon(self.remote, "zookeeper", argv, self.at(f"{ZK_LOG_DIR}/stdout.log"),
+                      run_dir=self.at(RUN_DIR))
 
     # -- setup -------------------------------------------------------------
     def configure(self, known_keys: frozenset[str] | None) -> str:
         """Write ``server.properties`` (and ZooKeeper's files); return the properties."""
-        text = render(properties_for(self.spec, self.name, self.address), known_keys)
-        write_file(self.remote, CONFIG_PATH, text)
-        sh(self.remote, f"mkdir -p {DATA_DIR} {KAFKA_LOG_DIR}")
+        props = properties_for(
+            self.spec, self.name, self.address, peers=self.peers, data_dir=self.at(DATA_DIR)
+        )
+        text = render(props, known_keys)
+        write_file(self.remote, self.at(CONFIG_PATH), text)
+        sh(self.remote, f"mkdir -p {self.at(DATA_DIR)} {self.at(KAFKA_LOG_DIR)}")
+        if self.spec.power_loss_fs:  # before anything (the KRaft format) writes there
+            power_loss_fs.mount(self.remote)
         if self.zookeeper is not None:
-            write_file(self.remote, ZK_CONFIG_PATH, render_zoo_cfg(self.spec))
-            write_file(self.remote, f"{ZK_DATA_DIR}/myid", f"{self.spec.node_id(self.name)}\n")
-            sh(self.remote, f"mkdir -p {ZK_LOG_DIR}")
+            zoo = render_zoo_cfg(self.spec, peers=self.peers, data_dir=self.at(ZK_DATA_DIR))
+            write_file(self.remote, self.at(ZK_CONFIG_PATH), zoo)
+            myid = f"{self.spec.node_id(self.name)}\n"
+            write_file(self.remote, self.at(f"{ZK_DATA_DIR}/myid"), myid)
+            sh(self.remote, f"mkdir -p {self.at(ZK_LOG_DIR)}")
         return text
 
     def format_storage(self, cluster_id: str) -> None:
         """KRaft: write the meta.properties that binds the data dir to the cluster."""
         argv = jvm.format_argv(
-            self.version, kafka_home=self.kafka_home, cluster_id=cluster_id, properties=CONFIG_PATH
+            self.version, kafka_home=self.kafka_home, cluster_id=cluster_id,
+            properties=self.at(CONFIG_PATH),
         )
         result = self.remote.exec(argv, timeout=120, check=False)
         if not result.ok:
@@ -126,17 +154,28 @@ class KafkaNode:
             raise ClusterError(
                 f"on {self.name}: formatting KRaft storage failed: {' | '.join(tail)}"
             )
+        if self.spec.power_loss_fs:  # a power cut loses the run's writes, not the setup
+            power_loss_fs.sync_all(self.remote)
 
     # -- processes: kill, restart, pause ---------------------------------------
     # Each is one command on the node (``Daemon``): the ``*_if_*`` forms, which the
     # nemesis uses, say the state the broker was found in and the pid acted on
     # (``None``: that state did not call for it).
     def start(self) -> int:
+        """Start the broker (remounting the power-loss filesystem first if its power was cut)."""
+        self._remount()
         return self.broker.start()
 
     def start_if_down(self) -> tuple[State, int | None]:
+        self._remount()
         state, pid = self.broker.launch()
         return state, (pid if state == "stopped" else None)
+
+    def _remount(self) -> None:
+        """A power-loss cluster's data is served by lazyfs, which a power cut stops: the
+        one extra command a start costs there (``power_loss_fs.mount`` checks first)."""
+        if self.spec.power_loss_fs:
+            power_loss_fs.mount(self.remote)
 
     def kill(self) -> int | None:
         """SIGKILL the broker and wait until its pid is reaped, not just a zombie.
@@ -176,13 +215,20 @@ class KafkaNode:
         """Delete the broker's data (it must be stopped): a node replaced by a blank one."""
         if self.state() != "stopped":
             raise ClusterError(f"on {self.name}: stop the broker before wiping its data")
-        sh(self.remote, f"rm -rf {DATA_DIR} && mkdir -p {DATA_DIR}")
+        if self.spec.power_loss_fs:
+            power_loss_fs.unmount(self.remote)
+            sh(self.remote, f"rm -rf {power_loss_fs.BACKING} && mkdir -p {power_loss_fs.BACKING}")
+        data = self.at(DATA_DIR)
+        sh(self.remote, f"rm -rf {data} && mkdir -p {data}")
+        if self.spec.power_loss_fs:
+            power_loss_fs.mount(self.remote)
 
     # -- logs ------------------------------------------------------------------
     def log_files(self) -> list[str]:
+        paths = (f"{KAFKA_LOG_DIR}/*", f"{ZK_LOG_DIR}/*", CONFIG_PATH, ZK_CONFIG_PATH)
         listing = sh(
             self.remote,
-            f"ls -1d {KAFKA_LOG_DIR}/* {ZK_LOG_DIR}/* {CONFIG_PATH} {ZK_CONFIG_PATH} 2>/dev/null",
+            f"ls -1d {' '.join(self.at(p) for p in paths)} 2>/dev/null",
             check=False,
         )
         return [line for line in listing.stdout.splitlines() if line.strip()]
@@ -191,7 +237,8 @@ class KafkaNode:
         """The end of the broker's output and main log, for error messages."""
         out = sh(
             self.remote,
-            f"tail -n {lines} {KAFKA_LOG_DIR}/server.log {KAFKA_LOG_DIR}/stdout.log 2>/dev/null",
+            f"tail -n {lines} {self.at(KAFKA_LOG_DIR)}/server.log "
+            f"{self.at(KAFKA_LOG_DIR)}/stdout.log 2>/dev/null",
             check=False,
         )
         return out.stdout
@@ -200,7 +247,8 @@ class KafkaNode:
         """Copy every log file into ``dest/<node>/``; keep going past failures."""
         saved = []
         for path in self.log_files():
-            target = dest / self.name / path.lstrip("/").replace("/", "_")
+            name = path.removeprefix(self.root).lstrip("/").replace("/", "_")
+            target = dest / self.name / name
             try:
                 self.remote.download(path, target)
                 saved.append(target)

@@ -17,6 +17,7 @@ Callers never build a provisioner class themselves: they ask
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cluster.model import Say
@@ -69,22 +70,49 @@ class Provisioner(Protocol):
         ...
 
 
-def _docker() -> Provisioner:
+@dataclass(frozen=True)
+class Placement:
+    """Where a cluster's nodes come from: a provisioner's name and what it needs to know.
+
+    Plain data, so a command builds it from its flags (``--hosts``,
+    ``--accept-new-host-keys``) and hands it on without naming a provisioner class.
+    """
+
+    kind: str = DEFAULT_PROVISIONER
+    #: ``ssh``: the inventory file (``cluster.ssh.inventory``).
+    hosts: str | None = None
+    #: ``ssh``: write unknown host keys to known_hosts instead of refusing them.
+    accept_new_host_keys: bool = False
+
+
+def _docker(placement: Placement) -> Provisioner:
     from cluster.docker import DockerProvisioner
 
     return DockerProvisioner()
 
 
+def _ssh(placement: Placement) -> Provisioner:
+    from pathlib import Path
+
+    from cluster.ssh import SSHProvisioner
+
+    if placement.hosts is None:
+        raise UsageError("the ssh provisioner needs an inventory", hint="pass --hosts hosts.toml")
+    return SSHProvisioner(Path(placement.hosts), placement.accept_new_host_keys)
+
+
 #: Every provisioner by name. Imported lazily: asking for one costs nothing else.
-PROVISIONERS: Mapping[str, Callable[[], Provisioner]] = {"docker": _docker}
+PROVISIONERS: Mapping[str, Callable[[Placement], Provisioner]] = {"docker": _docker, "ssh": _ssh}
 
 
-def provisioner_for(kind: str = DEFAULT_PROVISIONER) -> Provisioner:
-    """The provisioner called ``kind`` (default: Docker containers on this machine)."""
+def provisioner_for(kind: str | Placement = DEFAULT_PROVISIONER) -> Provisioner:
+    """The provisioner ``kind`` names (default: Docker containers on this machine)."""
+    placement = kind if isinstance(kind, Placement) else Placement(kind)
     try:
-        make = PROVISIONERS[kind]
+        make = PROVISIONERS[placement.kind]
     except KeyError:
         raise UsageError(
-            f"no provisioner named {kind!r}", hint=f"use one of: {', '.join(sorted(PROVISIONERS))}"
+            f"no provisioner named {placement.kind!r}",
+            hint=f"use one of: {', '.join(sorted(PROVISIONERS))}",
         ) from None
-    return make()
+    return make(placement)

@@ -56,6 +56,10 @@ class ClusterSpec:
     #: Start brokers under libfaketime (``cluster.kafka_node.faketime_env``) so the
     #: clock nemesis can skew them; off unless a run asks for clock faults.
     faketime: bool = False
+    #: Mount each broker's data directory through the power-loss filesystem
+    #: (``cluster.power_loss_fs``), so the ``power-loss`` fault can drop what was never
+    #: fsynced; off unless asked for (``--power-loss-fs``) or a run uses that fault.
+    power_loss_fs: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:

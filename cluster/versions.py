@@ -19,6 +19,7 @@ from typing import Literal
 from harness.base.errors import UsageError
 
 __all__ = [
+    "CLIENT_FEATURES",
     "KRAFT",
     "VERSIONS",
     "ZOOKEEPER",
@@ -26,6 +27,7 @@ __all__ = [
     "KafkaVersion",
     "Logging",
     "Mode",
+    "feature_since",
     "known_versions",
     "resolve_for_mode",
     "resolve_version",
@@ -36,6 +38,16 @@ KRAFT: Mode = "kraft"
 ZOOKEEPER: Mode = "zookeeper"
 
 KAFKA_GROUP = "org.apache.kafka"
+
+#: Client features a broker must support, and the first line whose brokers do:
+#: idempotent producers (KIP-98's producer ids and sequence numbers) and
+#: transactions both arrived in 0.11.0. A 0.10 broker answers an idempotent
+#: producer's InitProducerId with UNSUPPORTED_FEATURE, so every send of an
+#: ``--acks all`` run failed before the workload's default followed this table.
+CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
+    "idempotence": (0, 11, 0),
+    "transactions": (0, 11, 0),
+}
 
 
 class Logging(Enum):
@@ -112,6 +124,15 @@ class KafkaVersion:
 
     def supports(self, mode: str) -> bool:
         return mode in self.modes
+
+    @property
+    def number(self) -> tuple[int, ...]:
+        """The release as numbers, for ordering (``(0, 10, 2, 2)`` < ``(4, 1, 2)``)."""
+        return tuple(int(p) for p in self.version.split("."))
+
+    def can(self, feature: str) -> bool:
+        """Whether this version's brokers serve the client ``feature`` (``CLIENT_FEATURES``)."""
+        return self.number >= CLIENT_FEATURES[feature]
 
 
 def _kafka(artifact: str, version: str, *exclusions: str) -> Artifact:
@@ -215,6 +236,11 @@ VERSIONS: tuple[KafkaVersion, ...] = (
 )
 
 _SPEC = re.compile(r"^(?P<line>\d+\.\d+(?:\.\d+)?)(?:\.x)?$")
+
+
+def feature_since(feature: str) -> str:
+    """The first release line whose brokers serve ``feature`` (``0.11.0``), for messages."""
+    return ".".join(str(n) for n in CLIENT_FEATURES[feature])
 
 
 def known_versions() -> list[str]:

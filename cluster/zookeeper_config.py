@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cluster.spec import ZK_CLIENT_PORT, ZK_ELECTION_PORT, ZK_PEER_PORT, ClusterSpec
 
 ZK_CONFIG_PATH = "/etc/zookeeper/zoo.cfg"
@@ -9,9 +11,13 @@ ZK_DATA_DIR = "/var/lib/zookeeper"
 ZK_LOG_DIR = "/var/log/zookeeper"
 
 
-def render_zoo_cfg(spec: ClusterSpec) -> str:
+def render_zoo_cfg(
+    spec: ClusterSpec, *, peers: Mapping[str, str] | None = None, data_dir: str = ZK_DATA_DIR
+) -> str:
+    """``zoo.cfg``; ``peers`` and ``data_dir`` as in ``broker_config.properties_for``."""
+    at = peers or {}
     servers = [
-        f"server.{spec.node_id(n)}={n}:{ZK_PEER_PORT}:{ZK_ELECTION_PORT}"
+        f"server.{spec.node_id(n)}={at.get(n, n)}:{ZK_PEER_PORT}:{ZK_ELECTION_PORT}"
         for n in spec.zookeeper_nodes
     ]
     lines = [
@@ -19,7 +25,7 @@ def render_zoo_cfg(spec: ClusterSpec) -> str:
         "tickTime=2000",
         "initLimit=10",
         "syncLimit=5",
-        f"dataDir={ZK_DATA_DIR}",
+        f"dataDir={data_dir}",
         f"clientPort={ZK_CLIENT_PORT}",
         "quorumListenOnAllIPs=true",
         "4lw.commands.whitelist=srvr,ruok,stat,mntr",

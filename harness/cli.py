@@ -23,7 +23,9 @@ from harness.base.errors import InsyncError, UsageError
 from harness.base.version import insync_version
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
-COMMAND_MODULES = ("cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix")
+COMMAND_MODULES = (
+    "cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix", "scenario",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

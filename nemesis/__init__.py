@@ -4,7 +4,9 @@ Modules: ``protocol`` (the ``Nemesis`` protocol and ``NemesisPackage``),
 ``settings`` (``NemesisOptions``), ``package`` (``build_package``: the combined
 nemesis, derived from the fault-kind registry ``harness.base.faults``),
 ``kinds`` (one module per fault kind, behind ``FaultImpl``), ``schedule``
-(timed scripts), ``grudge``, ``shapes`` and ``targets`` (pure shape and target
+(fault scripts: timed steps and waits for cluster state), ``script`` (the
+generator that plays them), ``waits`` (``await-state``: a script's waits),
+``polling`` (the one wait loop), ``grudge``, ``shapes`` and ``targets`` (pure shape and target
 resolution), ``impact`` (whole-cluster / quorum-majority faults, narrowing),
 ``in_force`` (the ledger of faults in force: overlapping faults judged together),
 ``recovery`` (``await-recovery``: faults wait for the cluster), ``partition``,

@@ -45,37 +45,42 @@ def offset_text(offset_ms: float) -> str:
 FREEZE_STAMP = '"$t"'
 
 
-def control_script(word: str) -> str:
+def control_script(word: str, root: str = "") -> str:
     """Replace the control file by the shell word ``word`` (quoted, or a ``"$var"``)
-    atomically, so libfaketime never reads half a line."""
-    tmp = f"{FAKETIME_CONTROL}.tmp"
-    return (f"mkdir -p $(dirname {FAKETIME_CONTROL}) && printf '%s\\n' {word} "
-            f"> {tmp} && mv {tmp} {FAKETIME_CONTROL}")
+    atomically, so libfaketime never reads half a line.
+
+    ``root``: the node's ``KafkaNode.root`` (every path insync writes lies under it).
+    """
+    ctl = root + FAKETIME_CONTROL
+    tmp = f"{ctl}.tmp"
+    return (f"mkdir -p $(dirname {ctl}) && printf '%s\\n' {word} "
+            f"> {tmp} && mv {tmp} {ctl}")
 
 
-def write_control(remote: Remote, text: str) -> None:
-    sh(remote, control_script(shlex.quote(text)))
+def write_control(remote: Remote, text: str, root: str = "") -> None:
+    sh(remote, control_script(shlex.quote(text), root))
 
 
-def faked_now(remote: Remote) -> float:
+def faked_now(remote: Remote, root: str = "") -> float:
     """The time (epoch seconds) a process under the broker's faketime settings sees now."""
-    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env().items())
+    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env(root).items())
                    if k != "FAKETIME_CACHE_DURATION")
     return float(sh(remote, f"env {env} date +%s.%N").stdout.strip())
 
 
-def strobe_script(high: str, low: str, period_s: float, duration_s: float) -> str:
+def strobe_script(high: str, low: str, period_s: float, duration_s: float, root: str = "") -> str:
     """A loop on the node flipping the control file between ``high`` and ``low``.
 
     It records its pid so teardown can stop it even if the harness died mid-strobe,
     and always leaves ``low`` in force when it ends.
     """
-    ctl, tmp = FAKETIME_CONTROL, f"{FAKETIME_CONTROL}.strobe"
+    ctl, pidfile = root + FAKETIME_CONTROL, root + STROBE_PIDFILE
+    tmp = f"{ctl}.strobe"
     put = "printf '%s\\n' \"$1\" > " + tmp + " && mv " + tmp + " " + ctl
     return f"""
-echo $$ > {STROBE_PIDFILE}
+echo $$ > {pidfile}
 put() {{ {put}; }}
-trap 'put {shlex.quote(low)}; rm -f {STROBE_PIDFILE}; exit 0' TERM INT
+trap 'put {shlex.quote(low)}; rm -f {pidfile}; exit 0' TERM INT
 end=$(( $(date +%s) + {max(1, round(duration_s))} ))
 n=0
 while [ "$(date +%s)" -lt "$end" ]; do
@@ -84,17 +89,18 @@ while [ "$(date +%s)" -lt "$end" ]; do
   n=$((n + 2))
 done
 put {shlex.quote(low)}
-rm -f {STROBE_PIDFILE}
+rm -f {pidfile}
 echo $n
 """
 
 
-def stop_strobe() -> str:
+def stop_strobe(root: str = "") -> str:
     """Stop a strobe loop if one runs, waiting (at most 2 s) until it has put its low
     value and exited, so what is written next is not overwritten; no wait when none runs."""
-    return (f"if p=$(cat {STROBE_PIDFILE} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
+    pidfile = root + STROBE_PIDFILE
+    return (f"if p=$(cat {pidfile} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
             f"then n=200; while [ $n -gt 0 ] && kill -0 \"$p\" 2>/dev/null; "
-            f"do n=$((n - 1)); sleep 0.01; done; fi; rm -f {STROBE_PIDFILE}; true")
+            f"do n=$((n - 1)); sleep 0.01; done; fi; rm -f {pidfile}; true")
 
 
 class ClockNemesis:
@@ -141,7 +147,7 @@ class ClockNemesis:
               ) -> dict[str, Any]:
         def bump(node: KafkaNode) -> float:
             new = self.offsets_ms.get(node.name, 0.0) + delta
-            write_control(node.remote, offset_text(new))
+            write_control(node.remote, offset_text(new), node.root)
             self.offsets_ms[node.name] = new
             return new
 
@@ -155,7 +161,7 @@ class ClockNemesis:
             offset_ns = round(self.offsets_ms.get(node.name, 0.0) * 1_000_000)
             script = (f"s=$(( ($(date +%s%N) + {offset_ns}) / 1000000000 )); "
                       f"t=$(date -u -d \"@$s\" '+%Y-%m-%d %H:%M:%S'); "
-                      f"{control_script(FREEZE_STAMP)} && echo {FREEZE_STAMP}")
+                      f"{control_script(FREEZE_STAMP, node.root)} && echo {FREEZE_STAMP}")
             stamp = sh(node.remote, script).stdout.strip()
             self.offsets_ms[node.name] = 0.0  # a reset after a freeze returns to real time
             return stamp
@@ -173,7 +179,7 @@ class ClockNemesis:
         def strobe(node: KafkaNode) -> int:
             base = self.offsets_ms.get(node.name, 0.0)
             script = strobe_script(offset_text(base + delta), offset_text(base),
-                                   period_s, duration_s)
+                                   period_s, duration_s, node.root)
             out = node.remote.exec(["sh", "-c", script], timeout=duration_s + 60)
             return int(out.stdout.strip().splitlines()[-1])
 
@@ -184,7 +190,9 @@ class ClockNemesis:
 
     def _reset(self, cluster: Cluster, names: list[str]) -> Landed[float]:
         def reset(node: KafkaNode) -> float:
-            sh(node.remote, f"{stop_strobe()}; {control_script(shlex.quote('+0'))}")  # one command
+            # one command
+            sh(node.remote, f"{stop_strobe(node.root)}; "
+                            f"{control_script(shlex.quote('+0'), node.root)}")
             self.offsets_ms[node.name] = 0.0
             return 0.0
 

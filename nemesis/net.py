@@ -30,10 +30,24 @@ def ensure_chain(chain: str) -> str:
     )
 
 
-def drop_from(chain: str, sources: Sequence[str], probability: float | None = None) -> str:
-    """Replace ``chain``'s rules by DROPs of packets from ``sources`` (randomly, if given)."""
+def drop_from(
+    chain: str,
+    sources: Sequence[str],
+    probability: float | None = None,
+    *,
+    keep_ports: Sequence[int] = (),
+) -> str:
+    """Replace ``chain``'s rules by DROPs of packets from ``sources`` (randomly, if given).
+
+    Packets to ``keep_ports`` (``KafkaNode.control_ports``: the SSH port insync
+    reaches the host through) are accepted before any DROP, so no fault cuts
+    the control node off from a host, even when the clients' address is cut.
+    """
     script = f"{ensure_chain(chain)}; {IPT} -F {chain}"
     if sources:
+        for port in keep_ports:
+            script += f" && {IPT} -A {chain} -p tcp --dport {int(port)} -j ACCEPT"
+
         match = "" if probability is None else (
             f" -m statistic --mode random --probability {probability:.6f}"
         )

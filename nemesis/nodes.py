@@ -140,7 +140,7 @@ def controller_of(cluster: Cluster) -> str:
     leader, and always asks the cluster in ZooKeeper mode.
     """
     if cluster.spec.mode == "kraft":
-        states, _ = on_nodes(lambda n: sh(n.remote, f"cat {QUORUM_STATE}").stdout,
+        states, _ = on_nodes(lambda n: sh(n.remote, f"cat {n.at(QUORUM_STATE)}").stdout,
                              cluster, cluster.spec.controller_nodes)
         leader = newest_quorum_leader(states)
         if leader is not None:
@@ -183,12 +183,19 @@ class Resolver:
         self.rng = random.Random(seed)
         self._facts_for = facts_for or cluster_facts
         self.in_force = Ledger()
+        #: KEY -> the leader a fault last resolved ``leader:KEY`` to (what a script's
+        #: ``leader-changed`` wait compares with, ``nemesis.waits``)
+        self.acted_on: dict[str, str] = {}
 
     def facts(self, cluster: Cluster) -> Facts:
         return self._facts_for(cluster)
 
     def nodes(self, cluster: Cluster, target: Target) -> list[str]:
-        return resolve(target, list(cluster.nodes), self.rng, self._facts_for(cluster))
+        """``target``'s nodes for a fault; a ``leader:KEY`` resolved is kept in ``acted_on``."""
+        chosen = resolve(target, list(cluster.nodes), self.rng, self._facts_for(cluster))
+        if isinstance(target, str) and target.startswith("leader:") and chosen:
+            self.acted_on[target.removeprefix("leader:")] = chosen[0]
+        return chosen
 
     def hit(self, cluster: Cluster, target: Target) -> Hit:
         """``target``'s nodes for a fault that takes no node away (clock, packet): never

@@ -35,8 +35,9 @@ from nemesis.kinds import load
 from nemesis.nodes import Resolver, cluster_facts
 from nemesis.protocol import Nemesis, NemesisPackage
 from nemesis.recovery import AwaitAfterHeals, RecoveryNemesis, WithinPhase, await_op
-from nemesis.schedule import schedule_gen
+from nemesis.script import schedule_gen
 from nemesis.settings import NemesisOptions
+from nemesis.waits import StateNemesis
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +52,15 @@ class Draw(Gen):
         return op, (self if not isinstance(op, dict) else None)
 
 
+def held(kind: FaultKind, opts: NemesisOptions) -> list[Any]:
+    """One fault of ``kind``: its start (drawn at random), ``opts.min_in_force`` seconds
+    in force at least, then its heal."""
+    return [Draw(partial(load(kind).start_op, opts)), sleep(opts.min_in_force), kind.heal]
+
+
 def fault_generator(kind: FaultKind, opts: NemesisOptions) -> Gen:
-    """One kind's faults, forever: start (drawn at random), then its heal, and again."""
-    return cycle([Draw(partial(load(kind).start_op, opts)), kind.heal])
+    """One kind's faults, forever: start, hold, heal, and again."""
+    return cycle(held(kind, opts))
 
 
 #: Up to this many nodes, two faults that each take a node away would take a majority
@@ -71,7 +78,7 @@ def one_at_a_time(kinds: Sequence[FaultKind], opts: NemesisOptions) -> Gen:
     """
     steps: list[Any] = []
     for kind in kinds:
-        steps += [Draw(partial(load(kind).start_op, opts)), kind.heal]
+        steps += held(kind, opts)
     return cycle(steps)
 
 
@@ -81,23 +88,26 @@ def final_generator(kinds: Sequence[FaultKind]) -> list[dict[str, Any]]:
     return [*(k.heal for k in in_heal_order(kinds)), await_op()]
 
 
-def nemesis_for(kinds: Sequence[FaultKind], opts: NemesisOptions) -> ComposedNemesis:
-    """One nemesis handling every op of ``kinds`` and ``await-recovery``, sharing one
-    seeded resolver.
+def nemesis_for(kinds: Sequence[FaultKind], opts: NemesisOptions, *, waits: bool = False
+                ) -> ComposedNemesis:
+    """One nemesis handling every op of ``kinds``, ``await-recovery`` and (``waits``: the
+    script has wait steps) ``await-state``, sharing one seeded resolver.
 
     Members (and so teardown) follow the heal order: resume, heal the network,
-    reset clocks, restart the dead; the recovery check (nothing to tear down) last.
+    reset clocks, restart the dead; the waits (nothing to tear down) last.
     """
     resolver = Resolver(opts.seed, lambda cluster: cluster_facts(cluster, opts.topics))
     members: list[Nemesis] = [load(k).make_nemesis(resolver, opts) for k in in_heal_order(kinds)]
-    return ComposedNemesis([*members, RecoveryNemesis(resolver, opts.recovery_timeout)])
+    recovery = RecoveryNemesis(resolver, opts.recovery_timeout)
+    state = [StateNemesis(resolver, recovery)] if waits else []
+    return ComposedNemesis([*members, recovery, *state])
 
 
 def build_package(opts: NemesisOptions) -> NemesisPackage:
     """The nemesis, its generator and its final (healing) generator for ``opts``."""
     steps = opts.steps()
     kinds = opts.kinds(steps)
-    if not kinds:
+    if not kinds and not steps:
         return NemesisPackage(nemesis=None)
     generator: GenLike
     if opts.schedule is not None:
@@ -113,7 +123,7 @@ def build_package(opts: NemesisOptions) -> NemesisPackage:
     if opts.time_limit is not None:  # waits end with the main phase (scripted ones too)
         generator = WithinPhase(ns(opts.time_limit), lift(generator))
     return NemesisPackage(
-        nemesis=nemesis_for(kinds, opts),
+        nemesis=nemesis_for(kinds, opts, waits=any(s.waits for s in steps)),
         generator=generator,
         final_generator=final_generator(kinds),
         fault_spans=fault_spans(k.name for k in kinds),

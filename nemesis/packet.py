@@ -100,7 +100,8 @@ class PacketNemesis:
             scripts = []
             if "loss" in behaviour:
                 peers = [a for n, a in addresses.items() if n != node.name]
-                scripts.append(drop_from(LOSS_CHAIN, peers, behaviour["loss"]))
+                scripts.append(drop_from(LOSS_CHAIN, peers, behaviour["loss"],
+                                         keep_ports=node.control_ports))
                 applied["loss"] = behaviour["loss"]
             shaping = {k: v for k, v in behaviour.items() if k != "loss"}
             if self.netem.get(node.name) and shaping:

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from cluster.daemon import State
     from cluster.kafka_node import KafkaNode
 
-#: One command per node: the state the broker was found in, and the pid acted on.
-Act = Callable[["KafkaNode"], "tuple[State, int | None]"]
+#: One command per node: the state the broker was found in, and what was done to it (the
+#: pid acted on; power-loss: what was dropped), ``None`` when its state called for nothing.
+Act = Callable[["KafkaNode"], "tuple[State, Any]"]
 
 
 def _target(op: Mapping[str, Any], default: str) -> Any:

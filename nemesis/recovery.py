@@ -23,9 +23,10 @@ with ``"recovered": false`` and ``still-missing``.
 
 A wait inside the main phase must not outlast it: with the phase's length
 known (``NemesisOptions.time_limit``), ``WithinPhase`` gives each
-``await-recovery`` the seconds left (``{"within-s": 12.5}``, computed from the
-generator's own time, so it stays pure and simulable), and the wait gives up
-then (``"cut-short": true``). The final generator's wait has no such bound.
+``await-recovery`` (and a script's ``await-state``) the seconds left
+(``{"within-s": 12.5}``, computed from the generator's own time, so it stays
+pure and simulable), and the wait gives up then (``"cut-short": true``). The
+final generator's wait has no such bound.
 
 ``await-recovery`` is not a fault kind: it is not in ``harness.base.faults``,
 starts and stops no fault, and reports that pair fault ops by the registry's
@@ -40,17 +41,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from harness.base.history import Op
+from harness.base.waits import AWAIT_STATE
 from harness.gen.core import Context, Gen, Pending, Step, fill_in
 from nemesis.in_force import InForce
 from nemesis.nodes import Resolver, completion
+from nemesis.polling import POLL_S, Poller, bounded
 from nemesis.targets import Facts
 
 if TYPE_CHECKING:
     from cluster import Cluster
 
 AWAIT = "await-recovery"
-#: Seconds between two looks at the metadata while waiting.
-POLL_S = 1.0
 
 
 def await_op() -> dict[str, Any]:
@@ -101,17 +102,11 @@ def look(facts: Facts, nodes: list[str], kept: Mapping[str, str], no_quorum: boo
     return out, excused
 
 
-def budget(value: Any) -> float | None:
-    """The seconds an ``await-recovery`` may wait (``{"within-s": s}``), if bounded."""
-    if isinstance(value, Mapping) and isinstance(value.get("within-s"), int | float):
-        return float(value["within-s"])
-    return None
-
-
 class RecoveryNemesis:
     """Handles ``await-recovery``: polls the cluster until it has recovered or time is up.
 
-    ``clock`` and ``sleep`` are injectable so tests run in no time.
+    ``clock`` and ``sleep`` are injectable so tests run in no time; the loop is
+    ``nemesis.polling``'s, shared with the script's ``await-state``.
     """
 
     def __init__(
@@ -125,9 +120,7 @@ class RecoveryNemesis:
     ) -> None:
         self.resolver = resolver
         self.timeout_s = timeout_s
-        self.poll_s = poll_s
-        self.clock = clock
-        self.sleep = sleep
+        self.poller = Poller(poll_s, clock, sleep)
 
     def fs(self) -> frozenset[str]:
         return frozenset({AWAIT})
@@ -136,33 +129,33 @@ class RecoveryNemesis:
         """Nothing to prepare: it only reads metadata."""
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
+        timeout, cut = bounded(self.timeout_s, op.get("value"))
+        return completion(self.wait(cluster, timeout, cut_short=cut))
+
+    def wait(self, cluster: Cluster, timeout: float, *, cut_short: bool = False
+             ) -> dict[str, Any]:
+        """Poll until recovered or ``timeout`` s; the completion's value (``recovered``, ...).
+
+        ``cut_short``: ``timeout`` is the main phase's end, not the wait's own.
+        """
         nodes = list(cluster.nodes)
         controllers = cluster.spec.controller_nodes
         state: InForce = self.resolver.in_force.state  # no fault changes while this waits
         kept = state.kept_down(nodes, controllers)
         no_quorum = state.impact(nodes, controllers).quorum_majority
-        within = budget(op.get("value"))
-        timeout = self.timeout_s if within is None else max(0.0, min(self.timeout_s, within))
-        start = self.clock()
-        first: list[str] | None = None
-        polls = 0
-        while True:
-            now_missing, excused = look(self.resolver.facts(cluster), nodes, kept, no_quorum)
-            polls += 1
-            first = now_missing if first is None else first
-            waited = self.clock() - start
-            value: dict[str, Any] = {"recovered": not now_missing, "seconds": round(waited, 2),
-                                     "waited-for": first, "polls": polls}
-            if excused:
-                value["not-waited-for"] = excused
-            if not now_missing:
-                return completion(value)
-            if waited >= timeout:
-                value.update({"still-missing": now_missing, "timeout-s": timeout})
-                if timeout < self.timeout_s:
-                    value["cut-short"] = True  # the main phase ends: stop waiting with it
-                return completion(value)
-            self.sleep(max(0.0, min(self.poll_s, timeout - waited)))
+        polled = self.poller.until(
+            lambda: look(self.resolver.facts(cluster), nodes, kept, no_quorum),
+            lambda seen: not seen[0], timeout)
+        now_missing, excused = polled.last
+        value: dict[str, Any] = {"recovered": polled.held, "seconds": polled.seconds,
+                                 "waited-for": polled.first[0], "polls": polled.polls}
+        if excused:
+            value["not-waited-for"] = excused
+        if not polled.held:
+            value.update({"still-missing": now_missing, "timeout-s": timeout})
+            if cut_short:
+                value["cut-short"] = True  # the main phase ends: stop waiting with it
+        return value
 
     def teardown(self, cluster: Cluster) -> None:
         """Nothing to heal."""
@@ -203,7 +196,8 @@ class AwaitAfterHeals(Gen):
 
 @dataclass(frozen=True, slots=True)
 class WithinPhase(Gen):
-    """``gen``, each ``await-recovery`` it issues bounded by the end of the phase.
+    """``gen``, each wait it issues (``await-recovery``, a script's ``await-state``) bounded
+    by the end of the phase.
 
     The phase lasts ``dt`` ns from when this is first asked (as ``time_limit``,
     which wraps the main phase, counts it); each wait gets ``{"within-s": ...}``,
@@ -222,8 +216,10 @@ class WithinPhase(Gen):
         if step is None:
             return None
         x, nxt = step
-        if not isinstance(x, Pending) and x.get("f") == AWAIT:
-            x = {**x, "value": {"within-s": round(max(0, end - x["time"]) / 1e9, 3)}}
+        if not isinstance(x, Pending) and x.get("f") in (AWAIT, AWAIT_STATE):
+            asked = x.get("value")
+            within = {"within-s": round(max(0, end - x["time"]) / 1e9, 3)}
+            x = {**x, "value": {**asked, **within} if isinstance(asked, Mapping) else within}
         return x, WithinPhase(self.dt, nxt, end)
 
     def update(self, ctx: Context, event: Op) -> Gen:

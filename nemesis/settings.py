@@ -31,6 +31,11 @@ class NemesisOptions:
     faults: frozenset[str] = frozenset()
     #: Mean seconds between nemesis ops.
     interval: float = 10.0
+    #: Seconds each random fault stays in force before its heal may come (the
+    #: stagger adds to it). Healed after a random 0 to 2 intervals, a kill once lasted
+    #: 0.3 s and saw no send; held twice ``replica.lag.time.max.ms``, the ISR shrinks
+    #: and writes resume inside the fault, which is what the fault is there to test.
+    min_in_force: float = 0.0
     #: Symbolic targets to draw from; partition shapes are the ones that are shapes
     #: (``majorities-ring`` etc. are shapes only). Empty: the defaults, which leave
     #: out ``all`` and ``majority`` (``nemesis.targets.DEFAULT_TARGETS``,
@@ -72,6 +77,8 @@ class NemesisOptions:
             known = sorted(set(TARGETS) | set(SHAPES))
             raise UsageError(f"unknown nemesis targets {bad}",
                              hint=f"use {', '.join(known)}, leaders:N or primaries:N")
+        if self.min_in_force < 0:
+            raise UsageError(f"--nemesis-hold must be >= 0, got {self.min_in_force}")
         if self.recovery_timeout <= 0:
             raise UsageError(f"the recovery timeout must be > 0 s, got {self.recovery_timeout}")
         if self.time_limit is not None and self.time_limit <= 0:
@@ -107,3 +114,8 @@ class NemesisOptions:
     def needs_faketime(self) -> bool:
         """Whether brokers must start under libfaketime (set ``ClusterSpec.faketime``)."""
         return any(k.needs_faketime for k in self.kinds(self.steps()))
+
+    @property
+    def needs_power_loss_fs(self) -> bool:
+        """Whether brokers' data must be on the power-loss FS (``ClusterSpec.power_loss_fs``)."""
+        return any(k.needs_power_loss_fs for k in self.kinds(self.steps()))

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from harness.base.history import Op
 from harness.base.values import Spec
 from harness.gen.core import GenLike
 from workloads.client import Client
+
+if TYPE_CHECKING:
+    from cluster.versions import KafkaVersion
 
 S = TypeVar("S")
 
@@ -104,11 +107,11 @@ class CheckerSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _accept(settings: Any) -> None:
+def _accept(settings: Any, version: KafkaVersion) -> None:
     """No combination of options to refuse."""
 
 
-def _nothing_automatic(settings: Any) -> dict[str, Any]:
+def _nothing_automatic(settings: Any, version: KafkaVersion) -> dict[str, Any]:
     return {}
 
 
@@ -120,6 +123,8 @@ class Workload(Generic[S]):
     replay); each row's field, with its default, is in ``settings`` (``S``).
     ``validate`` refuses bad combinations of them (a ``UsageError`` line);
     ``automatic`` decides the values left to it (``resolved()`` records them);
+    both are given the brokers' :class:`~cluster.versions.KafkaVersion`, so a
+    client feature the version lacks is off by default and refused when asked;
     ``name_parts`` spell the default test name; ``block`` is its part of
     ``test.json``'s ``workload`` block. ``generator`` and ``final_generator``
     are pure (``harness.gen``); ``tracker`` is a fresh :class:`DrainTracker`;
@@ -136,5 +141,5 @@ class Workload(Generic[S]):
     block: Callable[[S], dict[str, Any]]
     name_parts: Callable[[S], list[str]]
     checker: CheckerSpec = CheckerSpec()
-    validate: Callable[[S], None] = _accept
-    automatic: Callable[[S], dict[str, Any]] = _nothing_automatic
+    validate: Callable[[S, KafkaVersion], None] = _accept
+    automatic: Callable[[S, KafkaVersion], dict[str, Any]] = _nothing_automatic

@@ -21,6 +21,14 @@ from harness.base.errors import ClusterError
 LABEL = "insync"
 #: Where the host's Kafka distribution is bind-mounted (read-only) in every node.
 KAFKA_MOUNT = "/opt/kafka"
+#: What a node needs to mount the power-loss filesystem (``cluster.power_loss_fs``): the
+#: FUSE device, the mount capability, and no AppArmor profile (Docker's default one
+#: denies mount). Given only to clusters that ask for it, so default nodes stay as they were.
+FUSE: dict[str, tuple[str, ...]] = {
+    "devices": ("/dev/fuse:/dev/fuse:rwm",),
+    "cap_add": ("SYS_ADMIN",),
+    "security_opt": ("apparmor=unconfined",),
+}
 
 
 def _prefix(cluster: str) -> str:
@@ -58,7 +66,9 @@ def create_node(spec: ClusterSpec, node: str, image: str, kafka_root: Path) -> N
             init=True,
             network_mode=network,
             # iptables and tc netem inside the node's own network namespace.
-            cap_add=["NET_ADMIN"],
+            cap_add=["NET_ADMIN", *(FUSE["cap_add"] if spec.power_loss_fs else ())],
+            devices=list(FUSE["devices"]) if spec.power_loss_fs else None,
+            security_opt=list(FUSE["security_opt"]) if spec.power_loss_fs else None,
             binds={str(kafka_root): {"bind": KAFKA_MOUNT, "mode": "ro"}},
         )
         # types-docker types the argument as one EndpointConfig; the SDK takes network → config.

@@ -35,6 +35,7 @@ from cluster.docker.image_inputs import (
     host_sources,
     host_suite,
     image_files_digest,
+    lazyfs_files,
     node_inputs,
     render_dockerfile,
 )
@@ -172,6 +173,9 @@ def _build_node(ref: str, base: str, packages: Sequence[str] | None, inputs: str
         for path in IMAGE_FILES.iterdir():
             if path.is_file() and path.name != "Dockerfile.node.in":
                 shutil.copy2(path, ctx / path.name)
+        (ctx / "lazyfs").mkdir()
+        for path in lazyfs_files():
+            shutil.copy2(path, ctx / "lazyfs" / path.name)
         (ctx / "Dockerfile").write_text(render_dockerfile(base, packages))
         with docker_errors(f"build the node image {ref}"):
             docker_client().images.build(

@@ -23,6 +23,7 @@ from harness.base.errors import EnvironmentProblem
 __all__ = [
     "DPKG_OPTS",
     "IMAGE_FILES",
+    "LAZYFS",
     "NODE_PACKAGES",
     "RECIPE_VERSION",
     "base_inputs",
@@ -30,11 +31,15 @@ __all__ = [
     "host_sources",
     "host_suite",
     "image_files_digest",
+    "lazyfs_files",
     "node_inputs",
     "render_dockerfile",
 ]
 
 IMAGE_FILES = Path(__file__).with_name("image_files")
+#: The power-loss filesystem's package (``cluster.lazyfs``), copied into the image as
+#: ``/usr/local/lib/insync/lazyfs`` (``cluster.power_loss_fs.LAZYFS_HOME``).
+LAZYFS = Path(__file__).parent.parent / "lazyfs"
 # Bump when the build recipe changes in a way the other inputs do not show.
 RECIPE_VERSION = "2"  # 2: merged-/usr hook
 
@@ -50,6 +55,8 @@ NODE_PACKAGES: tuple[str, ...] = (
     "netcat-openbsd",  # port probes
     "iputils-ping",
     "ca-certificates",
+    "fuse3",  # the power-loss filesystem (cluster.lazyfs): fusermount3
+    "python3-pyfuse3",  # ... and what runs it (pulls in python3 and python3-trio)
 )
 
 # Keep the root filesystem small: no man pages, docs or translations.
@@ -184,14 +191,22 @@ def _hash(parts: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def image_files_digest(directory: Path = IMAGE_FILES) -> str:
-    """Hash of every file under image_files (relative path, mode bit x, content)."""
+def lazyfs_files(directory: Path = LAZYFS) -> list[Path]:
+    """The power-loss filesystem's modules, as the image gets them."""
+    return sorted(directory.glob("*.py"))
+
+
+def image_files_digest(directory: Path = IMAGE_FILES, lazyfs: Path = LAZYFS) -> str:
+    """Hash of every file under image_files (relative path, mode bit x, content), and of
+    the power-loss filesystem's modules copied beside them."""
     parts: list[str] = []
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         if "__pycache__" in path.parts:
             continue
         parts += [path.relative_to(directory).as_posix(), str(os.access(path, os.X_OK))]
         parts.append(hashlib.sha256(path.read_bytes()).hexdigest())
+    for path in lazyfs_files(lazyfs):
+        parts += [f"lazyfs/{path.name}", hashlib.sha256(path.read_bytes()).hexdigest()]
     return _hash(parts)
 
 

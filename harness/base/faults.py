@@ -39,7 +39,8 @@ class FaultKind:
     heal_value: str | None
     #: Place in the heal order, lowest first (also the nemesis's teardown order):
     #: resume paused brokers, heal the network, then packets, reset clocks, and
-    #: restart killed brokers last, into a cluster that can hear them again.
+    #: restart killed brokers last, into a cluster that can hear them again (and
+    #: power cut nodes after them).
     heal_order: int
     #: Dotted name of the module implementing it (a ``nemesis.kinds.FaultImpl``).
     impl: str
@@ -50,6 +51,9 @@ class FaultKind:
     #: not in the implementation, because the runner needs it before the cluster
     #: (and so any nemesis) exists.
     needs_faketime: bool = False
+    #: Brokers' data must sit on the power-loss filesystem (``ClusterSpec.power_loss_fs``),
+    #: for the same reason.
+    needs_power_loss_fs: bool = False
 
     def __post_init__(self) -> None:
         if not self.starts:
@@ -86,6 +90,8 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
               "nemesis.kinds.clock", labels=("clock-bump", "clock-strobe", "clock-freeze"),
               needs_faketime=True),
     FaultKind("packet", ("start-packet",), "stop-packet", None, 30, "nemesis.kinds.packet"),
+    FaultKind("power-loss", ("power-loss",), "power-on", "all", 95, "nemesis.kinds.power_loss",
+              needs_power_loss_fs=True),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

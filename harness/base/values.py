@@ -131,6 +131,13 @@ def number(x: Any) -> float:
     raise ValueError(f"expected a number, got {shown(x)}")
 
 
+def opt_number(x: Any) -> float | None:
+    """A number, or none/default for "derive it from the other settings"."""
+    if x is None or (isinstance(x, str) and x.strip().lower() in ("", "none", "default")):
+        return None
+    return number(x)
+
+
 def boolean(x: Any) -> bool:
     if isinstance(x, bool):
         return x

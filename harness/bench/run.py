@@ -1,7 +1,9 @@
 """``insync bench run``: how many acknowledged sends per second does ``insync run`` record?
 
 In one invocation, on one real cluster (``--nodes``, default 3; removed at the
-end unless ``--keep-cluster``), three loops run one after the other:
+end unless ``--keep-cluster``), after an uncounted warm-up run (``--warm-up-seconds``:
+a fresh cluster's brokers are slow at first, and the loop measured first paid for it),
+the loops run one after the other, the bare one before and after the insync one:
 
 * **insync**: a fault-free ``insync run`` of ``--seconds`` (default 30) at
   default settings: the real runner, generator, clients, history, drain and
@@ -30,21 +32,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import resource
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from harness.bench.loops import (
+    Loop,
+    ProducerLike,
+    bare_loop,
+    cpu_time,
+    free_loop,
+    memory_loop,
+)
 from workloads.queue.options import PARTITIONS_PER_TOPIC as PARTITIONS  # the run's topics
 
 HELP = "acknowledged sends/s recorded by insync run vs a bare producer loop and a free one"
 TARGET_SENDS_S = 2000.0
 TARGET_RATIO = 0.5
+#: A fresh cluster's brokers are slow for their first minute (cold JIT): measured first
+#: on one, insync recorded 1,260 sends/s with 106 ms sends; on the same cluster warm,
+#: 4,600/s with 10 ms. So an uncounted run of this many seconds goes first.
+WARM_UP_S = 20.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="main phase of the run, and the bare loop (default: 30)")
     parser.add_argument("--ceiling-seconds", type=float, default=10.0,
                         help="free-running producer, and the in-memory harness (default: 10)")
+    parser.add_argument("--warm-up-seconds", type=float, default=WARM_UP_S,
+                        help="an uncounted run first, so the brokers' JVMs are warm "
+                        f"(default: {WARM_UP_S:.0f}; 0: none)")
     parser.add_argument("--cluster-name", default="run-bench")
     parser.add_argument("--results-dir", default="results",
                         help="where the measured run is stored (default: ./results)")
@@ -64,37 +77,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", metavar="HTML", default=None,
                         help="profile the insync run with pyinstrument into this file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-@dataclass(frozen=True)
-class Loop:
-    """One measured loop: acknowledged sends over wall time, and this process's CPU
-    (None where it cannot be told apart from work outside the loop)."""
-
-    acked: int
-    seconds: float
-    cpu_s: float | None
-
-    @property
-    def rate(self) -> float:
-        return self.acked / self.seconds if self.seconds else 0.0
-
-    @property
-    def cpu_share(self) -> float | None:
-        if self.cpu_s is None:
-            return None
-        return self.cpu_s / self.seconds if self.seconds else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        share = self.cpu_share
-        return {"acked": self.acked, "seconds": round(self.seconds, 3),
-                "sends_s": round(self.rate, 1),
-                "cpu_share": None if share is None else round(share, 3)}
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def run_flags(args: argparse.Namespace) -> list[str]:
@@ -138,21 +120,36 @@ def send_load(history: Iterable[dict[str, Any]], seconds: float) -> dict[str, fl
             "records_per_op": round(records / ops, 2) if ops else 0.0}
 
 
+def with_time_limit(flags: list[str], seconds: float) -> list[str]:
+    """``flags`` with their ``--time-limit`` replaced by ``seconds``."""
+    out = list(flags)
+    at = out.index("--time-limit")
+    out[at + 1] = str(seconds)
+    return out
+
+
+def parse_run(flags: list[str]) -> Any:
+    """The run options ``flags`` resolve to (``RunOptions``)."""
+    from harness.run import parse
+
+    return parse(flags).validate().resolved()
+
+
 def insync_loop(
     flags: list[str], profile: str | None, owned: list[str]
 ) -> tuple[Loop, Any, dict[str, Any]]:
     """The measured ``insync run``: its main phase's rate, its options and what it did.
     ``owned`` gets the cluster's name once the run has brought it up."""
-    from harness.run import parse, run
+    from harness.run import run
 
-    opts = parse(flags).validate().resolved()
+    opts = parse_run(flags)
     profiler: Any = None
     if profile:
         import importlib
 
         profiler = importlib.import_module("pyinstrument").Profiler()  # optional dependency
         profiler.start()
-    cpu0 = _cpu()
+    cpu0 = cpu_time()
     try:
         result = run(opts, say=lambda msg: print(f"bench: {msg}"), live=False,
                      on_cluster=owned.append)
@@ -165,169 +162,10 @@ def insync_loop(
     seconds = float(cov.get("main_s") or 0.0)
     loop = Loop(int(cov.get("acked_sends_main") or 0), seconds, None)  # the run is more than main
     facts = {"valid": result.verdict.get("valid"), "ops": summary.get("ops"),
-             "cpu_s_whole_run": round(_cpu() - cpu0, 1),
+             "cpu_s_whole_run": round(cpu_time() - cpu0, 1),
              "info": summary.get("info"), "run_dir": str(result.run_dir.path),
              **send_load(result.run_dir.history(), seconds)}
     return loop, opts, facts
-
-
-# -- bare confluent-kafka ----------------------------------------------------------------
-
-
-class ProducerLike(Protocol):
-    """The few calls of ``confluent_kafka.Producer`` the bare loops make."""
-
-    def produce(self, topic: str, *, value: bytes, partition: int, on_delivery: Any) -> None: ...
-
-    def poll(self, timeout: float) -> int: ...
-
-    def flush(self, timeout: float) -> int: ...
-
-
-MakeProducer = Callable[[int], ProducerLike]
-
-
-def op_size(rng: random.Random, sends_per_op: int) -> int:
-    """Records in one op, 1 to ``sends_per_op`` uniformly, as ``QueueGen`` draws them."""
-    return 1 + rng.randrange(sends_per_op)
-
-
-def _collect(acked: list[bool]) -> Callable[[Any, Any], None]:
-    """A delivery callback noting into ``acked`` whether each record was delivered."""
-    return lambda err, msg: acked.append(err is None)
-
-
-def bare_loop(make: MakeProducer, topic: str, *, producers: int, sends_per_op: int,
-              seconds: float, timeout_s: float = 15.0) -> Loop:
-    """``producers`` threads, each producing an op's records to one partition and waiting
-    for their reports, repeatedly. Counts the records of ops that ended in the window."""
-    counts = [0] * producers
-    stop = threading.Event()
-    ready = threading.Barrier(producers + 1)
-
-    def worker(i: int) -> None:
-        prod = make(i)
-        prod.produce(topic, value=b"warm-up", partition=i % PARTITIONS,
-                     on_delivery=lambda err, msg: None)
-        prod.flush(60)  # a producer id and connections before the clock starts
-        rng = random.Random(i)
-        ready.wait(120)
-        end = time.monotonic() + seconds
-        n = 0
-        while not stop.is_set():
-            size, partition = op_size(rng, sends_per_op), rng.randrange(PARTITIONS)
-            acked: list[bool] = []
-            delivered = _collect(acked)
-            for _ in range(size):
-                prod.produce(topic, value=str(n).encode(), partition=partition,
-                             on_delivery=delivered)
-                n += 1
-            deadline = time.monotonic() + timeout_s
-            while len(acked) < size and time.monotonic() < deadline:
-                prod.poll(min(1.0, deadline - time.monotonic()))
-            if time.monotonic() <= end:
-                counts[i] += sum(acked)
-        prod.flush(timeout_s)
-
-    pool = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(producers)]
-    for t in pool:
-        t.start()
-    ready.wait(120)  # every producer is connected: time the steady state only
-    cpu0 = _cpu()
-    time.sleep(seconds)
-    stop.set()
-    cpu = _cpu() - cpu0
-    for t in pool:
-        t.join(timeout_s + 5)
-    return Loop(sum(counts), seconds, cpu)
-
-
-def free_loop(make: MakeProducer, topic: str, seconds: float) -> Loop:
-    """One producer producing as fast as its queue allows: the cluster's ceiling."""
-    prod = make(0)
-    prod.produce(topic, value=b"warm-up", partition=0, on_delivery=lambda err, msg: None)
-    prod.flush(60)
-    acked = [0]
-    cpu0, t0 = _cpu(), time.monotonic()
-    end = t0 + seconds
-
-    def delivered(err: Any, msg: Any) -> None:
-        if err is None and time.monotonic() <= end:
-            acked[0] += 1
-
-    n = 0
-    while time.monotonic() < end:
-        try:
-            prod.produce(topic, value=str(n).encode(), partition=n % PARTITIONS,
-                         on_delivery=delivered)
-            n += 1
-        except BufferError:  # the queue is full: serve reports until there is room
-            prod.poll(0.01)
-            continue
-        if n % 1000 == 0:
-            prod.poll(0)
-    prod.flush(15)
-    return Loop(acked[0], seconds, _cpu() - cpu0)
-
-
-# -- the harness without Kafka -------------------------------------------------------------
-
-
-class _MemoryClient:
-    """Acknowledges every send at once from a list per key; reads nothing."""
-
-    def __init__(self, logs: dict[str, list[int]], lock: threading.Lock) -> None:
-        self.logs, self.lock = logs, lock
-
-    def prepare(self, op: Any) -> None:
-        pass
-
-    def invoke(self, op: Any) -> Any:
-        from workloads.client import Completed
-
-        if op["f"] == "crash":
-            return Completed("info", None, "crashed on purpose")
-        if op["f"] == "poll":
-            return Completed("ok", [["poll", {}]])
-        if op["f"] != "send":
-            return Completed("ok", op["value"])
-        out = []
-        with self.lock:
-            for _, key, value in op["value"]:
-                log = self.logs.setdefault(key, [])
-                log.append(value)
-                out.append(["send", key, [len(log) - 1, value]])
-        return Completed("ok", out)
-
-    def close(self) -> None:
-        pass
-
-
-def memory_loop(opts: Any, seconds: float, workdir: Path) -> Loop:
-    """The run's generator (no rate limit), interpreter, workers and history, no Kafka."""
-    from harness.base.history import HistoryWriter
-    from harness.gen import clients, time_limit
-    from harness.run.interpreter import Interpreter
-    from harness.run.stats import Stats
-    from workloads import workload_of
-
-    logs: dict[str, list[int]] = {}
-    lock = threading.Lock()
-    history = HistoryWriter(workdir / "memory-history.jsonl")
-    stats = Stats()
-    interp = Interpreter(history=history, concurrency=opts.concurrency, seed=1,
-                         start_ns=time.monotonic_ns(), observers=(stats.observe,),
-                         client_factory=lambda thread, process: _MemoryClient(logs, lock))
-    gen = time_limit(seconds, clients(workload_of(opts.workload).generator(opts)))
-    interp.start()
-    cpu0, t0 = _cpu(), time.monotonic()
-    try:
-        interp.run(gen)
-        elapsed, cpu = time.monotonic() - t0, _cpu() - cpu0
-    finally:
-        interp.stop(30)
-        history.close()
-    return Loop(stats.acked_sends, elapsed, cpu)
 
 
 # -- the whole benchmark -------------------------------------------------------------------
@@ -356,6 +194,9 @@ def render(result: dict[str, Any]) -> str:
         cpu = "n/a (see the run's)" if share is None else f"{share:.0%} of one core"
         lines.append(f"  {label:22}: {loop['sends_s']:8.0f} acked sends/s over "
                      f"{loop['seconds']:.0f}s, CPU {cpu}")
+    if "bare_sends_s" in run:
+        lines.append(f"  bare loop before / after the run: {run['bare_sends_s'][0]} / "
+                     f"{run['bare_sends_s'][1]} acked sends/s (the ratio uses their mean)")
     lines.append(f"  insync run: valid {run['valid']}, {run['ops']} ops, CPU "
                  f"{run.get('cpu_s_whole_run')}s in all (cluster, run, drain, check), "
                  f"{run['send_ops_in_flight']} send ops / {run['records_in_flight']} records "
@@ -376,7 +217,9 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
     from workloads.queue.options import client_options
 
     loops: dict[str, Loop] = {}
-    loops["insync"], opts, facts = insync_loop(flags, args.profile, owned)
+    if args.warm_up_seconds > 0:  # brings the cluster up, and warms it; not counted
+        insync_loop(with_time_limit(flags, args.warm_up_seconds), None, owned)
+    opts = parse_run(flags)
     bootstrap = provisioner_for().attach(args.cluster_name).bootstrap
     settings = client_options(opts, bootstrap=bootstrap)
 
@@ -389,8 +232,19 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
                    config={"min.insync.replicas": str(opts.min_insync)})
     client = admin(bootstrap)  # held: a collected client destroys its handle mid-request
     client.create_topics([new])[topic].result(60)
-    loops["bare"] = bare_loop(make, topic, producers=opts.concurrency,
-                              sends_per_op=opts.sends_per_op, seconds=args.seconds)
+    def bare() -> Loop:
+        return bare_loop(make, topic, producers=opts.concurrency,
+                         sends_per_op=opts.sends_per_op, seconds=args.seconds)
+
+    # bare before and after the measured run: what drifts in between (JIT, page cache,
+    # other load on the host) weighs on both sides of the ratio alike
+    before = bare()
+    loops["insync"], opts, facts = insync_loop(flags, args.profile, owned)
+    after = bare()
+    loops["bare"] = Loop(before.acked + after.acked, before.seconds + after.seconds,
+                         None if before.cpu_s is None or after.cpu_s is None
+                         else before.cpu_s + after.cpu_s)
+    facts["bare_sends_s"] = [round(before.rate), round(after.rate)]
     loops["ceiling"] = free_loop(make, topic, args.ceiling_seconds)
     client.delete_topics([topic])[topic].result(60)
     with tempfile.TemporaryDirectory() as tmp:

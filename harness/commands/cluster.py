@@ -31,7 +31,9 @@ LINES = Spec("lines", whole, "log lines per node (default: 40)", range=Range(1, 
 
 
 def _add_name(p: argparse.ArgumentParser) -> None:
-    CLUSTER_BY_NAME["cluster_name"].add_to(p)
+    """``--cluster-name`` and where its nodes are (``--hosts``, ``--accept-new-host-keys``)."""
+    for name in ("cluster_name", "hosts", "accept_new_host_keys"):
+        CLUSTER_BY_NAME[name].add_to(p)
 
 
 def _options(args: argparse.Namespace) -> ClusterOptions:
@@ -107,7 +109,7 @@ def _up(args: argparse.Namespace) -> int:
 
     spec = _spec(args)
     started = time.monotonic()
-    cluster = provisioner_for().up(
+    cluster = provisioner_for(_options(args).placement()).up(
         spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
     )
     _say(
@@ -126,7 +128,7 @@ def _smoke(args: argparse.Namespace) -> int:
     started = time.monotonic()
     owned = False  # up() returned the cluster: from then on it is ours to remove
     try:
-        cluster = provisioner_for().up(
+        cluster = provisioner_for(_options(args).placement()).up(
             spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
         )
         owned = True
@@ -136,7 +138,7 @@ def _smoke(args: argparse.Namespace) -> int:
         print(f"ok: wrote {message!r} with acks=all at offset {offset} and read it back")
     finally:
         if owned and not args.keep:
-            removed = provisioner_for().down(spec.name)
+            removed = provisioner_for(_options(args).placement()).down(spec.name)
             _say(f"cluster {spec.name!r} removed ({removed})")
     return 0
 
@@ -144,7 +146,7 @@ def _smoke(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
 
-    cluster = provisioner_for().attach(_name(args))
+    cluster = provisioner_for(_options(args).placement()).attach(_name(args))
     _print_table(cluster, with_controller=True)
     return 0
 
@@ -187,7 +189,7 @@ def _logs(args: argparse.Namespace) -> int:
     name = _name(args)
     if args.out is not None:
         usable_dir(args.out, "--out")
-    cluster = provisioner_for().attach(name)
+    cluster = provisioner_for(_options(args).placement()).attach(name)
     nodes = [cluster.node(args.node)] if args.node else list(cluster.nodes.values())
     if args.out is not None:
         for node in nodes:
@@ -204,7 +206,7 @@ def _down(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
 
     name = _name(args)
-    removed = provisioner_for().down(None if args.all else name)
+    removed = provisioner_for(_options(args).placement()).down(None if args.all else name)
     what = "every insync cluster" if args.all else f"cluster {name!r}"
     _say(f"removed {what}: {removed}")
     return 0

@@ -82,6 +82,7 @@ def _handle(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
     from harness.matrix import Matrix, drive, merge, read_config, split, summary
     from harness.run import run
+    from harness.run.cluster_options import ClusterOptions
     from harness.run.options import BY_NAME
 
     raw = {k: v for k, v in vars(args).items() if k not in _NOT_OPTIONS}
@@ -105,7 +106,10 @@ def _handle(args: argparse.Namespace) -> int:
         return run(opts, say=say, live=False, on_cluster=on_cluster)
 
     def down(name: str) -> str:
-        return provisioner_for().down(name)
+        # The cluster's nodes are where the runs put them: SSH hosts with --hosts.
+        where = {k: raw[k] for k in ("hosts", "accept_new_host_keys") if raw.get(k) is not None}
+        placement = ClusterOptions(**{k: BY_NAME[k].parse(v) for k, v in where.items()})
+        return provisioner_for(placement.placement()).down(name)
 
     outcome = drive(matrix, run_fn=run_one, say=say, down=down)
     print(summary(outcome), flush=True)

@@ -35,7 +35,8 @@ class Combination:
     def cluster_key(self) -> str:
         """Runs with equal keys share a cluster (the runner reuses an equal spec)."""
         clock = "clock" in self.opts.faults  # clock faults start brokers under faketime
-        return f"{cluster_spec(self.opts).to_json()}|faketime={clock}"
+        power = "power-loss" in self.opts.faults  # and power loss needs its filesystem
+        return f"{cluster_spec(self.opts).to_json()}|faketime={clock}|power_loss_fs={power}"
 
     def settings(self) -> dict[str, Any]:
         return {k: v for k, v in self.opts.as_dict().items() if k not in NOT_SETTINGS}

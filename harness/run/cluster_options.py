@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
+from harness.base.errors import UsageError
 from harness.run.values import (
     Range,
     Spec,
+    boolean,
     choice,
     cluster_name,
     convert,
@@ -36,6 +38,7 @@ from harness.run.values import (
 )
 
 if TYPE_CHECKING:
+    from cluster.provisioner import Placement
     from cluster.spec import ClusterSpec, Mode
 
 CLUSTER_OPTIONS: tuple[Spec, ...] = (
@@ -50,8 +53,15 @@ CLUSTER_OPTIONS: tuple[Spec, ...] = (
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
          "validated", "KEY=VALUE", True),
+    Spec("power_loss_fs", boolean, "mount broker data through the power-loss filesystem, "
+         "which keeps writes in memory until fsync (default: false; on whenever the "
+         "power-loss fault is used)"),
     Spec("base_image", text, "build nodes FROM this image (needs a registry) instead of "
          "debootstrap", "IMAGE"),
+    Spec("hosts", text, "run on the hosts this inventory names, over SSH, instead of Docker "
+         "containers (see README: hosts.toml)", "FILE"),
+    Spec("accept_new_host_keys", boolean, "with --hosts: write a host key unknown to "
+         "known_hosts into it instead of refusing to connect"),
 )  # fmt: skip
 CLUSTER_BY_NAME = {s.name: s for s in CLUSTER_OPTIONS}
 
@@ -68,6 +78,9 @@ class ClusterOptions:
     heap_mb: int = 384
     broker_config: dict[str, str] = field(default_factory=dict)
     base_image: str | None = None
+    power_loss_fs: bool = False
+    hosts: str | None = None
+    accept_new_host_keys: bool = False
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], hint: str) -> ClusterOptions:
@@ -82,7 +95,29 @@ class ClusterOptions:
         from cluster.versions import resolve_for_mode
 
         resolve_for_mode(self.kafka_version, self.mode)
+        self.check_placement()
         return self
+
+    def check_placement(self) -> None:
+        """``--hosts``: the inventory is read and names every node, before any host is
+        contacted; ``--accept-new-host-keys`` means nothing without it."""
+        if self.hosts is None:
+            if self.accept_new_host_keys:
+                raise UsageError("--accept-new-host-keys needs --hosts",
+                                 hint="host keys are checked only for SSH hosts")
+            return
+        from cluster.ssh.inventory import load_inventory
+
+        names = [f"n{i}" for i in range(1, self.nodes + 1)]
+        load_inventory(self.hosts).for_nodes(names)
+
+    def placement(self) -> Placement:
+        """Where the nodes come from: SSH hosts with ``--hosts``, else Docker containers."""
+        from cluster.provisioner import Placement
+
+        if self.hosts is None:
+            return Placement()
+        return Placement("ssh", self.hosts, self.accept_new_host_keys)
 
     def cluster_spec(self) -> ClusterSpec:
         """The cluster these settings describe (broker keys and node counts checked)."""
@@ -100,6 +135,7 @@ class ClusterOptions:
             heap_mb=self.heap_mb,
             broker_config=overrides,
             base_image=self.base_image,
+            power_loss_fs=self.power_loss_fs,
         )
 
 

@@ -42,6 +42,7 @@ from harness.run.values import (
     boolean,
     items,
     number,
+    opt_number,
     opt_whole,
     read_text,
     run_name,
@@ -93,6 +94,8 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("nemesis", items, "faults, comma-separated, or none (default: none)", "FAULTS"),
     Spec("nemesis_interval", number, "seconds between faults (default: 10)", "SECONDS",
          range=Range(0, DAY_S, open_lo=True)),
+    Spec("nemesis_hold", opt_number, "seconds each random fault stays in force at least "
+         "(default: twice replica.lag.time.max.ms, 10)", "SECONDS", range=Range(0, DAY_S)),
     Spec("nemesis_targets", items, "symbolic targets, e.g. one,majority", "TARGETS"),
     Spec("nemesis_packet", items, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
     Spec("nemesis_schedule", text, "a file of fault ops to run instead of random ones", "FILE"),
@@ -128,6 +131,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     unclean_leader_election: bool = False
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
+    nemesis_hold: float | None = None
     nemesis_targets: list[str] = field(default_factory=list)
     nemesis_packet: list[str] = field(default_factory=lambda: ["loss", "rate"])
     nemesis_schedule: str | None = None
@@ -141,7 +145,8 @@ class RunOptions(ClusterOptions, WorkloadSettings):
 
         Every value is checked as if it had been typed (type, range, known version),
         so options built in code are held to the same rules as flags; then the
-        combinations (the workload checks its own), the version/mode pair and the
+        combinations (the workload checks its own, against the brokers' version:
+        ``--idempotence true`` on 0.10 is refused here), the version/mode pair and the
         files named. Nothing here needs Docker, the network, or creates anything.
         """
         check_values(self, OPTIONS)
@@ -157,25 +162,30 @@ class RunOptions(ClusterOptions, WorkloadSettings):
                 f"{self.replication_factor}: no write could ever be acknowledged",
                 hint="lower --min-insync",
             )
-        check_only_its_options(self, self.workload)
-        workload_of(self.workload).validate(self)
         from cluster.versions import resolve_for_mode
 
-        resolve_for_mode(self.kafka_version, self.mode)
+        version = resolve_for_mode(self.kafka_version, self.mode)
+        check_only_its_options(self, self.workload)
+        workload_of(self.workload).validate(self, version)
+        self.check_placement()
         if self.nemesis_schedule:
             read_text(self.nemesis_schedule, "--nemesis-schedule")
         usable_dir(self.results_dir, "--results-dir")
         return self
 
     def resolved(self) -> RunOptions:
-        """A copy with every automatic setting decided (what test.json records)."""
+        """A copy with every automatic setting decided (what test.json records); the
+        workload's follow the brokers' version (no idempotence before 0.11)."""
+        from cluster.versions import resolve_version
+
         workload = workload_of(self.workload)
+        version = resolve_version(self.kafka_version)
         return replace(
             self,
             name=self.name or "-".join([*workload.name_parts(self), *self.faults]),
             concurrency=self.concurrency or THREADS_PER_NODE * self.nodes,
             seed=secrets.randbelow(2**31) if self.seed is None else self.seed,
-            **workload.automatic(self),
+            **workload.automatic(self, version),
         )
 
     @property

@@ -145,7 +145,9 @@ class Run:
         spec = self.spec
         if nopts is not None and nopts.needs_faketime and hasattr(spec, "faketime"):
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
-        self.cluster = provisioner_for().up(spec, say=self.say)
+        if nopts is not None and nopts.needs_power_loss_fs and hasattr(spec, "power_loss_fs"):
+            spec = replace(spec, power_loss_fs=True)  # brokers' data on the power-loss FS
+        self.cluster = provisioner_for(self.opts.placement()).up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
         if nopts is not None:  # pure values: built now so test.json records its fault spans
@@ -249,7 +251,7 @@ class Run:
         from cluster import provisioner_for
 
         if self.opts.teardown and self.cluster is not None:
-            removed = provisioner_for().down(self.spec.name)
+            removed = provisioner_for(self.opts.placement()).down(self.spec.name)
             self.say(f"removed cluster {self.spec.name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------

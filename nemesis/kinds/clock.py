@@ -48,10 +48,12 @@ def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
 def residue(node: KafkaNode) -> list[str]:
     """A faketime offset other than zero, or a strobe loop still running."""
     found: list[str] = []
-    ctl = sh(node.remote, f"cat {FAKETIME_CONTROL} 2>/dev/null", check=False).stdout.strip()
+    ctl = sh(node.remote, f"cat {node.at(FAKETIME_CONTROL)} 2>/dev/null",
+             check=False).stdout.strip()
     if ctl and ctl not in ("+0", "+0.000"):
         found.append(f"faketime offset: {ctl!r}")
-    strobe = sh(node.remote, f"cat {STROBE_PIDFILE} 2>/dev/null", check=False).stdout.strip()
+    strobe = sh(node.remote, f"cat {node.at(STROBE_PIDFILE)} 2>/dev/null",
+                check=False).stdout.strip()
     if strobe:
         found.append(f"strobe loop pidfile: {strobe}")
     return found

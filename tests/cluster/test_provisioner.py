@@ -32,15 +32,15 @@ def test_the_default_provisioner_is_docker_and_costs_no_docker_call(
 
 
 def test_an_unknown_provisioner_is_a_usage_error_naming_the_known_ones() -> None:
-    with pytest.raises(UsageError, match="no provisioner named 'ssh'") as exc:
-        provisioner_for("ssh")
+    with pytest.raises(UsageError, match="no provisioner named 'vagrant'") as exc:
+        provisioner_for("vagrant")
     assert exc.value.exit_code == 64
-    assert exc.value.hint == "use one of: docker"
+    assert exc.value.hint == "use one of: docker, ssh"
 
 
 def test_a_registered_provisioner_is_what_callers_get(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeProvisioner(quiet_nodes)
-    monkeypatch.setitem(provisioner_module.PROVISIONERS, "fake", lambda: fake)
+    monkeypatch.setitem(provisioner_module.PROVISIONERS, "fake", lambda _placement: fake)
     assert provisioner_for("fake") is fake
     spec = ClusterSpec(name="reg", nodes=1, controllers=1)
     cluster = provisioner_for("fake").up(spec, say=lambda _m: None)

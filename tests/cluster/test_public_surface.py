@@ -20,6 +20,7 @@ PUBLIC = [
     "FakeRemote",
     "KafkaNode",
     "KafkaVersion",
+    "Placement",
     "Provisioner",
     "Remote",
     "RemoteCommandFailed",

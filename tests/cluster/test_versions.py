@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from cluster.versions import (
+    CLIENT_FEATURES,
     KRAFT,
     VERSIONS,
     ZOOKEEPER,
     KafkaVersion,
     Logging,
+    feature_since,
     known_versions,
     resolve_for_mode,
     resolve_version,
@@ -117,6 +119,7 @@ def test_public_names_are_pinned() -> None:
 
     module = importlib.import_module("cluster.versions")
     assert module.__all__ == [
+        "CLIENT_FEATURES",
         "KRAFT",
         "VERSIONS",
         "ZOOKEEPER",
@@ -124,6 +127,7 @@ def test_public_names_are_pinned() -> None:
         "KafkaVersion",
         "Logging",
         "Mode",
+        "feature_since",
         "known_versions",
         "resolve_for_mode",
         "resolve_version",
@@ -143,3 +147,17 @@ def test_resolve_for_mode_follows_the_table(version: KafkaVersion, mode: str) ->
     assert f"does not run in {mode} mode" in line and "use --mode" in line
     others = [v.line + ".x" for v in VERSIONS if v.supports(mode)]
     assert all(o in line for o in others)  # says which versions would do
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=lambda v: v.version)
+@pytest.mark.parametrize("feature", sorted(CLIENT_FEATURES))
+def test_client_features_start_at_0_11(version: KafkaVersion, feature: str) -> None:
+    """Idempotent producers and transactions arrived with KIP-98 in 0.11.0."""
+    assert version.can(feature) == (version.line != "0.10.2")
+    assert feature_since(feature) == "0.11.0"
+
+
+def test_versions_order_by_number() -> None:
+    numbers = [v.number for v in VERSIONS]
+    assert numbers == sorted(numbers, reverse=True)
+    assert resolve_version("0.10.2").number == (0, 10, 2, 2)

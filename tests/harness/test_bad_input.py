@@ -78,6 +78,25 @@ def test_versions_and_modes_are_refused_before_docker(
     assert "(" in line  # says what to do: the known versions, or --mode kraft
 
 
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "--kafka-version", "0.10.2.x", "--mode", "zookeeper", "--idempotence", "true"],
+         "--idempotence true needs Kafka 0.11.0+ brokers"),
+        (["run", "--kafka-version", "0.10.2.2", "--mode", "zookeeper", "--txn"],
+         "--txn true needs Kafka 0.11.0+ brokers"),
+        (["matrix", "--kafka-version", "0.10.2.x", "--mode", "zookeeper", "--idempotence"],
+         "--idempotence true needs Kafka 0.11.0+ brokers"),
+    ],
+    ids=["run-idempotence-on-0.10", "run-txn-on-0.10", "matrix-idempotence-on-0.10"],
+)
+def test_client_features_old_brokers_lack_are_refused_before_docker(
+    engine: Engine, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = refused(engine, with_results(engine, argv), capsys)
+    assert needle in line and "got Kafka 0.10.2.2" in line
+
+
 # -- numbers -----------------------------------------------------------------------------------
 
 FLOAT_FLAGS = [s.flag for s in OPTIONS if s.conv is number]
@@ -281,6 +300,24 @@ def test_a_schedule_that_is_a_directory_or_binary(
     binary.write_bytes(b"\x00\x01")
     line = refused(engine, with_results(engine, ["run", "--nemesis-schedule", str(binary)]), capsys)
     assert "is a binary file" in line
+
+
+@pytest.mark.parametrize(("step", "needle"), [
+    ('wait = "isr-is-leader"\nkey = "t0-0"\n',
+     "s.toml step 2: wait isr-is-leader needs 'timeout' (give the seconds it may wait"),
+    ('wait = "isr-shrunk"\nkey = "t0-0"\ntimeout = 3\n', "s.toml step 2: 'wait' must be one of"),
+    ('wait = "left-isr"\nkey = "t0-0"\nnode = "one"\ntimeout = 3\n',
+     "s.toml step 2: 'node' must be a node name (n2), leader:KEY, followers:KEY or controller"),
+    ('after = 1\nat = 2\nf = "kill"\n', "s.toml step 2: 'at' and 'after' together (give one"),
+], ids=["no-timeout", "unknown-condition", "random-node", "at-and-after"])
+def test_a_malformed_wait_step_is_refused_before_anything_starts(
+    engine: Engine, step: str, needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = engine.tmp / "s.toml"
+    script.write_text('[[step]]\nf = "kill"\nvalue = "n1"\n\n[[step]]\n' + step)
+    line = refused(engine, with_results(engine, ["run", "--nemesis-schedule", str(script)]),
+                   capsys)
+    assert needle in line
 
 
 # -- canaries: the fakes are on the path the code really takes --------------------------------

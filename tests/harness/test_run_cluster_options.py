@@ -71,6 +71,7 @@ BAD = [
     ("--cluster-name", "a b"),
     ("--broker-config", "oops"),
     ("--base-image", " "),
+    ("--power-loss-fs", "maybe"),
 ]
 
 
@@ -100,6 +101,15 @@ def test_run_builds_the_cluster_cluster_up_would(tmp_path: Path) -> None:
     recorded.write_text(json.dumps({"argv": opts.argv()}))
     assert read_replay(recorded)["controllers"] == 1
     assert cluster_spec(parse(["--replay", str(recorded)])) == spec
+
+
+def test_power_loss_fs_reaches_the_spec_and_replays(tmp_path: Path) -> None:
+    opts = parse(["--power-loss-fs", "true", "--results-dir", str(tmp_path)])
+    assert cluster_spec(opts).power_loss_fs
+    assert not cluster_spec(parse(["--results-dir", str(tmp_path)])).power_loss_fs
+    recorded = tmp_path / "test.json"
+    recorded.write_text(json.dumps({"argv": opts.argv()}))
+    assert cluster_spec(parse(["--replay", str(recorded)])).power_loss_fs
 
 
 def test_a_config_file_spells_the_cluster_keys_as_the_flags(tmp_path: Path) -> None:

@@ -72,6 +72,31 @@ def test_acks_1_turns_idempotence_off_by_default() -> None:
     assert opts.idempotence is False
 
 
+@pytest.mark.parametrize(
+    ("version", "idempotent"),
+    [("0.10.2.x", False), ("0.11.0.x", True), ("2.8", True)],
+    ids=["0.10-off", "0.11-on", "2.8-on"],
+)
+def test_idempotence_defaults_to_what_the_brokers_support(version: str, idempotent: bool) -> None:
+    """0.10 brokers refuse idempotent producers: acks=all there must not mean 0 acks."""
+    opts = parse(["--kafka-version", version, "--mode", "zookeeper", "--acks", "all"]).resolved()
+    assert opts.idempotence is idempotent
+    assert opts.validate() is opts  # the resolved settings stay valid (the runner re-checks)
+
+
+def test_test_json_records_the_effective_idempotence() -> None:
+    from datetime import UTC, datetime
+
+    from harness.run.setup import test_json
+
+    opts = parse(["--kafka-version", "0.10.2", "--mode", "zookeeper"]).resolved()
+    block = test_json(opts, datetime.now(UTC), None)["workload"]
+    assert block["idempotence"] is False
+    assert block["producer"]["enable.idempotence"] is False
+    assert "--idempotence" in (argv := test_json(opts, datetime.now(UTC), None)["argv"])
+    assert argv[argv.index("--idempotence") + 1] == "false"  # a replay runs the same producers
+
+
 def test_config_file_then_flags_override(tmp_path: Path) -> None:
     config = tmp_path / "run.toml"
     config.write_text(
@@ -177,6 +202,26 @@ def test_nemesis_options_are_checked_before_anything_starts() -> None:
     assert "meteor" in err.value.one_line()
     nopts = nemesis_options(parse(["--nemesis", "kill,partition", "--seed", "4"]))
     assert nopts is not None and nopts.faults == {"kill", "partition"} and nopts.seed == 4
+
+
+@pytest.mark.parametrize(("argv", "hold"), [
+    ([], 10.0),
+    (["--broker-config", "replica.lag.time.max.ms=2500"], 5.0),
+    (["--broker-config", "replica.lag.time.max.ms=2500", "--nemesis-hold", "3"], 3.0),
+    (["--nemesis-hold", "0"], 0.0),
+], ids=["default", "from-replica-lag", "explicit", "none"])
+def test_a_fault_is_held_twice_the_replica_lag_unless_told(argv: list[str], hold: float) -> None:
+    """Held that long, a follower cut off by the fault leaves the ISR inside it and
+    acks=all writes go on: the fault is tested, not only the stall before the shrink."""
+    from harness.run.setup import nemesis_options
+
+    nopts = nemesis_options(parse(["--nemesis", "kill", *argv]))
+    assert nopts is not None and nopts.min_in_force == hold
+
+
+def test_a_negative_hold_is_refused() -> None:
+    with pytest.raises(UsageError, match="--nemesis-hold"):
+        parse(["--nemesis-hold", "-1"])
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,8 @@ def test_interval_is_the_mean_spacing() -> None:
 def test_final_generator_heals_everything_once_in_order() -> None:
     history = run(NemesisOptions(faults=ALL), seconds=60)
     tail = [op["f"] for op in history if op["type"] == "invoke"][-HEALS - 1:]
-    assert tail == ["resume", "stop-partition", "stop-packet", "reset-clock", "start", AWAIT]
+    assert tail == ["resume", "stop-partition", "stop-packet", "reset-clock", "start", "power-on",
+                    AWAIT]
 
 
 def test_same_seed_same_faults_different_seed_different_faults() -> None:
@@ -214,3 +215,28 @@ def test_on_three_nodes_kinds_take_turns_so_no_fault_waits_on_another() -> None:
     fs = [op["f"] for op in five]
     assert any(a in ("start-partition", "kill") and b in ("start-partition", "kill")
                for a, b in itertools.pairwise(fs)), "on 5 nodes kinds still overlap"
+
+
+@pytest.mark.parametrize(("kinds", "nodes"), [({"partition", "kill", "pause"}, 3),
+                                              ({"partition", "kill", "clock"}, 5),
+                                              ({"kill"}, 5)], ids=["turns", "overlap", "one"])
+@pytest.mark.parametrize("hold", [0.0, 7.5, 20.0], ids=lambda h: f"hold-{h}")
+def test_every_fault_stays_in_force_for_the_hold_before_its_heal(
+    kinds: set[str], nodes: int, hold: float
+) -> None:
+    """Healed after a random stagger alone, a kill once lasted 0.3 s and saw no send.
+    Held ``min_in_force`` seconds, every fault is in force at least that long (the
+    stagger's gap after the start may make it longer)."""
+    ops = fault_invokes(run(NemesisOptions(faults=frozenset(kinds), interval=4, nodes=nodes,
+                                           min_in_force=hold), 2000, seed=3))[:-HEALS]
+    started: dict[str, int] = {}
+    lasted: list[float] = []
+    for op in ops:
+        kind = kind_of(op["f"])
+        assert kind is not None
+        if op["f"] == kind.stop:
+            lasted.append((op["time"] - started.pop(kind.name)) / 1e9)
+        else:
+            started[kind.name] = op["time"]
+    assert len(lasted) >= 10
+    assert min(lasted) >= hold

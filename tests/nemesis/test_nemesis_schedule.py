@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from harness.base.errors import UsageError
 from harness.base.faults import all_fs
+from harness.base.waits import CONDITIONS
 from harness.gen import nemesis, simulate
 from nemesis import NemesisOptions, build_package
-from nemesis.schedule import ScheduleStep, parse_schedule, schedule_gen
+from nemesis.schedule import ScheduleStep, parse_schedule
+from nemesis.script import schedule_gen
 
 TOML = """
 [[step]]
@@ -109,3 +114,108 @@ def test_a_script_may_wait_for_recovery_itself(tmp_path: Path) -> None:
                     '{"at": 2, "f": "await-recovery"}\n{"at": 3, "f": "kill", "value": "n2"}\n')
     steps = NemesisOptions(schedule=path).steps()
     assert [s.f for s in steps] == ["kill", "start", "await-recovery", "kill"]
+
+
+# -- steps that wait for cluster state ------------------------------------------------
+
+SCRIPT = """
+[[step]]
+f = "start-partition"
+value = { isolate = "followers:t0-0" }
+
+[[step]]
+wait = "isr-is-leader"
+key = "t0-0"
+timeout = 30
+
+[[step]]
+after = 2
+f = "kill"
+value = "leader:t0-0"
+
+[[step]]
+at = 1
+wait = "left-isr"
+key = "t0-0"
+node = "n2"
+timeout = 12.5
+"""
+
+
+def test_wait_steps_become_await_state_ops_in_file_order() -> None:
+    steps = parse_schedule(SCRIPT, toml=True, known_fs=all_fs(), source="isr.toml")
+    assert steps == [
+        ScheduleStep(None, "start-partition", {"isolate": "followers:t0-0"}),
+        ScheduleStep(None, "await-state",
+                     {"until": "isr-is-leader", "key": "t0-0", "timeout-s": 30, "step": 2}),
+        ScheduleStep(None, "kill", "leader:t0-0", after=2.0),
+        ScheduleStep(1.0, "await-state", {"until": "left-isr", "key": "t0-0", "node": "n2",
+                                          "timeout-s": 12.5, "step": 4}),
+    ], "a script with waits runs in file order, even where an 'at' is earlier"
+    jsonl = "\n".join(json.dumps(s) for s in tomllib.loads(SCRIPT)["step"])
+    assert parse_schedule(jsonl, toml=False, known_fs=all_fs()) == steps
+
+
+def test_every_condition_parses_with_exactly_the_keys_it_needs() -> None:
+    text = "\n".join([
+        '{"wait": "isr-is-leader", "key": "t0-0", "timeout": 1}',
+        '{"wait": "left-isr", "key": "t0-0", "node": "followers:t0-0", "timeout": 1}',
+        '{"wait": "in-isr", "key": "t0-0", "node": "leader:t0-1", "timeout": 1}',
+        '{"wait": "leader-changed", "key": "t0-0", "timeout": 1}',
+        '{"wait": "leader-is", "key": "t0-0", "node": "controller", "timeout": 1}',
+        '{"wait": "recovered", "timeout": 60}',
+    ])
+    steps = parse_schedule(text, toml=False, known_fs=all_fs())
+    assert [s.value["until"] for s in steps] == list(CONDITIONS)
+    assert all(s.waits and s.at is None and s.after == 0.0 for s in steps)
+
+
+WAIT = 'wait = "isr-is-leader"\nkey = "t0-0"\ntimeout = 30\n'
+
+
+@pytest.mark.parametrize(("body", "match"), [
+    ('wait = "isr-is-leader"\nkey = "t0-0"\n',
+     "s.toml step 2: wait isr-is-leader needs 'timeout' .give the seconds"),
+    (WAIT.replace("30", "0"), "s.toml step 2: 'timeout' must be a number of seconds > 0, got 0"),
+    (WAIT.replace("30", '"30"'), "step 2: 'timeout' must be a number of seconds > 0, got '30'"),
+    (WAIT.replace("isr-is-leader", "isr-shrunk"),
+     "step 2: 'wait' must be one of isr-is-leader, left-isr, in-isr, leader-changed, "
+     "leader-is, recovered, got 'isr-shrunk'"),
+    ('wait = "isr-is-leader"\ntimeout = 3\n',
+     "step 2: wait isr-is-leader needs 'key' .give a topic-partition such as t0-0"),
+    (WAIT.replace('"t0-0"', '"t0"'), "step 2: 'key' must be a topic-partition such as t0-0"),
+    ('wait = "left-isr"\nkey = "t0-0"\ntimeout = 3\n',
+     "step 2: wait left-isr needs 'node' .give a node name .n2., leader:KEY"),
+    (WAIT + 'node = "n2"\n', "step 2: wait isr-is-leader takes no 'node' .wait isr-is-leader "
+     "takes key, and a timeout"),
+    ('wait = "recovered"\nkey = "t0-0"\ntimeout = 3\n',
+     "step 2: wait recovered takes no 'key' .wait recovered takes neither key nor node"),
+    ('wait = "leader-is"\nkey = "t0-0"\nnode = "minority"\ntimeout = 3\n',
+     "step 2: 'node' must be a node name .n2., leader:KEY, followers:KEY or controller, "
+     "got 'minority'"),
+    (WAIT + "at = 1\nafter = 2\n", "step 2: 'at' and 'after' together .give one"),
+    (WAIT + "after = -1\n", "step 2: 'after' must be a number of seconds >= 0, got -1"),
+    (WAIT + 'f = "kill"\n', "step 2: a step has 'f' .an action. or 'wait' .a wait., not both"),
+    (WAIT + "retries = 3\n", "step 2: unknown key 'retries' in a wait step"),
+    ('f = "kill"\nvalue = "n1"\ntimeout = 3\n',
+     "step 2: 'timeout' belongs to wait steps .give 'wait'."),
+    ('value = "n1"\n', "step 2: 'f' must be a nemesis op name, got None .or give 'wait'"),
+], ids=["no-timeout", "zero-timeout", "string-timeout", "unknown-condition", "no-key",
+        "bad-key", "no-node", "node-not-taken", "key-not-taken", "random-node", "at-and-after",
+        "negative-after", "f-and-wait", "unknown-wait-key", "timeout-on-action", "neither"])
+def test_a_malformed_wait_step_is_one_line_naming_file_step_key_and_what_is_accepted(
+        body: str, match: str) -> None:
+    text = '[[step]]\nat = 1\nf = "kill"\nvalue = "n1"\n\n[[step]]\n' + body
+    with pytest.raises(UsageError) as err:
+        parse_schedule(text, toml=True, known_fs=all_fs(), source="s.toml")
+    line = err.value.one_line()  # what the CLI prints: the message and its hint
+    assert re.search(match, line), line
+    assert "\n" not in line
+
+
+def test_json_lines_name_the_step_and_the_line() -> None:
+    text = ('# a comment\n{"f": "kill", "value": "n1"}\n\n'
+            '{"wait": "leader-changed", "key": "t0-0"}\n')
+    with pytest.raises(UsageError, match=r"s.jsonl step 2, line 4: wait leader-changed needs "
+                                         r"'timeout'"):
+        parse_schedule(text, toml=False, known_fs=all_fs(), source="s.jsonl")

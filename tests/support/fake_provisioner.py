@@ -61,5 +61,5 @@ def comes_up() -> Any:
 
 def install(monkeypatch: pytest.MonkeyPatch, up_does: Callable[[], Any]) -> RecordingProvisioner:
     fake = RecordingProvisioner(up_does)
-    monkeypatch.setitem(PROVISIONERS, DEFAULT_PROVISIONER, lambda: fake)
+    monkeypatch.setitem(PROVISIONERS, DEFAULT_PROVISIONER, lambda _placement: fake)
     return fake

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cluster.versions import KafkaVersion, feature_since
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, number, opt_whole, whole
 from workloads.queue.config import ClientOptions
@@ -43,8 +44,8 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
     Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
          "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
-    Spec("idempotence", boolean, "enable.idempotence (default: true when --acks all)",
-         "true|false"),
+    Spec("idempotence", boolean, "enable.idempotence (default: true when --acks all and the "
+         f"brokers support it, Kafka {feature_since('idempotence')}+)", "true|false"),
     Spec("retries", opt_whole, "producer retries (default: librdkafka's)",
          range=Range(0, 2**31 - 1)),
     Spec("max_in_flight", whole, "max.in.flight.requests.per.connection (default: 5; "
@@ -74,8 +75,20 @@ class QueueSettings:
     poll_ms: int = 100
 
 
-def validate(s: QueueSettings) -> None:
-    """Raise ``UsageError`` (one line) for combinations the clients cannot run."""
+def validate(s: QueueSettings, version: KafkaVersion) -> None:
+    """Raise ``UsageError`` (one line) for combinations the clients or brokers cannot run.
+
+    A client feature the brokers lack (idempotence, transactions before 0.11) is
+    refused only when asked for: left unset it defaults off (:func:`automatic`).
+    """
+    for flag, feature, asked in (("--txn", "transactions", s.txn),
+                                 ("--idempotence", "idempotence", s.idempotence)):
+        if asked and not version.can(feature):
+            raise UsageError(
+                f"{flag} true needs Kafka {feature_since(feature)}+ brokers "
+                f"(they refuse {feature} before that), got Kafka {version.version}",
+                hint=f"drop {flag} or pass a newer --kafka-version",
+            )
     if s.txn and s.acks != "all":
         raise UsageError(
             f"--txn needs --acks all (transactions require it), got --acks {s.acks}",
@@ -91,8 +104,7 @@ def validate(s: QueueSettings) -> None:
             "--txn needs idempotence (transactions require it)",
             hint="drop --idempotence false",
         )
-    idempotent = s.txn or (s.acks == "all" if s.idempotence is None else s.idempotence)
-    if idempotent and s.max_in_flight > IDEMPOTENT_MAX_IN_FLIGHT:
+    if idempotent(s, version) and s.max_in_flight > IDEMPOTENT_MAX_IN_FLIGHT:
         raise UsageError(
             f"--max-in-flight {s.max_in_flight} is over {IDEMPOTENT_MAX_IN_FLIGHT}, "
             "which idempotent producers refuse",
@@ -100,9 +112,23 @@ def validate(s: QueueSettings) -> None:
         )
 
 
-def automatic(s: QueueSettings) -> dict[str, Any]:
-    """The values left to the workload: idempotence follows ``--acks all``."""
-    return {"idempotence": s.acks == "all" if s.idempotence is None else s.idempotence}
+def idempotent(s: QueueSettings, version: KafkaVersion | None = None) -> bool:
+    """Whether the producers are idempotent: as given, else ``--acks all`` on brokers that
+    can (0.10 brokers refuse it: every send would fail), and always with ``--txn``.
+
+    ``version`` None: brokers with every feature (resolved settings, whose idempotence
+    is already decided, or settings described without a cluster).
+    """
+    if s.txn:
+        return True
+    if s.idempotence is not None:
+        return s.idempotence
+    return s.acks == "all" and (version is None or version.can("idempotence"))
+
+
+def automatic(s: QueueSettings, version: KafkaVersion) -> dict[str, Any]:
+    """The values left to the workload: idempotence, as :func:`idempotent` decides it."""
+    return {"idempotence": idempotent(s, version)}
 
 
 def name_parts(s: QueueSettings) -> list[str]:
@@ -140,11 +166,12 @@ def client_options(
     s: QueueSettings, *, bootstrap: str = "", token: str = "insync", seed: int = 0
 ) -> ClientOptions:
     """Every client's producer and consumer settings for a run (``bootstrap``, ``token``
-    and ``seed`` are the run's; the defaults serve to describe the settings)."""
+    and ``seed`` are the run's; the defaults serve to describe the settings). A run's
+    ``s`` is resolved (``RunOptions.resolved``), so its idempotence is decided."""
     return ClientOptions(
         bootstrap=bootstrap,
         acks="all" if s.acks == "all" else ("1" if s.acks == "1" else "0"),
-        idempotence=bool(automatic(s)["idempotence"]),
+        idempotence=idempotent(s),
         retries=s.retries,
         max_in_flight=s.max_in_flight,
         txn=s.txn,
@@ -161,7 +188,7 @@ def generator_options(s: QueueSettings) -> QueueOptions:
     """The generator's shape: op weights follow ``--txn`` and ``--sub-via``."""
     weights = {
         "send": 4.0,
-        "poll": 4.0,
+        "poll": 1.0,
         "txn": 1.0 if s.txn else 0.0,
         "assign": 0.1 if s.sub_via == "assign" else 0.0,
         "subscribe": 0.1 if s.sub_via == "subscribe" else 0.0,

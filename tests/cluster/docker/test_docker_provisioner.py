@@ -25,8 +25,14 @@ class FakeDocker:
     def __init__(self) -> None:
         self.containers = {f"c{i}": f"n{i}" for i in (3, 1, 2)}  # Docker lists in any order
         self.removed: list[str] = []
+        self.created: list[dict[str, Any]] = []
 
     def __call__(self, call: Call) -> tuple[int, Any]:
+        if call.path == "/containers/create":
+            self.created.append({"query": call.query, "body": call.json()})
+            return 201, {"Id": "new1", "Warnings": []}
+        if call.path == "/containers/new1/start":
+            return 204, b""
         if call.path == "/containers/json":
             return 200, [{"Id": cid} for cid in self.containers]
         if call.path == "/networks":
@@ -110,3 +116,27 @@ def test_down_removes_containers_then_network_then_volumes_and_says_so(
     assert fake.removed == [f"/containers/{c} {forced}" for c in ("c3", "c1", "c2")] + [
         "/networks/net1 []"]
     assert set(filters) == {'{"label": ["insync.cluster=it"]}'}
+
+
+@pytest.mark.parametrize("power_loss_fs", [False, True], ids=["default", "power-loss-fs"])
+def test_a_node_is_created_as_docker_run_did_and_only_power_loss_gets_fuse(
+    docker: tuple[FakeDocker, FakeDockerApi], power_loss_fs: bool, tmp_path: Any
+) -> None:
+    fake, api = docker
+    spec = ClusterSpec(name="it", nodes=1, controllers=1, power_loss_fs=power_loss_fs)
+    containers.create_node(spec, "n1", "insync-node:x", tmp_path)
+    (created,) = fake.created
+    assert created["query"] == {"name": ["insync-it-n1"]}
+    body = created["body"]
+    host = body["HostConfig"]
+    assert (body["Image"], body["Cmd"], body["Hostname"]) == (
+        "insync-node:x", ["sleep", "infinity"], "n1")
+    assert body["Labels"]["insync.node"] == "n1" and "insync" in body["Labels"]
+    assert host["Init"] is True and host["NetworkMode"] == "insync-it"
+    assert host["Binds"] == [f"{tmp_path}:{containers.KAFKA_MOUNT}:ro"]
+    assert body["NetworkingConfig"]["EndpointsConfig"]["insync-it"]["Aliases"] == ["n1"]
+    fuse = [d["PathOnHost"] for d in host.get("Devices") or []] == ["/dev/fuse"]
+    assert (fuse, "SYS_ADMIN" in host["CapAdd"]) == (power_loss_fs, power_loss_fs)
+    assert ("apparmor=unconfined" in (host.get("SecurityOpt") or [])) == power_loss_fs
+    assert "NET_ADMIN" in host["CapAdd"]
+    assert "POST /containers/new1/start" in api.calls

@@ -13,11 +13,13 @@ import pytest
 
 from cluster.docker.image_inputs import (
     IMAGE_FILES,
+    LAZYFS,
     NODE_PACKAGES,
     base_inputs,
     host_sources,
     host_suite,
     image_files_digest,
+    lazyfs_files,
     node_inputs,
     render_dockerfile,
 )
@@ -203,3 +205,17 @@ def test_base_image_dockerfile_installs_every_package_before_the_setup() -> None
         assert f" {pkg}" in install
     assert "rm -rf /var/lib/apt/lists/*" in install
     assert text.index("apt-get install") < text.index("update-alternatives --set iptables")
+
+
+def test_the_power_loss_filesystem_ships_in_the_image_and_its_edits_rebuild_it(
+    tmp_path: Path,
+) -> None:
+    assert {"fuse3", "python3-pyfuse3"} <= set(NODE_PACKAGES)
+    assert "COPY lazyfs /usr/local/lib/insync/lazyfs" in render_dockerfile("insync-base:x")
+    assert {p.name for p in lazyfs_files()} >= {"overlay.py", "fusefs.py", "__main__.py"}
+    copy = tmp_path / "lazyfs"
+    shutil.copytree(LAZYFS, copy)
+    start = image_files_digest(IMAGE_FILES, copy)
+    assert start == image_files_digest()
+    (copy / "overlay.py").write_text((copy / "overlay.py").read_text() + "# edited\n")
+    assert image_files_digest(IMAGE_FILES, copy) != start

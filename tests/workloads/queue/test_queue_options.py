@@ -6,9 +6,13 @@ from dataclasses import replace
 
 import pytest
 
+from cluster.versions import resolve_version
 from harness.base.errors import UsageError
 from workloads.queue import options
 from workloads.queue.options import QueueSettings
+
+NEW = resolve_version("4.1")
+OLD = resolve_version("0.10.2")
 
 
 @pytest.mark.parametrize(
@@ -24,23 +28,44 @@ from workloads.queue.options import QueueSettings
 def test_combinations_the_clients_cannot_run_are_refused(settings: QueueSettings,
                                                          message: str) -> None:
     with pytest.raises(UsageError) as err:
-        options.validate(settings)
+        options.validate(settings, NEW)
     assert message in err.value.one_line()
 
 
 def test_many_in_flight_without_idempotence_is_fine() -> None:
-    options.validate(QueueSettings(max_in_flight=6, idempotence=False))
+    options.validate(QueueSettings(max_in_flight=6, idempotence=False), NEW)
+
+
+def test_many_in_flight_on_old_brokers_is_fine_since_idempotence_defaults_off() -> None:
+    options.validate(QueueSettings(max_in_flight=6), OLD)
 
 
 @pytest.mark.parametrize(
-    ("acks", "given", "decided"),
-    [("all", None, True), ("1", None, False), ("all", False, False)],
-    ids=["acks-all", "acks-1", "given"],
+    ("settings", "flag"),
+    [(QueueSettings(idempotence=True), "--idempotence true"),
+     (QueueSettings(txn=True), "--txn true")],
+    ids=["idempotence", "txn"],
 )
-def test_idempotence_follows_acks_unless_given(acks: str, given: bool | None,
-                                               decided: bool) -> None:
-    assert options.automatic(QueueSettings(acks=acks, idempotence=given)) == {
-        "idempotence": decided}
+def test_a_feature_old_brokers_lack_is_refused_when_asked(settings: QueueSettings,
+                                                          flag: str) -> None:
+    options.validate(settings, NEW)
+    with pytest.raises(UsageError) as err:
+        options.validate(settings, OLD)
+    line = err.value.one_line()
+    assert f"{flag} needs Kafka 0.11.0+ brokers" in line and "0.10.2.2" in line
+
+
+@pytest.mark.parametrize(
+    ("acks", "given", "version", "decided"),
+    [("all", None, "4.1", True), ("1", None, "4.1", False), ("all", False, "4.1", False),
+     ("all", None, "0.11.0", True), ("all", None, "0.10.2", False), ("1", None, "0.10.2", False)],
+    ids=["acks-all", "acks-1", "given", "acks-all-0.11", "acks-all-0.10", "acks-1-0.10"],
+)
+def test_idempotence_follows_acks_and_the_brokers_unless_given(
+    acks: str, given: bool | None, version: str, decided: bool
+) -> None:
+    settings = QueueSettings(acks=acks, idempotence=given)
+    assert options.automatic(settings, resolve_version(version)) == {"idempotence": decided}
 
 
 def test_the_test_name_and_the_generator_follow_txn_and_sub_via() -> None:

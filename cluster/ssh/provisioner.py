@@ -1,0 +1,254 @@
+"""``SSHProvisioner``: a cluster on hosts an inventory names, reached over SSH only.
+
+Layout on each host, all under the inventory's ``base_dir`` (``KafkaNode.root``)::
+
+    <base_dir>/kafka/<version>/        the Kafka distribution, synced by hash (kept by down)
+    <base_dir>/cluster.json            the spec of the cluster running here (for attach)
+    <base_dir>/etc, var/...            configs, data, logs, pidfiles, the faketime file
+
+``up`` resolves the Kafka build first (``cluster.deploy``), connects to every
+host at once (host keys checked, ``cluster.ssh.host_keys``), says in one error
+what any host lacks, syncs the jars, then reuses a matching running cluster or
+stops what runs, wipes the cluster state and hands the nodes to
+``cluster.deploy``. ``down`` stops every daemon insync started there (brokers,
+ZooKeeper, a clock strobe loop; SIGCONT first, so a paused one dies too),
+removes insync's iptables chains and the cluster state, and keeps the synced
+jars (the next ``up`` is warm). Nothing outside ``base_dir`` is created or
+removed, except insync's own iptables chains.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from cluster import deploy
+from cluster.daemon import RUN_DIR
+from cluster.kafka_node import KafkaNode
+from cluster.model import Cluster, Say, stage
+from cluster.remote import sh, write_file
+from cluster.spec import ClusterSpec
+from cluster.ssh import host_setup
+from cluster.ssh.inventory import Host, Inventory, load_inventory
+from cluster.ssh.ssh_remote import Connection, SSHRemote
+from cluster.versions import KafkaVersion
+from harness.base.errors import ClusterError, EnvironmentProblem
+
+LOG = logging.getLogger("insync.cluster")
+T = TypeVar("T")
+STATE_FILE = "cluster.json"
+#: Every iptables chain the nemesis adds starts with this (``nemesis.net.CHAINS``; a test
+#: holds the two together): ``down`` removes them without importing the nemesis.
+CHAIN_PREFIX = "INSYNC"
+#: What insync writes under base_dir besides the jars; ``down`` removes exactly these.
+STATE_DIRS = ("etc", "var", STATE_FILE)
+
+
+def kafka_home(host: Host, version: KafkaVersion) -> str:
+    return f"{host.base_dir}/kafka/{version.version}"
+
+
+def heal_script(base_dir: str) -> str:
+    """Stop every process insync started on the host and remove insync's iptables chains.
+
+    Pidfiles name the processes (brokers, ZooKeeper, the clock strobe loop);
+    each gets SIGCONT (a paused one), SIGTERM, then SIGKILL after 20 s.
+    """
+    run = f"{base_dir}{RUN_DIR}"
+    return f"""
+for f in {run}/*.pid; do
+  [ -f "$f" ] || continue
+  p=$(cat "$f"); case "$p" in ''|*[!0-9]*) rm -f "$f"; continue;; esac
+  kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null
+  i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+  kill -KILL "$p" 2>/dev/null
+  rm -f "$f"
+done
+ipt="iptables -w 10"
+for c in $($ipt -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^{CHAIN_PREFIX}/ {{print $2}}'); do
+  while $ipt -D INPUT -j "$c" 2>/dev/null; do :; done
+  $ipt -F "$c" 2>/dev/null; $ipt -X "$c" 2>/dev/null
+done
+true
+"""
+
+
+@dataclass
+class SSHProvisioner:
+    """Nodes are the hosts of ``inventory`` (a ``hosts.toml``), one node per host."""
+
+    inventory: Path
+    accept_new_host_keys: bool = False
+    _connections: dict[str, Connection] = field(default_factory=dict, init=False, repr=False)
+
+    def _inventory(self) -> Inventory:
+        return load_inventory(self.inventory)
+
+    def _connection(self, inv: Inventory, host: Host) -> Connection:
+        """The host's one connection, kept for every later call of this provisioner."""
+        conn = self._connections.get(host.node)
+        if conn is None or conn.host != host:
+            conn = Connection(host, inv.known_hosts, self.accept_new_host_keys)
+            self._connections[host.node] = conn
+        return conn
+
+    def up(
+        self,
+        spec: ClusterSpec,
+        *,
+        fresh: bool = False,
+        say: Say = print,
+        ready_timeout_s: float = 180.0,
+    ) -> Cluster:
+        inv = self._inventory()
+        hosts = inv.for_nodes(spec.node_names)
+        started = time.monotonic()
+        with stage(say, f"Kafka {spec.kafka_version} jars ready"):
+            release = deploy.release_for(spec)
+        with stage(say, f"{len(hosts)} host(s) connected and checked"):
+            remotes = _each(hosts, lambda h: SSHRemote(h.node, self._connection(inv, h)))
+            gaps = _each(hosts, lambda h: host_setup.missing(remotes[h.node]))
+            _refuse_gaps(gaps)
+        with stage(say, f"Kafka {release.version.version} jars synced to {len(hosts)} host(s)"):
+            manifest = host_setup.local_manifest(release.root)
+            synced = _each(hosts, lambda h: host_setup.sync_jars(
+                remotes[h.node], release.root, kafka_home(h, release.version), manifest))
+            copied = sum(s.copied for s in synced.values())
+            size = sum(s.bytes for s in synced.values())
+            say(f"copied {copied} file(s), {size / 2**20:.1f} MiB "
+                f"({'cold' if copied else 'warm'})")
+        cluster = self._cluster(spec, release.version, inv, hosts)
+        running = _each(hosts, lambda h: _state_of(remotes[h.node], h))
+        same = not fresh and all(s == spec for s in running.values())
+        if same and deploy.reuse(cluster, say=say, ready_timeout_s=ready_timeout_s):
+            return cluster
+        if any(s is not None for s in running.values()):
+            say(f"stopping the cluster found on the hosts ({'--fresh' if fresh else 'it differs'})")
+        try:
+            with stage(say, f"Kafka {release.version.version} started on {spec.nodes} host(s)"):
+                _each(hosts, lambda h: _reset(remotes[h.node], h, spec))
+                deploy.start(cluster, release.known_keys)
+            with stage(say, f"cluster {spec.name!r} ready"):
+                deploy.wait_until_ready(cluster, ready_timeout_s=ready_timeout_s)
+        except BaseException:
+            say(f"cluster {spec.name!r} did not come up; it is left on the hosts for "
+                f"`insync cluster logs --hosts {self.inventory}` (remove with "
+                f"`insync cluster down --hosts {self.inventory}`)")
+            raise
+        LOG.info("cluster %s up over SSH in %.1fs", spec.name, time.monotonic() - started)
+        return cluster
+
+    def attach(self, name: str = "insync") -> Cluster:
+        inv = self._inventory()
+        specs = _each(
+            inv.hosts, lambda h: _state_of(SSHRemote(h.node, self._connection(inv, h)), h)
+        )
+        found = [s for s in specs.values() if s is not None and s.name == name]
+        if not found:
+            raise ClusterError(
+                f"no cluster named {name!r} runs on the hosts of {inv.path}",
+                hint=f"start one with `insync cluster up --hosts {inv.path}`",
+            )
+        spec = found[0]
+        hosts = inv.for_nodes(spec.node_names)
+        return self._cluster(spec, deploy.check_version(spec), inv, hosts)
+
+    def down(self, name: str | None) -> str:
+        """Stop, heal and clear every host of the inventory (whose cluster is ``name``)."""
+        inv = self._inventory()
+        errors: dict[str, str] = {}
+
+        def clear(host: Host) -> bool:
+            remote = SSHRemote(host.node, self._connection(inv, host))
+            state = _state_of(remote, host)
+            if name is not None and state is not None and state.name != name:
+                return False  # another cluster's host: not ours to touch
+            sh(remote, heal_script(host.base_dir), timeout=120)
+            targets = " ".join(f"{host.base_dir}/{p}" for p in STATE_DIRS)
+            sh(remote, f"rm -rf {targets}")
+            return True
+
+        cleared = []
+        with ThreadPoolExecutor(max_workers=max(1, len(inv.hosts))) as pool:
+            futures = {n: pool.submit(clear, h) for n, h in inv.hosts.items()}
+        for node, fut in futures.items():
+            try:
+                if fut.result():
+                    cleared.append(node)
+            except Exception as err:  # keep going: teardown must run every step
+                errors[node] = str(err)
+        if errors:
+            raise ClusterError(
+                "teardown incomplete: " + "; ".join(f"{n}: {e}" for n, e in errors.items()),
+                hint=f"run `insync cluster down --hosts {inv.path}` again",
+            )
+        return f"{len(cleared)} host(s) stopped, healed and cleared (jars kept)"
+
+    def prepare(self, *, rebuild: bool = False) -> str:
+        inv = self._inventory()
+        gaps = _each(inv.hosts, lambda h: host_setup.missing(
+            SSHRemote(h.node, self._connection(inv, h))))
+        _refuse_gaps(gaps)
+        return f"{len(inv.hosts)} host(s) of {inv.path} have what Kafka and the faults need"
+
+    def _cluster(self, spec: ClusterSpec, version: KafkaVersion, inv: Inventory,
+                 hosts: Mapping[str, Host]) -> Cluster:
+        peers = {n: h.address for n, h in hosts.items()}
+        nodes = {}
+        for n, h in hosts.items():
+            conn = self._connection(inv, h)
+            nodes[n] = KafkaNode(
+                n, h.address, SSHRemote(n, conn), spec, version,
+                kafka_home=kafka_home(h, version),
+                client_source=_local_address(conn),
+                root=h.base_dir,
+                peers=peers,
+                control_ports=(h.port,),
+            )
+        return Cluster(spec, version, nodes)
+
+
+def _local_address(conn: Connection) -> str:
+    """This machine's address as the host sees it: the local end of the SSH socket."""
+    sock = conn.transport().sock
+    name = sock.getsockname() if hasattr(sock, "getsockname") else ("",)
+    return str(name[0])
+
+
+def _state_of(remote: SSHRemote, host: Host) -> ClusterSpec | None:
+    """The spec of the cluster the host runs (its state file), or ``None``."""
+    text = sh(remote, f"cat {host.base_dir}/{STATE_FILE} 2>/dev/null", check=False).stdout
+    try:
+        return ClusterSpec.from_json(text) if text.strip() else None
+    except (ValueError, TypeError) as err:
+        LOG.warning("%s: unreadable %s: %s", host.node, STATE_FILE, err)
+        return None
+
+
+def _reset(remote: SSHRemote, host: Host, spec: ClusterSpec) -> None:
+    """Stop what insync runs on the host, clear the old state, record ``spec``."""
+    sh(remote, heal_script(host.base_dir), timeout=120)
+    sh(remote, "rm -rf " + " ".join(f"{host.base_dir}/{p}" for p in STATE_DIRS))
+    write_file(remote, f"{host.base_dir}/{STATE_FILE}", spec.to_json())
+
+
+def _refuse_gaps(gaps: Mapping[str, list[str]]) -> None:
+    lacking = {n: g for n, g in gaps.items() if g}
+    if lacking:
+        raise EnvironmentProblem(
+            "hosts lack what Kafka or the faults need: "
+            + "; ".join(f"{n}: {', '.join(g)}" for n, g in lacking.items()),
+            hint="install them (see README: what a host needs) and run again",
+        )
+
+
+def _each(hosts: Mapping[str, Host], fn: Callable[[Host], T]) -> dict[str, T]:
+    """``fn`` on every host at once; the first failure is raised after all finish."""
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        futures = {n: pool.submit(fn, h) for n, h in hosts.items()}
+    return {n: f.result() for n, f in futures.items()}

@@ -1,0 +1,260 @@
+"""A scenario as plain data: what it needs, what it does, and what it expects per version.
+
+A :class:`Scenario` is what one file of ``harness/scenario/catalogue/`` (or a
+user's own file) says, checked (``harness.scenario.load``). Nothing here parses
+or runs: the values answer the questions the commands ask of them: which
+versions the scenario covers (:meth:`Scenario.versions`), what it expects on
+one (:meth:`Scenario.expected`), and the ``insync run`` a run of it is
+(:meth:`Scenario.run_options`, :meth:`Scenario.run_argv`). A negative control
+is a :class:`Variant`: the same script with some settings changed and its own
+expectations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cluster.versions import VERSIONS, KafkaVersion, resolve_version
+from harness.base.errors import UsageError
+
+if TYPE_CHECKING:
+    from harness.run.options import RunOptions
+    from nemesis.schedule import ScheduleStep
+
+#: The modes a scenario runs in when its file names none, in order of preference.
+DEFAULT_MODES = ("kraft", "zookeeper")
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """The table's versions from ``lo`` to ``hi`` (both included), spelled ``0.10.2..2.8``."""
+
+    lo: KafkaVersion
+    hi: KafkaVersion
+
+    @classmethod
+    def parse(cls, text: str) -> VersionRange:
+        """``A..B`` or ``A`` alone (``A..A``); each end a version ``cluster.versions`` knows.
+
+        ``UsageError`` (message only: the loader names the file and key) otherwise.
+        """
+        lo_text, dots, hi_text = text.partition("..")
+        lo = resolve_version(lo_text.strip())
+        hi = resolve_version(hi_text.strip()) if dots else lo
+        if lo.number > hi.number:
+            raise UsageError(f"{text!r} runs backwards ({lo.line} is newer than {hi.line})")
+        return cls(lo, hi)
+
+    def __contains__(self, version: object) -> bool:
+        if not isinstance(version, KafkaVersion):
+            return False
+        return self.lo.number <= version.number <= self.hi.number
+
+    def versions(self) -> list[KafkaVersion]:
+        """The table's versions in the range, oldest first."""
+        return sorted((v for v in VERSIONS if v in self), key=lambda v: v.number)
+
+    def __str__(self) -> str:
+        return self.lo.line if self.lo is self.hi else f"{self.lo.line}..{self.hi.line}"
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a run on ``versions`` must end with (anomaly names as the checker reports
+    them, ``checkers.ANOMALY_TYPES``):
+
+    * ``valid`` True: the checker finds nothing;
+    * ``valid`` False: each of ``anomalies`` appears (others may too);
+    * ``valid`` None (the file leaves it out): none of ``absent`` appears, whatever
+      else does (a fixed bug on a setting that still loses writes another way).
+
+    ``absent`` may also narrow ``valid = false``.
+    """
+
+    versions: VersionRange
+    valid: bool | None
+    anomalies: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def bug_shows(self) -> bool:
+        """Whether the scenario's bug is expected to show here (the version is affected)."""
+        return self.valid is False
+
+    def matches(self, valid: bool | str, anomalies: Collection[str]) -> bool:
+        """Whether a verdict (its ``valid`` and the anomaly types found) is this outcome;
+        an ``unknown`` verdict never is."""
+        if not isinstance(valid, bool):
+            return False
+        if self.valid is True:
+            return valid
+        if self.valid is False and (valid or not set(self.anomalies) <= set(anomalies)):
+            return False
+        return not set(self.absent) & set(anomalies)
+
+    def describe(self) -> str:
+        if self.valid is True:
+            text = "valid"
+        elif self.valid is False:
+            text = "invalid: " + ", ".join(self.anomalies)
+        else:
+            text = "any verdict"
+        if self.absent:
+            text += "; never " + ", ".join(self.absent)
+        return text + (f" ({self.note})" if self.note else "")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The scenario's script with settings changed: a negative control, usually.
+
+    ``settings`` are option values by field name (``min_insync``), already
+    converted by the run's ``OPTIONS`` table; ``broker`` adds server.properties.
+    """
+
+    name: str
+    story: str
+    settings: Mapping[str, Any]
+    broker: Mapping[str, str]
+    versions: VersionRange
+    expect: tuple[Expectation, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario file, checked. ``steps`` are its ``[[step]]`` tables as written
+    (the fault script, in the ``--nemesis-schedule`` vocabulary); ``parsed`` is what
+    ``nemesis.schedule`` made of them, None while it cannot read every step yet
+    (wait steps: see ``harness.scenario.steps``)."""
+
+    name: str
+    bug: str
+    story: str
+    sources: tuple[str, ...]
+    versions: VersionRange
+    modes: tuple[str, ...]
+    settings: Mapping[str, Any]
+    broker: Mapping[str, str]
+    steps: tuple[Mapping[str, Any], ...]
+    expect: tuple[Expectation, ...]
+    variants: tuple[Variant, ...] = ()
+    path: Path | None = None
+    parsed: tuple[ScheduleStep, ...] | None = field(default=None, compare=False)
+
+    # -- questions the commands ask ------------------------------------------------------------
+
+    def covered(self, variant: str | None = None) -> list[KafkaVersion]:
+        """The versions a run of the scenario (or of ``variant``) may use, oldest first:
+        those in its range that run in one of its modes."""
+        versions = self.variant(variant).versions if variant else self.versions
+        return [v for v in versions.versions() if any(v.supports(m) for m in self.modes)]
+
+    def variant(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        names = ", ".join(v.name for v in self.variants) or "none"
+        raise UsageError(f"scenario {self.name} has no variant {name!r}",
+                         hint=f"its variants: {names}")
+
+    def expected(self, version: str | KafkaVersion, variant: str | None = None) -> Expectation:
+        """What a run on ``version`` must end with; ``UsageError`` outside the range."""
+        kafka = resolve_version(version) if isinstance(version, str) else version
+        expect = self.variant(variant).expect if variant else self.expect
+        if kafka in self._covered_set(variant):
+            for e in expect:
+                if kafka in e.versions:
+                    return e
+        which = f"scenario {self.name}" + (f" variant {variant}" if variant else "")
+        raise UsageError(
+            f"{which} does not cover Kafka {kafka.version}",
+            hint=f"use one of {', '.join(v.line for v in self.covered(variant))}",
+        )
+
+    def mode_for(self, version: KafkaVersion) -> str:
+        """The scenario's first mode that ``version`` runs in."""
+        for mode in self.modes:
+            if version.supports(mode):
+                return mode
+        raise UsageError(f"scenario {self.name} runs in {', '.join(self.modes)} mode, which "
+                         f"Kafka {version.version} does not",
+                         hint=f"use one of {', '.join(v.line for v in self.covered())}")
+
+    def options(self, version: str | KafkaVersion, variant: str | None = None) -> RunOptions:
+        """The ``insync run`` options of this scenario on ``version``, before a schedule
+        file is named and before they are checked (:meth:`run_options` does both).
+
+        The test's name is ``scenario-<name>[-<variant>]``; anything else a caller
+        wants (``--results-dir``, ``--seed``) it sets on the copy (``dataclasses.replace``).
+        """
+        from harness.run.options import RunOptions
+
+        kafka = resolve_version(version) if isinstance(version, str) else version
+        self.expected(kafka, variant)  # refuses a version out of range
+        chosen = self.variant(variant) if variant else None
+        settings = {**self.settings, **(chosen.settings if chosen else {})}
+        broker = {**self.broker, **(chosen.broker if chosen else {})}
+        settings.setdefault("mode", self.mode_for(kafka))
+        return RunOptions(
+            **settings,
+            name="-".join(["scenario", self.name, *([variant] if variant else [])]),
+            kafka_version=kafka.line + ".x",
+            broker_config=dict(broker),
+        )
+
+    def run_options(
+        self, version: str | KafkaVersion, schedule: str | Path, variant: str | None = None
+    ) -> RunOptions:
+        """:meth:`options` with ``--nemesis-schedule`` the file :meth:`write_schedule`
+        wrote, checked as ``insync run`` checks its options."""
+        return replace(self.options(version, variant), nemesis_schedule=str(schedule)).validate()
+
+    def run_argv(
+        self, version: str | KafkaVersion, schedule: str | Path, variant: str | None = None
+    ) -> list[str]:
+        """The flags of ``insync run`` that run this scenario on ``version`` (after
+        ``insync run``; every option spelled out, as a stored test.json records it)."""
+        return self.run_options(version, schedule, variant).argv()[2:]
+
+    def schedule_text(self) -> str:
+        """The fault script as a ``--nemesis-schedule`` file (JSON Lines, one step a line,
+        in file order), which :meth:`write_schedule` stores."""
+        return "".join(json.dumps(dict(step), sort_keys=True) + "\n" for step in self.steps)
+
+    def write_schedule(self, directory: str | Path) -> Path:
+        """Write the fault script into ``directory`` (made if missing); its path."""
+        path = Path(directory) / f"scenario-{self.name}.schedule.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.schedule_text())
+        return path
+
+    def affected(self) -> list[KafkaVersion]:
+        """Covered versions where the scenario itself expects anomalies (the bug is there)."""
+        return [v for v in self.covered() if self.expected(v).bug_shows]
+
+    def fixed(self) -> list[KafkaVersion]:
+        """Covered versions where the scenario itself expects its bug not to show."""
+        return [v for v in self.covered() if not self.expected(v).bug_shows]
+
+    def _covered_set(self, variant: str | None) -> set[KafkaVersion]:
+        return set(self.covered(variant))
+
+
+def spans(versions: Sequence[KafkaVersion]) -> str:
+    """``0.10.2..1.1, 4.1``: runs of consecutive table versions, or ``none``."""
+    if not versions:
+        return "none"
+    order = sorted(VERSIONS, key=lambda v: v.number)
+    chosen = sorted(versions, key=lambda v: v.number)
+    groups: list[list[KafkaVersion]] = []
+    for v in chosen:
+        if groups and order.index(v) == order.index(groups[-1][-1]) + 1:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    return ", ".join(str(VersionRange(g[0], g[-1])) for g in groups)

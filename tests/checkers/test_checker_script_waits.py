@@ -1,0 +1,94 @@
+"""A fault script's wait that did not hold makes the verdict unknown, from the history alone.
+
+The runner keeps no side channel: ``insync check`` on the bare history must reach
+the verdict ``insync run`` stored, so these tests give the checker only history
+lines (the ``await-state`` pair the nemesis writes), in one pass and in chunks.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+from history_builder import Hist
+
+from checkers import check_file, check_history, exit_code
+from checkers._fork import can_fork
+from checkers._parallel import read_chunked
+
+WAIT = {"until": "isr-is-leader", "key": "t0-0", "timeout-s": 30, "step": 3}
+REASON = "step 3: wait isr-is-leader t0-0 did not hold within 30 s"
+
+
+def history(completion: dict[str, Any] | None, *, lose: bool = False,
+            error: str | None = None) -> Hist:
+    """Two acknowledged sends, a scripted wait, and a poll that reads one (``lose``) or both."""
+    h = Hist()
+    h.send(0, "t0-0", 0, 1)
+    h.add("nemesis", "invoke", "await-state", WAIT)
+    if completion is not None:
+        extra = {} if error is None else {"error": error}
+        h.add("nemesis", "info", "await-state", {**WAIT, **completion}, **extra)
+    h.send(0, "t0-0", 1, 2)
+    h.poll(1, {"t0-0": [[1, 2]] if lose else [[0, 1], [1, 2]]})
+    return h
+
+
+HELD = {"held": True, "seconds": 4.0, "polls": 5, "observed": {"leader": "n1", "isr": ["n1"]}}
+NOT_HELD = {"held": False, "seconds": 30.0, "polls": 31,
+            "observed": {"leader": "n1", "isr": ["n1", "n2"]}}
+
+
+def test_a_wait_that_held_changes_nothing() -> None:
+    verdict = check_history(history(HELD).ops)
+    assert verdict["valid"] is True and "waits-not-held" not in verdict and "error" not in verdict
+
+
+def test_a_wait_that_did_not_hold_makes_a_valid_history_unknown_naming_the_step() -> None:
+    verdict = check_history(history(NOT_HELD).ops)
+    assert verdict["valid"] == "unknown" and exit_code(verdict) == 2
+    assert verdict["waits-not-held"] == [REASON]
+    assert verdict["error"] == REASON
+
+
+def test_it_is_unknown_whatever_the_checker_found_and_the_anomalies_stay_listed() -> None:
+    assert check_history(history(HELD, lose=True).ops)["valid"] is False
+    verdict = check_history(history(NOT_HELD, lose=True).ops)
+    assert verdict["valid"] == "unknown"
+    assert "lost-write" in verdict["bad-anomaly-types"], "what was found is still reported"
+    assert verdict["error"].startswith(REASON)
+
+
+@pytest.mark.parametrize(("completion", "error", "reason"), [
+    ({"held": False, "seconds": 12.5, "cut-short": True}, None,
+     REASON + " (cut short after 12.5 s: the main phase ended)"),
+    ({}, "ClusterError: cannot read cluster metadata", REASON
+     + " (ClusterError: cannot read cluster metadata)"),
+    ({"held": "yes"}, None, REASON),
+], ids=["cut-short-by-the-phase", "failed-with-an-error", "held-not-true"])
+def test_any_completion_but_held_true_counts(completion: dict[str, Any], error: str | None,
+                                             reason: str) -> None:
+    verdict = check_history(history(completion, error=error).ops)
+    assert verdict["valid"] == "unknown" and verdict["waits-not-held"] == [reason]
+
+
+def test_the_invoke_alone_is_not_a_failed_wait() -> None:
+    """A run cut short mid-wait leaves only the invoke: that is the interruption's story."""
+    assert check_history(history(None).ops)["valid"] is True
+
+
+def test_the_same_verdict_from_a_file_read_in_chunks(tmp_path: Path) -> None:
+    h = history(NOT_HELD)
+    h.send(2, "t0-0", 2, 3)
+    h.poll(1, {"t0-0": [[2, 3]]})
+    path = h.write(tmp_path / "history.jsonl")
+    whole = check_file(path, jobs=1)
+    size = path.stat().st_size
+    lines = path.read_bytes().splitlines(keepends=True)
+    cuts = [0, sum(len(x) for x in lines[:2]), sum(len(x) for x in lines[:4]), size]
+    _, scanner = read_chunked(path, list(pairwise(cuts)))
+    assert scanner.waits_not_held == whole["waits-not-held"] == [REASON]
+    if can_fork():
+        assert check_file(path, jobs=3)["waits-not-held"] == [REASON]

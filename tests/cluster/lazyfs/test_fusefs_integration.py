@@ -1,0 +1,172 @@
+"""The power-loss filesystem mounted for real on this host: what a ``lose`` leaves behind.
+
+Needs FUSE (``/dev/fuse``, ``fusermount3``) and a system ``python3`` with pyfuse3
+(Debian: ``apt-get install fuse3 python3-pyfuse3``), as the node image has;
+skipped with the reason otherwise. It needs no Docker, but it is marked
+``integration`` because it mounts a filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import cluster.lazyfs
+from cluster.lazyfs import CONTROL
+
+pytestmark = pytest.mark.integration
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+PACKAGE_ROOT = Path(cluster.lazyfs.__file__).parent.parent  # holds lazyfs/
+
+
+def _why_not() -> str | None:
+    if not os.path.exists("/dev/fuse"):
+        return "no /dev/fuse on this host"
+    if shutil.which("fusermount3") is None:
+        return "fusermount3 is not installed (apt-get install fuse3)"
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import pyfuse3, trio"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
+        return f"{SYSTEM_PYTHON} cannot import pyfuse3 (apt-get install python3-pyfuse3)"
+    return None
+
+
+if (_reason := _why_not()) is not None:
+    pytestmark = [pytest.mark.integration, pytest.mark.skip(reason=_reason)]
+
+
+class Mount:
+    """A running daemon serving ``backing`` at ``point``."""
+
+    def __init__(self, backing: Path, point: Path) -> None:
+        self.backing, self.point = backing, point
+        self.log = backing.parent / "lazyfs.log"
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [SYSTEM_PYTHON, "-m", "lazyfs", str(backing), str(point)],
+                cwd=PACKAGE_ROOT, stdout=out, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 20
+        while not os.path.ismount(point):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"lazyfs did not mount: {self.log.read_text()}")
+            time.sleep(0.05)
+
+    def lose(self) -> dict[str, int]:
+        (self.point / CONTROL).write_text("lose\n")
+        state = json.loads((self.point / CONTROL).read_text())
+        assert state["lost"] is True
+        return dict(state["dropped"])
+
+    def unmount(self) -> None:
+        subprocess.run(["fusermount3", "-u", "-z", str(self.point)], check=False)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    backing, point = tmp_path / "backing", tmp_path / "mnt"
+    backing.mkdir()
+    point.mkdir()
+    yield backing, point
+    subprocess.run(["fusermount3", "-u", "-z", str(point)], check=False, capture_output=True)
+
+
+def _append_sync(path: Path, data: bytes, *, fsync: bool) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def test_lose_keeps_what_was_fsynced_and_drops_the_rest(dirs: tuple[Path, Path]) -> None:
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        (point / "topic-0").mkdir()
+        log = point / "topic-0" / "00000000000000000000.log"
+        _append_sync(log, b"A" * 10_000, fsync=True)
+        _append_sync(log, b"B" * 5_000, fsync=False)
+        never = point / "topic-0" / "never-synced.log"
+        _append_sync(never, b"C" * 100, fsync=False)
+
+        # A shared writable mmap (Kafka's index files): msync reaches the disk,
+        # a later store that is never synced does not.
+        index = point / "topic-0" / "00000000000000000000.index"
+        with index.open("w+b") as f:
+            f.truncate(8192)
+            os.fsync(f.fileno())  # its name and size are durable
+            with mmap.mmap(f.fileno(), 8192) as m:
+                m[0:4] = b"IDX1"
+                m.flush()  # msync(MS_SYNC): an fsync through FUSE
+                m[4:8] = b"IDX2"  # dirty in the page cache only
+
+        # Kafka's atomic checkpoint: write a temp file, fsync it, rename it over the old one.
+        ckpt = point / "recovery-point-offset-checkpoint"
+        _append_sync(ckpt, b"old\n", fsync=True)
+        _append_sync(point / "ckpt.tmp", b"new\n", fsync=True)
+        os.rename(point / "ckpt.tmp", ckpt)
+        fd = os.open(point, os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(fd)  # the directory's fsync makes the rename durable
+        os.close(fd)
+        _append_sync(point / "ckpt.tmp", b"newer\n", fsync=True)
+        os.rename(point / "ckpt.tmp", ckpt)  # this rename never becomes durable
+
+        assert log.read_bytes() == b"A" * 10_000 + b"B" * 5_000  # before the cut: all of it
+        dropped = fs.lose()
+        # What the disk kept, read straight from the backing directory.
+        assert (backing / "topic-0" / log.name).read_bytes() == b"A" * 10_000
+        assert not (backing / "topic-0" / never.name).exists()
+        assert (backing / "topic-0" / index.name).read_bytes()[:8] == b"IDX1\0\0\0\0"
+        assert (backing / ckpt.name).read_bytes() == b"new\n"
+        assert (backing / "ckpt.tmp").read_bytes() == b"newer\n"
+        assert dropped["files"] >= 3 and dropped["bytes"] >= 5_000
+        with pytest.raises(OSError):
+            log.read_bytes()  # the power is off
+    finally:
+        fs.unmount()
+
+    fs = Mount(backing, point)  # power back on: the broker sees what the disk kept
+    try:
+        assert log.read_bytes() == b"A" * 10_000
+        assert sorted(p.name for p in (point / "topic-0").iterdir()) == [index.name, log.name]
+        assert ckpt.read_bytes() == b"new\n"
+        _append_sync(log, b"D" * 10, fsync=True)  # and it writes on from there
+        assert (backing / "topic-0" / log.name).read_bytes() == b"A" * 10_000 + b"D" * 10
+    finally:
+        fs.unmount()
+
+
+def test_a_truncate_and_a_delete_without_fsync_come_back(dirs: tuple[Path, Path]) -> None:
+    """Kafka truncates a log on recovery and deletes old segments: unsynced, both undo."""
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        seg = point / "seg.log"
+        _append_sync(seg, b"x" * 9000, fsync=True)
+        with seg.open("r+b") as f:
+            f.truncate(100)
+        _append_sync(point / "old.log", b"o" * 10, fsync=True)
+        (point / "old.log").unlink()
+        assert seg.stat().st_size == 100
+        fs.lose()
+        assert (backing / "seg.log").stat().st_size == 9000
+        assert (backing / "old.log").read_bytes() == b"o" * 10
+    finally:
+        fs.unmount()

@@ -1,0 +1,125 @@
+"""Deliverable 2: insync's own node containers, with their sshd, treated as SSH hosts.
+
+Docker only makes the "machines" (containers on a network insync creates,
+labelled ``insync``) and plays their administrator (host keys, authorized_keys,
+starting sshd). Everything insync does on them goes over SSH: the jars over
+SFTP, configs, daemons, faults, logs, down. The run uses partition, kill, pause
+and clock faults; afterwards the history must be valid and nothing be left
+behind (no JVM, no insync iptables chain, nothing under base_dir but the jars).
+A second test shows that a host presenting another key than known_hosts holds
+is refused.
+
+Not run by its author (no Docker engine for them); run with::
+
+    .venv/bin/python -m pytest -m integration -q tests/cluster/ssh/test_ssh_integration.py
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import paramiko
+import pytest
+
+from cluster.docker import containers
+from cluster.docker.docker_remote import DockerRemote
+from cluster.docker.engine import ensure_engine
+from cluster.docker.image import ensure_image
+from cluster.spec import ClusterSpec
+
+pytestmark = pytest.mark.integration
+
+HOSTS = ClusterSpec(name="ssh-it", nodes=3)  # the containers playing hosts
+BASE = "/srv/insync"
+INSYNC = [str(Path(sys.executable).parent / "insync")]
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """Three node containers running sshd; the inventory and the client key."""
+    tmp = tmp_path_factory.mktemp("ssh-it")
+    key = paramiko.Ed25519Key.generate() if hasattr(paramiko.Ed25519Key, "generate") else None
+    rsa = paramiko.RSAKey.generate(2048) if key is None else None
+    client = key or rsa
+    assert client is not None
+    key_file = tmp / "id"
+    client.write_private_key_file(str(key_file))
+    public = f"{client.get_name()} {client.get_base64()} insync-it\n"
+    ensure_engine()
+    image = ensure_image(None)
+    containers.remove(HOSTS.name)
+    empty = tmp / "no-kafka"  # the SSH path copies Kafka itself: nothing is mounted
+    empty.mkdir()
+    try:
+        containers.create_network(HOSTS)
+        for node in HOSTS.node_names:
+            containers.create_node(HOSTS, node, image, empty)
+        found = containers.cluster_nodes(HOSTS.name)
+        lines = ["known_hosts = " + json.dumps(str(tmp / "known_hosts"))]
+        for c in found:  # the administrator's part: authorized_keys and sshd
+            DockerRemote(c.node, c.container).exec(
+                ["sh", "-c", "mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys && "
+                             "chmod 600 /root/.ssh/authorized_keys && insync-sshd"],
+                input=public, timeout=120)
+            lines += [f"[{c.node}]", f'address = "{c.address}"', 'user = "root"',
+                      f'key_file = "{key_file}"', f'base_dir = "{BASE}"']
+        inventory = tmp / "hosts.toml"
+        inventory.write_text("\n".join(lines) + "\n")
+        yield inventory, key_file
+    finally:
+        containers.remove(HOSTS.name)
+
+
+def _insync(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*INSYNC, *args], capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def test_kafka_over_ssh_survives_faults_and_leaves_nothing(
+        hosts: tuple[Path, Path], tmp_path: Path) -> None:
+    inventory, _ = hosts
+    where = ["--hosts", str(inventory)]
+    refused = _insync("cluster", "up", "--cluster-name", "sshk", *where)
+    assert refused.returncode == 70 and "unknown host key" in refused.stderr
+    up = _insync("cluster", "up", "--cluster-name", "sshk", *where, "--accept-new-host-keys")
+    assert up.returncode == 0, up.stderr
+    assert "jars synced" in up.stderr and "(cold)" in up.stderr
+    warm = _insync("cluster", "up", "--cluster-name", "sshk", *where, "--fresh")
+    assert warm.returncode == 0 and "(warm)" in warm.stderr, warm.stderr
+    run = _insync("run", "--cluster-name", "sshk", *where, "--time-limit", "40",
+                  "--nemesis", "partition,kill,pause,clock", "--nemesis-interval", "5",
+                  "--partition-clients", "--results-dir", str(tmp_path))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    (history,) = tmp_path.rglob("history.jsonl")
+    check = _insync("check", str(history))
+    assert check.returncode == 0, check.stdout + check.stderr
+    down = _insync("cluster", "down", "--cluster-name", "sshk", *where)
+    assert down.returncode == 0, down.stderr
+    for c in containers.cluster_nodes(HOSTS.name):
+        left = DockerRemote(c.node, c.container).exec(
+            ["sh", "-c", f"pgrep -a java; iptables -S | grep INSYNC; ls -A {BASE}; true"],
+            timeout=120).stdout
+        assert left.split() == ["kafka"], f"{c.node} keeps: {left!r}"
+
+
+def test_a_host_with_another_key_than_known_hosts_is_refused(
+        hosts: tuple[Path, Path], tmp_path: Path) -> None:
+    inventory, _ = hosts
+    text = inventory.read_text()
+    known = tmp_path / "known_hosts"
+    first = containers.cluster_nodes(HOSTS.name)[0]
+    other = paramiko.RSAKey.generate(2048)
+    known.write_text(f"{first.address} {other.get_name()} {other.get_base64()}\n")
+    lines = [f"known_hosts = {json.dumps(str(known))}" if ln.startswith("known_hosts") else ln
+             for ln in text.splitlines()]
+    forged = tmp_path / "hosts.toml"
+    forged.write_text("\n".join(lines) + "\n")
+    out = _insync("cluster", "up", "--cluster-name", "sshk2", "--hosts", str(forged),
+                  "--accept-new-host-keys")
+    assert out.returncode == 70
+    assert "n1" in out.stderr and "host key CHANGED" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

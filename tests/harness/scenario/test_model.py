@@ -1,0 +1,105 @@
+"""``harness.scenario.model``: versions covered, expectations, and the run a scenario is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cluster.versions import resolve_version
+from harness.base.errors import UsageError
+from harness.run.options import parse
+from harness.scenario import Expectation, VersionRange, load_scenario, spans
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [("0.10.2..0.10.2", ["0.10.2"]), ("0.11.0..2.8", ["0.11.0", "1.1", "2.8"]),
+     ("4.1", ["4.1"]), ("0.10.2.x..4.1.2", ["0.10.2", "0.11.0", "1.1", "2.8", "3.9", "4.1"])],
+    ids=["one", "middle", "single", "spelled-out"],
+)
+def test_a_range_holds_the_table_versions_between_its_ends(text: str, lines: list[str]) -> None:
+    assert [v.line for v in VersionRange.parse(text).versions()] == lines
+
+
+@pytest.mark.parametrize("text", ["4.1..0.10.2", "9.9..4.1", "2.0..2.8", ""],
+                         ids=["backwards", "unknown-end", "not-a-line", "empty"])
+def test_a_bad_range_is_a_usage_error(text: str) -> None:
+    with pytest.raises(UsageError):
+        VersionRange.parse(text)
+
+
+_ANY = VersionRange.parse("0.10.2..4.1")
+
+
+@pytest.mark.parametrize(
+    ("expect", "valid", "found", "matches"),
+    [
+        (Expectation(_ANY, True), True, [], True),
+        (Expectation(_ANY, True), False, ["duplicate"], False),
+        (Expectation(_ANY, False, ("lost-write",)), False, ["lost-write", "duplicate"], True),
+        (Expectation(_ANY, False, ("lost-write",)), False, ["duplicate"], False),
+        (Expectation(_ANY, False, ("lost-write",)), True, [], False),
+        (Expectation(_ANY, None, absent=("inconsistent-offsets",)), False, ["lost-write"], True),
+        (Expectation(_ANY, None, absent=("inconsistent-offsets",)), True, [], True),
+        (Expectation(_ANY, None, absent=("inconsistent-offsets",)), False,
+         ["inconsistent-offsets"], False),
+        (Expectation(_ANY, True), "unknown", [], False),
+        (Expectation(_ANY, None, absent=("lost-write",)), "unknown", [], False),
+    ],
+    ids=["valid-valid", "valid-but-anomaly", "required-and-more", "required-missing",
+         "required-but-valid", "absent-other-anomaly", "absent-valid", "absent-present",
+         "unknown-is-never-valid", "unknown-is-never-absent"],
+)
+def test_an_expectation_matches_verdicts(expect: Expectation, valid: bool | str,
+                                         found: list[str], matches: bool) -> None:
+    assert expect.matches(valid, found) is matches
+
+
+def test_expected_picks_the_range_and_refuses_outside_it(write: Callable[..., Path]) -> None:
+    s = load_scenario(write())
+    assert s.expected("0.10.2.x").anomalies == ("lost-write",)
+    assert s.expected(resolve_version("3.9")).valid is True
+    assert s.expected("2.8", "isr2").valid is True
+    with pytest.raises(UsageError, match=r"variant isr2 does not cover Kafka 0\.10\.2\.2"):
+        s.expected("0.10.2", "isr2")
+    with pytest.raises(UsageError, match="has no variant 'nope'"):
+        s.expected("4.1", "nope")
+    assert [v.line for v in s.affected()] == ["0.10.2", "0.11.0", "1.1"]
+    assert spans(s.affected()) == "0.10.2..1.1" and spans(s.fixed()) == "2.8..4.1"
+    assert spans([resolve_version("0.10.2"), resolve_version("4.1")]) == "0.10.2, 4.1"
+    assert spans([]) == "none"
+
+
+@pytest.mark.parametrize(
+    ("version", "variant", "mode", "acks"),
+    [("0.10.2", None, "zookeeper", "1"), ("3.9", None, "zookeeper", "1"),
+     ("4.1", None, "kraft", "1"), ("2.8", "isr2", "zookeeper", "all")],
+    ids=["0.10-zk", "3.9-first-listed-mode", "4.1-kraft-only", "variant"],
+)
+def test_the_run_argv_is_insync_runs_own_and_parses_back(
+    write: Callable[..., Path], tmp_path: Path, *, version: str, variant: str | None, mode: str,
+    acks: str,
+) -> None:
+    s = load_scenario(write())
+    schedule = s.write_schedule(tmp_path / "sched")
+    argv = s.run_argv(version, schedule, variant)
+    opts = parse(argv)  # exactly as `insync run ARGV` would read it
+    assert opts == s.run_options(version, schedule, variant)
+    assert (opts.kafka_version, opts.mode, opts.acks) == (f"{version}.x", mode, acks)
+    assert opts.nemesis_schedule == str(schedule) and opts.nemesis == []
+    assert opts.broker_config["replica.lag.time.max.ms"] == "5000"
+    assert ("log.flush.interval.messages" in opts.broker_config) is (variant == "isr2")
+    assert opts.name == "scenario-tiny" + (f"-{variant}" if variant else "")
+
+
+def test_the_schedule_file_is_read_back_by_the_schedule_loader(write: Callable[..., Path],
+                                                               tmp_path: Path) -> None:
+    from nemesis.schedule import load_schedule
+
+    s = load_scenario(write())
+    steps = load_schedule(s.write_schedule(tmp_path))
+    assert [(st.at, st.f, st.value) for st in steps] == [
+        (10.0, "kill", "leader:t0-0"), (15.0, "start", "all")]
+    assert s.parsed is not None and list(s.parsed) == steps

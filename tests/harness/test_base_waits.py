@@ -1,0 +1,45 @@
+"""The one rule for "a scripted wait did not hold", and the reason the verdict gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.base.faults import all_fs, kind_of
+from harness.base.waits import AWAIT_STATE, CONDITIONS, not_held
+
+
+def done(value: Any, **extra: Any) -> dict[str, Any]:
+    return {"process": "nemesis", "type": "info", "f": AWAIT_STATE, "value": value, **extra}
+
+
+@pytest.mark.parametrize(("op", "reason"), [
+    (done({"until": "left-isr", "key": "t0-1", "node": "followers:t0-1", "timeout-s": 20,
+           "step": 2, "held": False}),
+     "step 2: wait left-isr t0-1 followers:t0-1 did not hold within 20 s"),
+    (done({"until": "recovered", "timeout-s": 7.5, "step": 5, "held": False}),
+     "step 5: wait recovered did not hold within 7.5 s"),
+    (done({"until": "leader-changed", "key": "t0-0", "held": False}),
+     "wait leader-changed t0-0 did not hold in time"),
+    (done(None, error="boom"), "wait ? did not hold in time (boom)"),
+], ids=["with-node", "recovered", "no-step-no-timeout", "no-value"])
+def test_the_reason_names_the_step_and_what_it_waited_for(op: dict[str, Any],
+                                                         reason: str) -> None:
+    assert not_held(op) == reason
+
+
+@pytest.mark.parametrize("op", [
+    done({"until": "isr-is-leader", "key": "t0-0", "held": True}),
+    {**done({"until": "isr-is-leader", "key": "t0-0"}), "type": "invoke"},
+    {"process": "nemesis", "type": "info", "f": "await-recovery", "value": {"recovered": False}},
+    {"process": "nemesis", "type": "info", "f": "kill", "value": {"held": False}},
+], ids=["held", "invoke", "await-recovery", "other-op"])
+def test_only_an_await_state_completion_without_held_true_counts(op: dict[str, Any]) -> None:
+    assert not_held(op) is None
+
+
+def test_await_state_is_no_fault_kind_so_it_opens_no_fault_window() -> None:
+    assert kind_of(AWAIT_STATE) is None and AWAIT_STATE not in all_fs()
+    assert list(CONDITIONS) == ["isr-is-leader", "left-isr", "in-isr", "leader-changed",
+                                "leader-is", "recovered"]
