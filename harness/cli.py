@@ -25,6 +25,7 @@ from harness.base.version import insync_version
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = (
     "cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix", "scenario",
+    "catalogue",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -58,6 +58,8 @@ RUN_SCHEMA = (
     "bad_anomaly_types string, lost_writes long, duplicates long, "
     "inconsistent_offsets long, ordering_violations long, unseen long, "
     "history_ops long, duration_s double, path string, "
+    "scenario string, scenario_variant string, scenario_expected string, "
+    "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
     "live_seconds long, fault_seconds long, fault_live_seconds long, fault_sends long, "
     "normal_seconds long, normal_live_seconds long, poor_coverage string, coverage string"
@@ -243,8 +245,23 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
         "path": str(d.resolve()),
+        **scenario_columns(test),
         **coverage_columns(cov),
     }
+
+
+def scenario_columns(test: dict[str, Any]) -> dict[str, Any]:
+    """The scenario a catalogue run belongs to (test.json's ``scenario`` block, written by
+    ``insync scenario run``/``catalogue``) and whether it ended as expected; nulls for a
+    run that is no scenario's."""
+    block = test.get("scenario")
+    if not isinstance(block, dict):
+        return dict.fromkeys(("scenario", "scenario_variant", "scenario_expected",
+                              "scenario_as_expected"))
+    expected = block.get("expected") or {}
+    return {"scenario": block.get("name"), "scenario_variant": block.get("variant"),
+            "scenario_expected": expected.get("text"),
+            "scenario_as_expected": _flag(block.get("as_expected"))}
 
 
 def coverage_columns(cov: RunCoverage | None) -> dict[str, Any]:

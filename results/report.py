@@ -22,7 +22,7 @@ import orjson
 from harness.base.errors import EnvironmentProblem, HistoryError
 from harness.base.paths import output_file
 from harness.base.rundir import REPORT, RunDir
-from results import coverage_panel, report_data, report_template
+from results import coverage_panel, report_data, report_template, scenario_panel
 from results.history_table import HISTORY_HINT, read_table
 from results.plot_data import Series
 from results.run_coverage import run_coverage
@@ -97,7 +97,8 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
     cov = run_coverage(run.path, test, verdict)
     page = report_template.render(title, orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY),
                                   coverage=coverage_panel.panel_html(cov),
-                                  warning=coverage_panel.warning_html(cov))
+                                  warning=coverage_panel.warning_html(cov),
+                                  scenario=scenario_panel.panel_html(test or {}, verdict))
     out = run.report_path
     _write(out, page)
     if pngs:

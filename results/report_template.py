@@ -22,15 +22,18 @@ def asset(name: str) -> str:
     return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
-def render(title: str, payload_json: bytes, *, coverage: str = "", warning: str = "") -> bytes:
+def render(title: str, payload_json: bytes, *, coverage: str = "", warning: str = "",
+           scenario: str = "") -> bytes:
     """The whole report page; ``payload_json`` is the JSON of ``report_data.build``,
-    ``coverage`` and ``warning`` the HTML of ``results.coverage_panel`` (already escaped).
+    ``coverage`` and ``warning`` the HTML of ``results.coverage_panel``, ``scenario``
+    that of ``results.scenario_panel`` (all already escaped).
 
     Every ``<`` in the data (it can only sit inside JSON strings) becomes ``\\u003c``,
     so no value can close the script element or open an HTML comment in it.
     """
     safe = payload_json.replace(b"<", b"\\u003c")
-    page = (asset("report.html").replace("__COVERAGE_WARNING__", warning)
+    page = (asset("report.html").replace("__SCENARIO_PANEL__", scenario)
+            .replace("__COVERAGE_WARNING__", warning)
             .replace("__COVERAGE_PANEL__", coverage)
             .replace("__TITLE__", html.escape(title))
             .replace("__CSS__", asset("report.css")).replace("__JS__", asset("report.js")))

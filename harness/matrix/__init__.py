@@ -12,6 +12,7 @@ status and a summary table).
 
 from harness.matrix.axes import AXES, RUNS, Matrix, axis_values, merge, read_config, split
 from harness.matrix.drive import (
+    AfterRun,
     Outcome,
     RunFn,
     Tally,
@@ -19,6 +20,7 @@ from harness.matrix.drive import (
     duration,
     lost_writes,
     progress,
+    run_combinations,
     summary,
 )
 from harness.matrix.grid import (
@@ -38,6 +40,7 @@ __all__ = [
     "AXES",
     "NOT_SETTINGS",
     "RUNS",
+    "AfterRun",
     "Combination",
     "Done",
     "Matrix",
@@ -58,6 +61,7 @@ __all__ = [
     "progress",
     "read_config",
     "rebuilds",
+    "run_combinations",
     "split",
     "summary",
     "test_name",

@@ -91,6 +91,9 @@ class Outcome:
     tallies: dict[str, Tally] = field(default_factory=dict)
     ran: int = 0
     resumed: int = 0
+    #: Every run's verdict (stored before or run now): combination -> run number -> verdict.
+    verdicts: dict[str, dict[int, Mapping[str, Any]]] = field(default_factory=dict)
+    interrupted: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -125,6 +128,10 @@ def summary(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
+#: Called after each new run is stored and marked: (result, combination, run number).
+AfterRun = Callable[[Any, Combination, int], None]
+
+
 def drive(
     matrix: Matrix,
     *,
@@ -148,22 +155,43 @@ def drive(
         )
     for s in skipped:
         say(f"skipping {s.name}: {s.reason}")
-    combos = order(combos)
+    return run_combinations(order(combos), matrix.runs, keep_cluster=matrix.keep_cluster,
+                            run_fn=run_fn, say=say, down=down, clock=clock)
+
+
+def run_combinations(
+    combos: Sequence[Combination],
+    runs: int,
+    *,
+    keep_cluster: bool,
+    run_fn: RunFn,
+    say: Callable[[str], None] = print,
+    down: Callable[[str], object] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    after: AfterRun | None = None,
+    label: str = "matrix",
+) -> Outcome:
+    """Run ``runs`` runs of each combination (in the order given), skipping those stored
+    and complete (the resume rule, ``harness.matrix.resume``); ``after`` sees each new
+    run once it is marked. ``insync catalogue`` and ``insync scenario run`` drive their
+    runs through here too, so there is one resume machine.
+    """
     outcome = Outcome()
     todo: list[tuple[Combination, int]] = []
     for c in combos:
         tally = outcome.tallies.setdefault(c.name, Tally())
         finished = done_runs(c.opts.results_dir, c)
-        for k in range(1, matrix.runs + 1):
+        for k in range(1, runs + 1):
             if k in finished:
                 tally.add(finished[k].verdict)
+                outcome.verdicts.setdefault(c.name, {})[k] = finished[k].verdict
                 outcome.resumed += 1
                 say(f"done before: {c.name} run {k} ({finished[k].path})")
             else:
                 todo.append((c, k))
-    total = len(combos) * matrix.runs
+    total = len(combos) * runs
     say(
-        f"matrix: {len(combos)} combination(s) x {matrix.runs} run(s) = {total}; "
+        f"{label}: {len(combos)} combination(s) x {runs} run(s) = {total}; "
         f"{outcome.resumed} already done, {len(todo)} to run; "
         f"{rebuilds([c for c, _ in todo])} cluster spec change(s)"
     )
@@ -176,12 +204,15 @@ def drive(
 
     try:
         for i, (c, k) in enumerate(todo, 1):
-            say(f"[{i}/{len(todo)}] {c.name} run {k}/{matrix.runs}")
+            say(f"[{i}/{len(todo)}] {c.name} run {k}/{runs}")
             t0 = clock()
             result = run_fn(c.opts, say=say, on_cluster=own)
             durations.append(clock() - t0)
             mark(result, c, k)
+            if after is not None:
+                after(result, c, k)
             outcome.tallies[c.name].add(result.verdict)
+            outcome.verdicts.setdefault(c.name, {})[k] = result.verdict
             outcome.ran += 1
             word = {True: "valid", False: "INVALID"}.get(result.verdict.get("valid"), "unknown")
             say(
@@ -190,10 +221,11 @@ def drive(
             )
             say(progress(outcome.resumed + outcome.ran, total, durations))
             if getattr(result, "interrupted", False):
-                say("matrix interrupted: the same command resumes it")
+                outcome.interrupted = True
+                say(f"{label} interrupted: the same command resumes it")
                 break
     finally:
-        if down is not None and not matrix.keep_cluster:
+        if down is not None and not keep_cluster:
             for name in owned:
                 try:
                     down(name)

@@ -10,7 +10,6 @@ Public surface::
                                        # .run_argv(v, schedule) .write_schedule(dir)
     Expectation, Variant, VersionRange, spans
     CATALOGUE                          # the shipped files' folder
-    WAIT_STEPS_PARSED                  # whether nemesis.schedule reads wait steps yet
 
 The file format is described in ``harness/scenario/catalogue/README.md``; the
 ``list`` and ``show`` views are in ``render``.
@@ -18,11 +17,9 @@ The file format is described in ``harness/scenario/catalogue/README.md``; the
 
 from harness.scenario.load import CATALOGUE, find, load_catalogue, load_scenario
 from harness.scenario.model import Expectation, Scenario, Variant, VersionRange, spans
-from harness.scenario.steps import WAIT_STEPS_PARSED
 
 __all__ = [
     "CATALOGUE",
-    "WAIT_STEPS_PARSED",
     "Expectation",
     "Scenario",
     "Variant",

@@ -129,8 +129,7 @@ class Variant:
 class Scenario:
     """One scenario file, checked. ``steps`` are its ``[[step]]`` tables as written
     (the fault script, in the ``--nemesis-schedule`` vocabulary); ``parsed`` is what
-    ``nemesis.schedule`` made of them, None while it cannot read every step yet
-    (wait steps: see ``harness.scenario.steps``)."""
+    ``nemesis.schedule`` made of them (``harness.scenario.steps``)."""
 
     name: str
     bug: str
@@ -144,7 +143,7 @@ class Scenario:
     expect: tuple[Expectation, ...]
     variants: tuple[Variant, ...] = ()
     path: Path | None = None
-    parsed: tuple[ScheduleStep, ...] | None = field(default=None, compare=False)
+    parsed: tuple[ScheduleStep, ...] = field(default=(), compare=False)
 
     # -- questions the commands ask ------------------------------------------------------------
 

@@ -59,10 +59,7 @@ def show(s: Scenario) -> str:
     lines += ["", f"versions: {s.versions} in {', '.join(s.modes)} mode: {covered}"]
     lines += ["", "settings (insync run flags; then server.properties):"]
     lines += _settings(s.settings, s.broker) or ["  (insync run's defaults)"]
-    checked = "" if s.parsed is not None else (
-        " (some steps not checked: this insync's schedule parser or fault registry lacks "
-        "wait steps, after or power-loss)")
-    lines += ["", f"fault script{checked}:"]
+    lines += ["", "fault script:"]
     lines += [f"  {i:>2}. {json.dumps(dict(step), sort_keys=False)}"
               for i, step in enumerate(s.steps, 1)]
     lines += ["", "expected:", *_expect(s.expect)]

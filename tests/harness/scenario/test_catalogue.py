@@ -1,10 +1,5 @@
 """The shipped catalogue (``harness/scenario/catalogue/*.toml``): every file loads, covers
 what it claims, and turns into ``insync run`` options on every version it covers.
-
-The assertions marked ``needs_wait_steps`` wait on the schedule parser learning the
-scenario vocabulary (wait steps, ``after``) and the fault registry learning
-``power-loss`` (both on other branches): until then those steps are kept as written,
-unchecked, and the tests say so by skipping; once this insync has them they run.
 """
 
 from __future__ import annotations
@@ -13,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.base.faults import all_fs
+from harness.base.waits import AWAIT_STATE
 from harness.run.options import parse
-from harness.scenario import CATALOGUE, WAIT_STEPS_PARSED, load_catalogue, load_scenario
-from harness.scenario.steps import NEW_OPS, WAIT_KEYS
+from harness.scenario import CATALOGUE, load_catalogue, load_scenario
 
 FILES = sorted(CATALOGUE.glob("*.toml"))
 #: The scenarios issue 13 asks for, by the names it gives them.
@@ -25,11 +19,6 @@ ISSUE_13 = {
     "power-loss-all", "idempotence-off-duplicates", "offsets-backwards-compression",
     "unclean-divergence", "controller-failover",
 }
-needs_wait_steps = pytest.mark.skipif(
-    not WAIT_STEPS_PARSED or bool(NEW_OPS - all_fs()),
-    reason="waits on the wait-step parser (nemesis/schedule.py) and the power-loss fault "
-    "kind, both on other branches",
-)
 
 
 def test_the_issues_scenarios_are_all_shipped() -> None:
@@ -63,20 +52,9 @@ def test_every_file_says_where_its_bug_shows_or_is_a_control(path: Path) -> None
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
-def test_steps_the_parser_knows_today_are_parsed_now(path: Path) -> None:
-    """Steps without the new vocabulary go through today's parser in full (the loader
-    would have refused a bad one); the rest are exactly the ones using it."""
-    s = load_scenario(path)
-    pending = [st for st in s.steps
-               if WAIT_KEYS & set(st) or st.get("f") in NEW_OPS - all_fs()]
-    assert (s.parsed is None) == bool(pending) or WAIT_STEPS_PARSED
-
-
-@needs_wait_steps
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_every_step_is_checked_by_the_schedule_parser(path: Path) -> None:
     s = load_scenario(path)
-    assert s.parsed is not None and len(s.parsed) == len(s.steps)
+    assert [p.f for p in s.parsed] == [st.get("f", AWAIT_STATE) for st in s.steps]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

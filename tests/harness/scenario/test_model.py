@@ -102,4 +102,4 @@ def test_the_schedule_file_is_read_back_by_the_schedule_loader(write: Callable[.
     steps = load_schedule(s.write_schedule(tmp_path))
     assert [(st.at, st.f, st.value) for st in steps] == [
         (10.0, "kill", "leader:t0-0"), (15.0, "start", "all")]
-    assert s.parsed is not None and list(s.parsed) == steps
+    assert list(s.parsed) == steps

@@ -1,19 +1,18 @@
-"""``harness.scenario.steps``: steps go through the one schedule parser, and only the new
-vocabulary waits for it."""
+"""``harness.scenario.steps``: every step goes through the one schedule parser,
+wait steps and power loss included."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.base.errors import UsageError
-from harness.scenario import steps
-from harness.scenario.steps import WAIT_STEPS_PARSED, check_steps
+from harness.base.waits import AWAIT_STATE
+from harness.scenario.steps import check_steps
 
 
 def test_known_steps_are_parsed_by_the_schedule_parser() -> None:
     parsed = check_steps([{"at": 5, "f": "kill", "value": "n1"},
                           {"at": 1, "f": "await-recovery"}], "f.toml:")
-    assert parsed is not None
     assert [(p.at, p.f) for p in parsed] == [(5.0, "kill"), (1.0, "await-recovery")]
 
 
@@ -32,13 +31,11 @@ def test_a_bad_step_is_the_parsers_refusal_naming_the_step(step: dict[str, objec
     assert needle in line and "line 1" not in line and err.value.hint
 
 
-@pytest.mark.skipif(WAIT_STEPS_PARSED, reason="the parser reads wait steps: nothing is pending")
-def test_wait_steps_are_pending_until_the_parser_reads_them() -> None:
-    assert check_steps([{"at": 1, "f": "kill", "value": "n1"},
-                        {"wait": "isr-is-leader", "key": "t0-0", "timeout": 9}], "f:") is None
-    with pytest.raises(UsageError):  # a plain step is still checked beside a pending one
-        check_steps([{"at": 1, "f": "explode"}, {"after": 1, "f": "kill"}], "f:")
-
-
-def test_the_probe_asks_the_parser_itself() -> None:
-    assert steps.WAIT_STEPS_PARSED is steps._parser_knows_wait_steps()
+def test_wait_and_after_steps_are_parsed_with_the_rest() -> None:
+    parsed = check_steps([{"at": 1, "f": "kill", "value": "n1"},
+                          {"wait": "isr-is-leader", "key": "t0-0", "timeout": 9},
+                          {"after": 2, "f": "power-loss", "value": "leader:t0-0"}], "f:")
+    assert [(p.at, p.f, p.after) for p in parsed] == [
+        (1.0, "kill", 0.0), (None, AWAIT_STATE, 0.0), (None, "power-loss", 2.0)]
+    with pytest.raises(UsageError, match=r"f: \[\[step\]\] 2"):  # a bad wait names its step
+        check_steps([{"at": 1, "f": "kill"}, {"wait": "isr-is-leader", "key": "t0-0"}], "f:")

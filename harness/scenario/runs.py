@@ -1,0 +1,235 @@
+"""Running scenarios: each (scenario, variant, version) is one matrix combination.
+
+Why a combination: ``insync scenario run`` and ``insync catalogue`` need what
+``insync matrix`` already has (N runs each, runs stored and complete skipped on
+a rerun, the cluster reused while its spec stays the same and removed at the
+end), so a scenario on one version becomes a :class:`~harness.matrix.Combination`
+and :func:`harness.matrix.run_combinations` drives it. What is the scenario's
+own: the test name (``scenario-NAME[-VARIANT]-V.x``, one folder per case under
+the results dir), the fault script written once to a stable path under the
+results dir (so a rerun's settings equal the stored ones and resume), the
+``scenario`` block added to each run's test.json (name, variant, bug, sources,
+expectation; the report's scenario panel and ``insync analyze`` read it) and
+the judgement of each verdict against :meth:`Expectation.matches`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cluster.versions import KafkaVersion
+from harness.base.errors import InsyncError, UsageError
+from harness.base.rundir import RunDir, read_json, write_json
+from harness.matrix import Combination, Outcome, RunFn, order, run_combinations
+from harness.run.setup import preflight
+from harness.scenario.load import find
+from harness.scenario.model import Expectation, Scenario
+
+#: Where the fault scripts are written, under the results dir (stable: resume compares paths).
+SCHEDULES = "scenario-schedules"
+#: The run options a scenario leaves to the caller: where the nodes are, not what the bug needs.
+PLACEMENT = ("cluster_name", "heap_mb", "base_image", "hosts", "accept_new_host_keys")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One scenario (or variant) on one Kafka version, ready to run."""
+
+    scenario: Scenario
+    variant: str | None
+    version: KafkaVersion
+    combo: Combination
+
+    @property
+    def expected(self) -> Expectation:
+        return self.scenario.expected(self.version, self.variant)
+
+    @property
+    def label(self) -> str:
+        """``isr-shrink-unclean`` or ``isr-shrink-unclean/unclean-off``."""
+        return self.scenario.name + (f"/{self.variant}" if self.variant else "")
+
+
+def case_name(s: Scenario, version: KafkaVersion, variant: str | None) -> str:
+    """The test name: ``scenario-acks1-leader-failover-acks-all-4.1.x``."""
+    return "-".join(["scenario", s.name, *([variant] if variant else []), f"{version.line}.x"])
+
+
+def make_case(
+    s: Scenario,
+    version: KafkaVersion,
+    variant: str | None,
+    *,
+    results_dir: str,
+    placement: Mapping[str, Any] | None = None,
+) -> Case:
+    """The case, checked as ``insync run`` checks before it creates anything.
+
+    A version outside the scenario's (or variant's) range and an unknown variant
+    are ``UsageError`` before any file is written.
+    """
+    s.expected(version, variant)
+    where = Path(results_dir) / SCHEDULES
+    try:
+        schedule = s.write_schedule(where)
+    except OSError as err:
+        raise UsageError(f"cannot write the fault script under {where}: {err.strerror or err}",
+                         hint="give --results-dir a writable directory") from None
+    name = case_name(s, version, variant)
+    opts = replace(s.run_options(version, schedule, variant), name=name,
+                   results_dir=results_dir, teardown=False, **dict(placement or {}))
+    preflight(opts)
+    values = {"scenario": s.name, "variant": variant, "kafka_version": version.line}
+    return Case(s, variant, version, Combination(name, values, opts))
+
+
+# -- what a run found ----------------------------------------------------------------------
+
+
+def found(verdict: Mapping[str, Any]) -> list[str]:
+    """The anomaly types a verdict reports, sorted."""
+    counts = verdict.get("anomaly-counts") or {}
+    kinds = {t for t, n in counts.items() if n} | set(verdict.get("anomalies") or {})
+    return sorted(kinds)
+
+
+def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
+    """Whether one run ended as the case expects (an ``unknown`` verdict never does)."""
+    valid = verdict.get("valid")
+    return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict))
+
+
+def run_line(k: int, verdict: Mapping[str, Any]) -> str:
+    """``run 2: INVALID; lost-write (3), duplicate (1)``."""
+    valid = verdict.get("valid")
+    word = ("valid" if valid else "INVALID") if isinstance(valid, bool) else "unknown"
+    counts = verdict.get("anomaly-counts") or {}
+    kinds = ", ".join(f"{t} ({counts[t]})" if t in counts else t for t in found(verdict))
+    why = verdict.get("error") or verdict.get("reason")
+    tail = f"; {kinds}" if kinds else (f"; {why}" if word == "unknown" and why else "")
+    return f"run {k}: {word}{tail}"
+
+
+def observed(verdicts: Sequence[Mapping[str, Any]]) -> str:
+    """``lost-write 4/5, valid 1/5``: how often each outcome showed."""
+    n = len(verdicts)
+    if not n:
+        return "not run"
+    parts: list[str] = []
+    valid = sum(1 for v in verdicts if v.get("valid") is True)
+    unknown = sum(1 for v in verdicts if not isinstance(v.get("valid"), bool))
+    kinds: dict[str, int] = {}
+    for v in verdicts:
+        for t in found(v):
+            kinds[t] = kinds.get(t, 0) + 1
+    parts += [f"{t} {c}/{n}" for t, c in sorted(kinds.items())]
+    parts += [f"valid {valid}/{n}"] if valid else []
+    parts += [f"unknown {unknown}/{n}"] if unknown else []
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A case's runs, judged."""
+
+    case: Case
+    verdicts: tuple[Mapping[str, Any], ...]
+
+    @property
+    def matched(self) -> int:
+        return sum(1 for v in self.verdicts if matches(self.case, v))
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.verdicts) and self.matched == len(self.verdicts)
+
+
+# -- driving -------------------------------------------------------------------------------
+
+
+def scenario_block(case: Case) -> dict[str, Any]:
+    """What test.json records of the scenario a run belongs to."""
+    e = case.expected
+    s = case.scenario
+    return {
+        "name": s.name, "variant": case.variant, "version": case.version.line, "bug": s.bug,
+        "story": s.story, "sources": list(s.sources), "file": str(s.path) if s.path else None,
+        "expected": {"versions": str(e.versions), "valid": e.valid,
+                     "anomalies": list(e.anomalies), "absent": list(e.absent),
+                     "note": e.note, "text": e.describe()},
+    }  # fmt: skip
+
+
+def record(case: Case, result: Any, say: Callable[[str], None]) -> None:
+    """Add the scenario block (and whether this run ended as expected, which
+    ``insync analyze`` ingests) to the run's test.json, then redraw its report page so its
+    scenario panel shows (the runner drew the page before the block existed)."""
+    run = RunDir(Path(result.run_dir.path))
+    try:
+        data = read_json(run.test_path)
+    except (OSError, ValueError):
+        return  # no test.json: the run counts as not done, and has no report either
+    data["scenario"] = {**scenario_block(case), "as_expected": matches(case, result.verdict)}
+    write_json(run.test_path, data)
+    if getattr(result, "report", None) is None:
+        return
+    from results.report import write_report
+
+    try:
+        write_report(run.path, pngs=False)
+    except InsyncError as err:
+        say(f"the report's scenario panel was not added: {err.one_line()}")
+
+
+def run_cases(
+    cases: Sequence[Case],
+    runs: int,
+    *,
+    run_fn: RunFn,
+    say: Callable[[str], None],
+    down: Callable[[str], object] | None,
+    keep_cluster: bool,
+    label: str,
+) -> tuple[list[CaseResult], Outcome]:
+    """Every case ``runs`` times (resuming), ordered so the cluster is rebuilt rarely."""
+    by_name = {c.combo.name: c for c in cases}
+
+    def after(result: Any, combo: Combination, k: int) -> None:
+        case = by_name[combo.name]
+        record(case, result, say)
+        say(f"  {case.label} on {case.version.line} {run_line(k, result.verdict)}")
+
+    outcome = run_combinations(order([c.combo for c in cases]), runs, keep_cluster=keep_cluster,
+                               run_fn=run_fn, say=say, down=down, after=after, label=label)
+    results = [CaseResult(c, tuple(v for _, v in sorted(
+        outcome.verdicts.get(c.combo.name, {}).items()))) for c in cases]
+    return results, outcome
+
+
+def catalogue_cases(
+    catalogue: Mapping[str, Scenario],
+    names: Sequence[str] | None,
+    versions: Sequence[KafkaVersion] | None,
+    *,
+    results_dir: str,
+    placement: Mapping[str, Any] | None = None,
+) -> list[Case]:
+    """Every chosen scenario and variant on every version it covers (``versions``
+    filters); ``UsageError`` for an unknown name or when nothing is left to run."""
+    chosen = [find(catalogue, n) for n in names] if names else [
+        catalogue[k] for k in sorted(catalogue)]
+    cases = [
+        make_case(s, version, variant, results_dir=results_dir, placement=placement)
+        for s in chosen
+        for variant in [None, *(v.name for v in s.variants)]
+        for version in s.covered(variant)
+        if versions is None or version in versions
+    ]
+    if not cases:
+        asked = ", ".join(v.line for v in versions or ())
+        raise UsageError(f"no chosen scenario covers Kafka {asked}",
+                         hint="see the versions each covers in `insync scenario list`")
+    return cases

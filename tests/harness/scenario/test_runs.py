@@ -1,0 +1,291 @@
+"""``insync scenario run`` and ``insync catalogue`` with a fake ``harness.run.run`` (no Docker):
+exit codes, what test.json records, resume, the stored table, and bad input."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scenario_text import MINIMAL
+
+import harness.run
+from harness.base.errors import UsageError
+from harness.base.rundir import RunDir
+from harness.cli import main
+from harness.run.options import RunOptions
+from harness.run.runner import RunResult
+from harness.scenario import load_catalogue
+from harness.scenario.runs import Case, CaseResult, catalogue_cases, make_case, matches, observed
+
+START = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
+LOSS = {"valid": False, "anomaly-counts": {"lost-write": 3}, "anomalies": {"lost-write": []}}
+VALID: dict[str, Any] = {"valid": True}
+UNKNOWN = {"valid": "unknown", "reason": "step 4: wait leader-changed t0-0 did not hold"}
+Verdicts = Callable[[RunOptions, int], dict[str, Any]]
+
+
+class FakeRun:
+    """``harness.run.run``'s shape: stores a run directory and returns ``verdicts``' verdict."""
+
+    def __init__(self, root: Path, verdicts: Verdicts) -> None:
+        self.root, self.verdicts = root, verdicts
+        self.calls: list[RunOptions] = []
+        self.clusters: list[str] = []
+
+    def __call__(self, opts: RunOptions, *, say: Callable[[str], None] | None = None,
+                 live: bool | None = None,
+                 on_cluster: Callable[[str], None] | None = None) -> RunResult:
+        self.calls.append(opts)
+        if on_cluster is not None:
+            on_cluster(opts.cluster_name)
+        when = START + timedelta(seconds=len(self.calls))
+        rd = RunDir.create(self.root, opts.name or "run", when)
+        rd.write_test({"name": opts.name, "argv": opts.argv()})
+        verdict = self.verdicts(opts, len(self.calls))
+        rd.write_results({**verdict, "run": {"exit_code": 0, "interrupted": False}})
+        return RunResult(rd, verdict, 0)
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Verdicts], FakeRun]:
+    """Install a fake run (and a provisioner whose ``down`` is recorded) for the commands."""
+    downs: list[str] = []
+
+    class Prov:
+        def down(self, name: str) -> str:
+            downs.append(name)
+            return name
+
+    monkeypatch.setattr("cluster.provisioner_for", lambda placement: Prov())
+
+    def install(verdicts: Verdicts) -> FakeRun:
+        runner = FakeRun(tmp_path / "results", verdicts)
+        runner.clusters = downs
+        monkeypatch.setattr(harness.run, "run", runner)
+        return runner
+
+    return install
+
+
+def cli(tmp_path: Path, *argv: str) -> int:
+    return main([*argv, "--results-dir", str(tmp_path / "results")])
+
+
+# -- insync scenario run -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "verdict", "code", "tail"),
+    [
+        (["acks1-leader-failover", "--kafka-version", "4.1"], LOSS, 0, "reproduced 3 of 3"),
+        (["acks1-leader-failover", "--kafka-version", "4.1"], VALID, 1, "reproduced 0 of 3"),
+        (["acks1-leader-failover", "--kafka-version", "4.1", "--variant", "acks-all-isr2"],
+         VALID, 0, "reproduced 3 of 3"),
+        (["controller-failover", "--kafka-version", "3.9"], VALID, 0, "reproduced 3 of 3"),
+        (["controller-failover", "--kafka-version", "3.9"], UNKNOWN, 1, "reproduced 0 of 3"),
+    ],
+    ids=["bug-shows", "bug-missing", "control-valid", "negative-control", "unknown-never-matches"],
+)
+def test_scenario_run_exit_status_is_whether_every_run_ended_as_expected(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str],
+    *, argv: list[str], verdict: dict[str, Any], code: int, tail: str,
+) -> None:
+    runner = fake(lambda opts, n: verdict)
+    assert cli(tmp_path, "scenario", "run", *argv, "--runs", "3") == code
+    out = capsys.readouterr().out
+    assert f"{tail} (" in out and "expected: " in out and "observed: " in out
+    assert len(runner.calls) == 3 and {c.teardown for c in runner.calls} == {False}
+    assert runner.clusters == ["insync"]  # the cluster the runs brought up is removed
+
+
+def test_each_runs_test_json_records_the_scenario(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun]
+) -> None:
+    runner = fake(lambda opts, n: LOSS)
+    assert cli(tmp_path, "scenario", "run", "acks1-leader-failover", "--kafka-version",
+               "2.8", "--cluster-name", "mine", "--keep-cluster") == 0
+    (opts,) = runner.calls
+    assert opts.name == "scenario-acks1-leader-failover-2.8.x" and opts.kafka_version == "2.8.x"
+    assert opts.acks == "1" and opts.cluster_name == "mine" and runner.clusters == []
+    (folder,) = (tmp_path / "results" / opts.name).iterdir()
+    test = json.loads((folder / "test.json").read_text())
+    block = test["scenario"]
+    assert (block["name"], block["variant"], block["version"]) == (
+        "acks1-leader-failover", None, "2.8")
+    assert block["expected"]["valid"] is False and block["expected"]["anomalies"] == ["lost-write"]
+    assert block["sources"] and test["matrix"]["run"] == 1
+
+
+def test_a_rerun_resumes_and_runs_only_what_is_missing(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner = fake(lambda opts, n: LOSS)
+    args = ("scenario", "run", "acks1-leader-failover", "--kafka-version", "4.1")
+    assert cli(tmp_path, *args, "--runs", "2") == 0
+    assert cli(tmp_path, *args, "--runs", "3") == 0
+    assert len(runner.calls) == 3  # 2, then only run 3
+    out = capsys.readouterr().out
+    assert "2 already done, 1 to run" in out and "reproduced 3 of 3" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["nope", "--kafka-version", "4.1"], "no scenario 'nope'"),
+        (["controller-failover"], "scenario run needs --kafka-version"),
+        (["hw-truncation", "--kafka-version", "4.1", "--variant", "x"], "has no variant 'x'"),
+        (["acks1-leader-failover", "--kafka-version", "0.10.2", "--variant", "acks-all-isr2"],
+         "variant acks-all-isr2 does not cover Kafka 0.10.2"),
+        (["controller-failover", "--kafka-version", "9.9"], "unknown Kafka version '9.9'"),
+        (["controller-failover", "--kafka-version", "4.1", "--runs", "0"], "--runs"),
+        (["controller-failover", "--kafka-version", "4.1", "--hosts", "/no/hosts.toml"],
+         "/no/hosts.toml"),
+    ],
+    ids=["unknown-name", "no-version", "unknown-variant", "version-outside-range",
+         "unknown-version", "zero-runs", "missing-inventory"],
+)
+def test_bad_input_is_one_line_exit_64_before_any_run(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str],
+    argv: list[str], needle: str,
+) -> None:
+    runner = fake(lambda opts, n: VALID)
+    assert cli(tmp_path, "scenario", "run", *argv) == 64
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err and runner.calls == []
+
+
+def test_a_version_outside_the_range_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    s = load_catalogue()["acks1-leader-failover"]  # its acks=all control starts at 0.11
+    with pytest.raises(UsageError, match=r"does not cover Kafka 0\.10\.2"):
+        make_case(s, _v("0.10.2"), "acks-all-isr2", results_dir=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()
+
+
+def _v(line: str) -> Any:
+    from cluster.versions import resolve_version
+
+    return resolve_version(line)
+
+
+# -- judging -------------------------------------------------------------------------------
+
+
+def _case(tmp_path: Path, name: str, version: str, variant: str | None = None) -> Case:
+    return make_case(load_catalogue()[name], _v(version), variant, results_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("version", "verdict", "expected"),
+    [("0.10.2", LOSS, True), ("0.10.2", VALID, False), ("4.1", VALID, True),
+     ("4.1", LOSS, False), ("4.1", UNKNOWN, False)],
+    ids=["affected-loss", "affected-valid", "fixed-valid", "fixed-loss", "fixed-unknown"],
+)
+def test_a_run_matches_the_expectation_of_its_version(
+    tmp_path: Path, version: str, verdict: dict[str, Any], expected: bool
+) -> None:
+    case = _case(tmp_path, "hw-truncation", version)
+    if verdict is LOSS:  # the anomalies the scenario names where its bug shows
+        names = case.expected.anomalies or ("lost-write",)
+        verdict = {"valid": False, "anomaly-counts": dict.fromkeys(names, 1)}
+    assert matches(case, verdict) is expected
+
+
+def test_observed_counts_each_outcome() -> None:
+    assert observed([LOSS, LOSS, VALID, UNKNOWN]) == "lost-write 2/4, valid 1/4, unknown 1/4"
+    assert observed([]) == "not run"
+
+
+# -- insync catalogue ----------------------------------------------------------------------
+
+
+def test_catalogue_runs_every_scenario_and_variant_on_its_versions(tmp_path: Path) -> None:
+    cat = load_catalogue()
+    cases = catalogue_cases(cat, ["isr-shrink-unclean"], None, results_dir=str(tmp_path))
+    s = cat["isr-shrink-unclean"]
+    want = {(None, v.line) for v in s.covered()} | {
+        (var.name, v.line) for var in s.variants for v in s.covered(var.name)}
+    assert {(c.variant, c.version.line) for c in cases} == want
+    only = catalogue_cases(cat, None, [_v("4.1")], results_dir=str(tmp_path))
+    assert {c.version.line for c in only} == {"4.1"}
+    assert {c.scenario.name for c in only} == {n for n, s in cat.items() if s.covered()
+                                               and _v("4.1") in s.covered()}
+
+
+def test_catalogue_stores_the_table_and_resumes(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    def verdicts(opts: RunOptions, n: int) -> dict[str, Any]:
+        return VALID if opts.acks == "all" or "controller" in (opts.name or "") else LOSS
+
+    runner = fake(verdicts)
+    argv = ("catalogue", "--scenarios", "acks1-leader-failover,controller-failover",
+            "--versions", "3.9,4.1", "--runs", "2")
+    assert cli(tmp_path, *argv) == 0
+    first = len(runner.calls)
+    assert first == 3 * 2 * 2  # (scenario, variant, control) x 2 versions x 2 runs
+    data = json.loads((tmp_path / "results" / "catalogue.json").read_text())
+    cells = {(c["scenario"], c["variant"], c["version"]): c for c in data["cells"]}
+    assert cells[("acks1-leader-failover", None, "4.1")]["observed"] == "lost-write 2/2"
+    assert cells[("acks1-leader-failover", None, "4.1")]["as_expected"] == 2
+    md = (tmp_path / "results" / "catalogue.md").read_text()
+    assert "| acks1-leader-failover | 2/2 bug | 2/2 bug |" in md
+    assert "| controller-failover | 2/2 ok | 2/2 ok |" in md
+    capsys.readouterr()
+    assert cli(tmp_path, *argv) == 0 and len(runner.calls) == first  # all resumed
+    assert "12 already done, 0 to run" in capsys.readouterr().out
+
+
+def test_catalogue_exit_1_and_a_bang_when_a_cell_differs(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake(lambda opts, n: LOSS if n == 1 else VALID)
+    assert cli(tmp_path, "catalogue", "--scenarios", "controller-failover",
+               "--versions", "4.1", "--runs", "2") == 1
+    out = capsys.readouterr().out
+    assert "1/2 ok !" in out and "lost-write 1/2, valid 1/2" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [(["--scenarios", "nope"], "no scenario 'nope'"),
+     (["--versions", "7.7"], "unknown Kafka version '7.7'"),
+     (["--scenarios", "tiny", "--versions", "4.1"], "no chosen scenario covers Kafka 4.1")],
+    ids=["unknown-scenario", "unknown-version", "nothing-covered"],
+)
+def test_catalogue_bad_input(tmp_path: Path, fake: Callable[[Verdicts], FakeRun],
+                             capsys: pytest.CaptureFixture[str], write: Callable[..., Path],
+                             *, argv: list[str], needle: str) -> None:
+    runner = fake(lambda opts, n: VALID)
+    old = MINIMAL.split('[[expect]]\nversions = "2.8..4.1"')[0]  # a user's file: 0.10.2..1.1
+    tiny = write(old.replace('max = "4.1"', 'max = "1.1"'))
+    assert cli(tmp_path, "catalogue", *argv, "--scenario-file", str(tiny)) == 64
+    assert needle in capsys.readouterr().err and runner.calls == []
+
+
+def test_case_result_ok_needs_every_run(tmp_path: Path) -> None:
+    case = _case(tmp_path, "controller-failover", "4.1")
+    assert CaseResult(case, (VALID, VALID)).ok and not CaseResult(case, (VALID, UNKNOWN)).ok
+    assert not CaseResult(case, ()).ok
+
+
+def test_analyze_ingests_the_scenario_columns(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun]
+) -> None:
+    from results.ingest import run_row
+
+    runner = fake(lambda opts, n: LOSS)
+    assert cli(tmp_path, "scenario", "run", "acks1-leader-failover", "--kafka-version",
+               "4.1") == 0
+    (folder,) = (tmp_path / "results" / (runner.calls[0].name or "")).iterdir()
+    test = json.loads((folder / "test.json").read_text())
+    row = run_row("r", folder, test, LOSS)
+    assert (row["scenario"], row["scenario_variant"], row["scenario_as_expected"]) == (
+        "acks1-leader-failover", None, True)
+    assert row["scenario_expected"] == "invalid: lost-write"
+    assert run_row("r", folder, {"name": "plain"}, LOSS)["scenario"] is None
