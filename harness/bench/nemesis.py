@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cluster import Cluster, provisioner_for
+from cluster import Cluster, Placement, Provisioner, provisioner_for
 from cluster.kafka_clients import admin, producer
 from cluster.kafka_node import faketime_env
 from cluster.metadata import partitions
@@ -231,21 +231,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="reuse a running cluster of the same settings (e.g. after --keep)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--hosts", metavar="FILE",
+                       help="measure over SSH on the hosts of this inventory (see README)")
+    where.add_argument("--ssh-lab", action="store_true",
+                       help="measure over SSH on a lab of --nodes node containers running sshd")
 
 
 def main(args: argparse.Namespace) -> int:
+    if not args.ssh_lab:
+        placement = Placement("ssh", hosts=args.hosts) if args.hosts else Placement()
+        return _measure(args, provisioner_for(placement))
+    import tempfile
+    from pathlib import Path
+
+    from harness.bench._ssh_lab import ssh_lab
+
+    with tempfile.TemporaryDirectory(prefix="insync-ssh-lab-") as tmp, \
+            ssh_lab(f"{args.cluster_name}-hosts", args.nodes, Path(tmp)) as lab:
+        print(f"SSH lab of {args.nodes} hosts: {lab.inventory}", flush=True)
+        return _measure(args, provisioner_for(Placement("ssh", hosts=str(lab.inventory))))
+
+
+def _measure(args: argparse.Namespace, provisioner: Provisioner) -> int:
     from confluent_kafka.cimpl import NewTopic
 
     spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
-        cluster = provisioner_for().up(spec, fresh=not args.reuse)
+        cluster = provisioner.up(spec, fresh=not args.reuse)
         print(f"cluster of {args.nodes} up in {time.monotonic() - t0:.0f}s", flush=True)
         new = NewTopic(TOPIC, num_partitions=args.nodes, replication_factor=min(3, args.nodes))
         client = admin(cluster.bootstrap)  # keep a reference until the future resolves
         if TOPIC not in client.list_topics(timeout=30).topics:
             client.create_topics([new])[TOPIC].result(60)
-        result: dict[str, Any] = {"nodes": args.nodes}
+        result: dict[str, Any] = {"nodes": args.nodes,
+                                  "provisioner": "ssh" if args.hosts or args.ssh_lab
+                                  else "docker"}
         if not args.no_faults:
             result["faults"] = measure_faults(cluster, args.repeat)
         if args.overhead:
@@ -254,5 +276,5 @@ def main(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2))
     finally:
         if not args.keep:
-            provisioner_for().down(args.cluster_name)
+            provisioner.down(args.cluster_name)
     return 0
