@@ -2,7 +2,10 @@
 
 A fault hits several nodes at (nearly) the same moment, so per-node work runs
 in parallel; one node's failure must not hide what was done on the others, so
-results and errors come back per node instead of the first exception.
+results and errors come back per node instead of the first exception. How
+simultaneous it really was is measured: the moment each node's action
+returned, and the spread from the first node to the last (``Landed.spread_ms``),
+which fault completions record as ``spread-ms``.
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cluster.broker_config import DATA_DIR
 from cluster.metadata import PartitionState, active_controller, partitions, registered_brokers
@@ -30,24 +34,63 @@ LOG = logging.getLogger("insync.nemesis")
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Landed(Generic[T]):
+    """What one action on many nodes did: per node its result or error, and when it landed."""
+
+    results: dict[str, T]
+    errors: dict[str, str]
+    #: ``time.monotonic()`` when each node's action returned successfully
+    at: dict[str, float]
+
+    def spread_ms(self, only: Iterable[str] | None = None) -> float | None:
+        """Milliseconds from the first node's action landing to the last's, among ``only``
+        (default: every node it succeeded on); ``None`` when there is none."""
+        times = list(self.at.values()) if only is None else [
+            self.at[n] for n in only if n in self.at]
+        if not times:
+            return None
+        return round((max(times) - min(times)) * 1000, 1)
+
+    def recorded(self, value: dict[str, Any], only: Iterable[str] | None = None
+                 ) -> dict[str, Any]:
+        """``value`` with ``spread-ms`` added when any node (of ``only``) was acted on."""
+        spread = self.spread_ms(only)
+        return value if spread is None else {**value, "spread-ms": spread}
+
+
+def on_nodes_timed(
+    fn: Callable[[KafkaNode], T], cluster: Cluster, names: Iterable[str]
+) -> Landed[T]:
+    """Run ``fn`` on the named nodes in parallel, each in its own thread from the start."""
+    names = list(names)
+    results: dict[str, T] = {}
+    errors: dict[str, str] = {}
+    at: dict[str, float] = {}
+    if not names:
+        return Landed(results, errors, at)
+
+    def timed(node: KafkaNode) -> tuple[T, float]:
+        out = fn(node)
+        return out, time.monotonic()
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {n: pool.submit(timed, cluster.nodes[n]) for n in names}
+    for name, fut in futures.items():
+        try:
+            results[name], at[name] = fut.result()
+        except Exception as err:  # recorded per node, never dropped
+            LOG.warning("on %s: %s", name, err)
+            errors[name] = f"{type(err).__name__}: {err}"
+    return Landed(results, errors, at)
+
+
 def on_nodes(
     fn: Callable[[KafkaNode], T], cluster: Cluster, names: Iterable[str]
 ) -> tuple[dict[str, T], dict[str, str]]:
     """Run ``fn`` on the named nodes in parallel: (results, errors) keyed by node."""
-    names = list(names)
-    results: dict[str, T] = {}
-    errors: dict[str, str] = {}
-    if not names:
-        return results, errors
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        futures = {n: pool.submit(fn, cluster.nodes[n]) for n in names}
-    for name, fut in futures.items():
-        try:
-            results[name] = fut.result()
-        except Exception as err:  # recorded per node, never dropped
-            LOG.warning("on %s: %s", name, err)
-            errors[name] = f"{type(err).__name__}: {err}"
-    return results, errors
+    landed = on_nodes_timed(fn, cluster, names)
+    return landed.results, landed.errors
 
 
 def completion(value: Any, errors: Mapping[str, str] | str | None = None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cluster import KafkaNode, provisioner_for
+from cluster import KafkaNode, Placement, provisioner_for
 from cluster.distribution import ensure_distribution
 from cluster.remote import sh
 from cluster.spec import ClusterSpec
@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", default="kraft", choices=("kraft", "zookeeper"))
     parser.add_argument("--repeat", type=int, default=1, help="ups per node count")
     parser.add_argument("--cold", action="store_true", help="also time first-time setup")
+    parser.add_argument("--ssh-lab", action="store_true",
+                        help="deploy over SSH onto a lab of node containers running sshd "
+                             "(per node count: a cold up that copies the jars, then warm ups)")
 
 
 def _rss_mib(node: KafkaNode) -> float:
@@ -41,8 +44,39 @@ def _rss_mib(node: KafkaNode) -> float:
     return int(out) / 1024 if out.isdigit() else float("nan")
 
 
+def _ssh_lab_ups(args: argparse.Namespace, count: int) -> None:
+    """Cold (jars copied to empty hosts) then ``--repeat`` warm ups over SSH, each timed."""
+    from harness.bench._ssh_lab import ssh_lab
+
+    spec = ClusterSpec(name="bench-ssh", nodes=count, kafka_version=args.kafka_version,
+                       mode=args.mode, controllers=min(3, count))
+    with tempfile.TemporaryDirectory(prefix="insync-ssh-lab-") as tmp, \
+            ssh_lab("bench-ssh-hosts", count, Path(tmp)) as lab:
+        provisioner = provisioner_for(Placement("ssh", hosts=str(lab.inventory)))
+        times: list[tuple[str, float, list[str]]] = []
+        try:
+            for label in ["cold", *["warm"] * args.repeat]:
+                stages: list[str] = []
+                t0 = time.monotonic()
+                provisioner.up(spec, fresh=True, say=stages.append)
+                times.append((label, time.monotonic() - t0, stages))
+        finally:
+            provisioner.down(spec.name)
+    for label, seconds, stages in times:
+        print(f"{count} hosts over SSH ({args.mode}, Kafka {version_of(args)}), {label}: "
+              f"up to ready {seconds:.1f}s [{'; '.join(stages)}]", flush=True)
+
+
+def version_of(args: argparse.Namespace) -> str:
+    return resolve_version(args.kafka_version).version
+
+
 def main(args: argparse.Namespace) -> int:
     version = resolve_version(args.kafka_version)
+    if args.ssh_lab:
+        for count in (int(n) for n in args.nodes.split(",")):
+            _ssh_lab_ups(args, count)
+        return 0
     provisioner = provisioner_for()
     if args.cold:
         with tempfile.TemporaryDirectory(prefix="insync-cold-") as tmp:
