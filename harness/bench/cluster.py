@@ -20,11 +20,14 @@ from pathlib import Path
 
 from cluster import KafkaNode, provisioner_for
 from cluster.distribution import ensure_distribution
+from cluster.lock import cluster_lock
 from cluster.remote import sh
 from cluster.spec import ClusterSpec
-from cluster.versions import resolve_version
+from cluster.versions import KafkaVersion, resolve_version
 
 HELP = "time `cluster up` (warm and cold), broker memory, image size"
+#: The cluster this benchmark makes and removes.
+NAME = "bench-up"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +46,11 @@ def _rss_mib(node: KafkaNode) -> float:
 
 def main(args: argparse.Namespace) -> int:
     version = resolve_version(args.kafka_version)
+    with cluster_lock(NAME):  # it makes and removes the cluster NAME, again and again
+        return _measure(args, version)
+
+
+def _measure(args: argparse.Namespace, version: KafkaVersion) -> int:
     provisioner = provisioner_for()
     if args.cold:
         with tempfile.TemporaryDirectory(prefix="insync-cold-") as tmp:
@@ -58,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     for count in (int(n) for n in args.nodes.split(",")):
         times = []
         for _ in range(args.repeat):
-            spec = ClusterSpec(name="bench-up", nodes=count, kafka_version=args.kafka_version,
+            spec = ClusterSpec(name=NAME, nodes=count, kafka_version=args.kafka_version,
                                mode=args.mode, controllers=min(3, count))
             try:
                 t0 = time.monotonic()

@@ -29,6 +29,7 @@ from typing import Any
 from cluster import Cluster, provisioner_for
 from cluster.kafka_clients import admin, producer
 from cluster.kafka_node import faketime_env
+from cluster.lock import cluster_lock
 from cluster.metadata import partitions
 from cluster.remote import sh, write_file
 from cluster.spec import ClusterSpec
@@ -210,9 +211,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
+    with cluster_lock(spec.name):  # the name checked; nothing else uses the cluster meanwhile
+        return _measure(args, spec)
+
+
+def _measure(args: argparse.Namespace, spec: ClusterSpec) -> int:
     from confluent_kafka.cimpl import NewTopic
 
-    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
         cluster = provisioner_for().up(spec, fresh=not args.reuse)
