@@ -18,7 +18,7 @@ from cluster.lock import cluster_locks
 from harness.base.errors import InsyncError, UsageError
 from harness.matrix.axes import Matrix
 from harness.matrix.grid import Combination, expand, order, rebuilds
-from harness.matrix.resume import done_runs, mark
+from harness.matrix.resume import changed_runs, done_runs, mark, not_reused
 from harness.run.options import RunOptions
 
 # -- progress ------------------------------------------------------------------------------
@@ -184,6 +184,9 @@ def run_combinations(
     for c in combos:
         tally = outcome.tallies.setdefault(c.name, Tally())
         finished = done_runs(c.opts.results_dir, c)
+        changed = changed_runs(c.opts.results_dir, c)
+        if changed:
+            say(not_reused(c.name, changed))
         for k in range(1, runs + 1):
             if k in finished:
                 tally.add(finished[k].verdict)
