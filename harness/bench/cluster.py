@@ -20,11 +20,14 @@ from pathlib import Path
 
 from cluster import KafkaNode, Placement, provisioner_for
 from cluster.distribution import ensure_distribution
+from cluster.lock import cluster_lock
 from cluster.remote import sh
 from cluster.spec import ClusterSpec
-from cluster.versions import resolve_version
+from cluster.versions import KafkaVersion, resolve_version
 
 HELP = "time `cluster up` (warm and cold), broker memory, image size"
+#: The cluster this benchmark makes and removes.
+NAME = "bench-up"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +51,7 @@ def _ssh_lab_ups(args: argparse.Namespace, count: int) -> None:
     """Cold (jars copied to empty hosts) then ``--repeat`` warm ups over SSH, each timed."""
     from harness.bench._ssh_lab import ssh_lab
 
+    version = resolve_version(args.kafka_version).version
     spec = ClusterSpec(name="bench-ssh", nodes=count, kafka_version=args.kafka_version,
                        mode=args.mode, controllers=min(3, count))
     with tempfile.TemporaryDirectory(prefix="insync-ssh-lab-") as tmp, \
@@ -63,20 +67,22 @@ def _ssh_lab_ups(args: argparse.Namespace, count: int) -> None:
         finally:
             provisioner.down(spec.name)
     for label, seconds, stages in times:
-        print(f"{count} hosts over SSH ({args.mode}, Kafka {version_of(args)}), {label}: "
+        print(f"{count} hosts over SSH ({args.mode}, Kafka {version}), {label}: "
               f"up to ready {seconds:.1f}s [{'; '.join(stages)}]", flush=True)
-
-
-def version_of(args: argparse.Namespace) -> str:
-    return resolve_version(args.kafka_version).version
 
 
 def main(args: argparse.Namespace) -> int:
     version = resolve_version(args.kafka_version)
     if args.ssh_lab:
-        for count in (int(n) for n in args.nodes.split(",")):
-            _ssh_lab_ups(args, count)
+        with cluster_lock("bench-ssh"):
+            for count in (int(n) for n in args.nodes.split(",")):
+                _ssh_lab_ups(args, count)
         return 0
+    with cluster_lock(NAME):  # it makes and removes the cluster NAME, again and again
+        return _measure(args, version)
+
+
+def _measure(args: argparse.Namespace, version: KafkaVersion) -> int:
     provisioner = provisioner_for()
     if args.cold:
         with tempfile.TemporaryDirectory(prefix="insync-cold-") as tmp:
@@ -92,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
     for count in (int(n) for n in args.nodes.split(",")):
         times = []
         for _ in range(args.repeat):
-            spec = ClusterSpec(name="bench-up", nodes=count, kafka_version=args.kafka_version,
+            spec = ClusterSpec(name=NAME, nodes=count, kafka_version=args.kafka_version,
                                mode=args.mode, controllers=min(3, count))
             try:
                 t0 = time.monotonic()

@@ -30,6 +30,7 @@ from typing import Any
 from cluster import Cluster, Placement, Provisioner, provisioner_for
 from cluster.kafka_clients import admin, producer
 from cluster.kafka_node import faketime_env
+from cluster.lock import cluster_lock
 from cluster.metadata import partitions
 from cluster.remote import sh, write_file
 from cluster.spec import ClusterSpec
@@ -239,24 +240,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    if not args.ssh_lab:
-        placement = Placement("ssh", hosts=args.hosts) if args.hosts else Placement()
-        return _measure(args, provisioner_for(placement))
-    import tempfile
-    from pathlib import Path
+    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
+    with cluster_lock(spec.name):  # the name checked; nothing else uses the cluster meanwhile
+        if not args.ssh_lab:
+            placement = Placement("ssh", hosts=args.hosts) if args.hosts else Placement()
+            return _measure(args, spec, provisioner_for(placement))
+        import tempfile
+        from pathlib import Path
 
-    from harness.bench._ssh_lab import ssh_lab
+        from harness.bench._ssh_lab import ssh_lab
 
-    with tempfile.TemporaryDirectory(prefix="insync-ssh-lab-") as tmp, \
-            ssh_lab(f"{args.cluster_name}-hosts", args.nodes, Path(tmp)) as lab:
-        print(f"SSH lab of {args.nodes} hosts: {lab.inventory}", flush=True)
-        return _measure(args, provisioner_for(Placement("ssh", hosts=str(lab.inventory))))
+        with tempfile.TemporaryDirectory(prefix="insync-ssh-lab-") as tmp, \
+                ssh_lab(f"{args.cluster_name}-hosts", args.nodes, Path(tmp)) as lab:
+            print(f"SSH lab of {args.nodes} hosts: {lab.inventory}", flush=True)
+            return _measure(args, spec,
+                            provisioner_for(Placement("ssh", hosts=str(lab.inventory))))
 
 
-def _measure(args: argparse.Namespace, provisioner: Provisioner) -> int:
+def _measure(args: argparse.Namespace, spec: ClusterSpec, provisioner: Provisioner) -> int:
     from confluent_kafka.cimpl import NewTopic
 
-    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
         cluster = provisioner.up(spec, fresh=not args.reuse)

@@ -26,7 +26,8 @@ def test_every_fault_is_timed_with_its_spread(
     cluster, _ = fake_cluster(5, faketime=True)
     monkeypatch.setattr(bench, "_fully_replicated", lambda _c: True)
     facts = Facts(partitions=lambda: {}, controller=lambda: "n2")  # no Kafka to ask
-    monkeypatch.setattr(package, "cluster_facts", lambda _cluster, _topics=None: facts)
+    monkeypatch.setattr(package, "cluster_facts",
+                        lambda _cluster, _topics=None, _prefix="": facts)
     rows = bench.measure_faults(cluster, repeat=2)
     assert [r["fault"] for r in rows] == [label for label, _, _ in bench.FAULTS]
     by_fault = {r["fault"]: r for r in rows}
