@@ -55,6 +55,7 @@ FAULTS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("kill one / start", {"f": "kill", "value": "one"}, {"f": "start", "value": "all"}),
     ("kill majority / start", {"f": "kill", "value": "majority"},
      {"f": "start", "value": "all"}),
+    ("kill all / start", {"f": "kill", "value": "all"}, {"f": "start", "value": "all"}),
     ("pause one / resume", {"f": "pause", "value": "one"}, {"f": "resume", "value": "all"}),
     ("pause all / resume", {"f": "pause", "value": "all"}, {"f": "resume", "value": "all"}),
     ("bump-clock all / reset", {"f": "bump-clock", "value": {"target": "all",
