@@ -64,6 +64,7 @@ def _ssh_lab_ups(args: argparse.Namespace, count: int) -> None:
                 t0 = time.monotonic()
                 provisioner.up(spec, fresh=True, say=stages.append)
                 times.append((label, time.monotonic() - t0, stages))
+                provisioner.down(spec.name)  # warm: the jars stay, nothing runs
         finally:
             provisioner.down(spec.name)
     for label, seconds, stages in times:
