@@ -17,11 +17,10 @@ from pathlib import Path
 
 from cluster import jvm, power_loss_fs
 from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
-from cluster.daemon import RUN_DIR, Daemon, State
+from cluster.daemon import PAUSED, RUN_DIR, RUNNING, UP, Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
-from cluster.wait import wait_until
 from cluster.zookeeper_config import ZK_CONFIG_PATH, ZK_DATA_DIR, ZK_LOG_DIR, render_zoo_cfg
 from harness.base.errors import ClusterError
 
@@ -102,10 +101,14 @@ class KafkaNode:
             heap_mb=self.spec.heap_mb,
         )
         env = self.broker_env
+        prelude = ""
         if self.spec.faketime:
             env = {**faketime_env(self.root), **self.broker_env}
+            ctl = self.at(FAKETIME_CONTROL)
+            # a restarted broker keeps the node's current skew: in the start command
+            prelude = f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}"
         return Daemon(self.remote, "kafka", argv, self.at(f"{KAFKA_LOG_DIR}/stdout.log"), env,
-                      run_dir=self.at(RUN_DIR))
+                      prelude=prelude, run_dir=self.at(RUN_DIR))
 
     @property
     def zookeeper(self) -> Daemon | None:
@@ -155,14 +158,24 @@ class KafkaNode:
             power_loss_fs.sync_all(self.remote)
 
     # -- processes: kill, restart, pause ---------------------------------------
+    # Each is one command on the node (``Daemon``): the ``*_if_*`` forms, which the
+    # nemesis uses, say the state the broker was found in and the pid acted on
+    # (``None``: that state did not call for it).
     def start(self) -> int:
         """Start the broker (remounting the power-loss filesystem first if its power was cut)."""
+        self._remount()
+        return self.broker.start()
+
+    def start_if_down(self) -> tuple[State, int | None]:
+        self._remount()
+        state, pid = self.broker.launch()
+        return state, (pid if state == "stopped" else None)
+
+    def _remount(self) -> None:
+        """A power-loss cluster's data is served by lazyfs, which a power cut stops: the
+        one extra command a start costs there (``power_loss_fs.mount`` checks first)."""
         if self.spec.power_loss_fs:
             power_loss_fs.mount(self.remote)
-        if self.spec.faketime:  # a restarted broker keeps the node's current skew
-            ctl = self.at(FAKETIME_CONTROL)
-            sh(self.remote, f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
-        return self.broker.start()
 
     def kill(self) -> int | None:
         """SIGKILL the broker and wait until its pid is reaped, not just a zombie.
@@ -170,15 +183,17 @@ class KafkaNode:
         ``kill -0`` still succeeds on a zombie, so a ``start`` right after a
         ``kill`` could take the dead JVM for a running one and start nothing.
         """
-        pid = self.broker.kill()
-        if pid is not None:
-            wait_until(
-                lambda: not self.remote.exec(["kill", "-0", str(pid)], check=False).ok,
-                timeout_s=30,
-                backoff_s=0.1,
-                message=f"on {self.name}: killed broker pid {pid} reaped",
-            )
-        return pid
+        return self.kill_if_up()[1]
+
+    def kill_if_up(self) -> tuple[State, int | None]:
+        """SIGKILL a running or paused broker and wait until it is reaped."""
+        return self.broker.signal_if("KILL", UP, reap_s=30)
+
+    def pause_if_running(self) -> tuple[State, int | None]:
+        return self.broker.signal_if("STOP", RUNNING)
+
+    def resume_if_paused(self) -> tuple[State, int | None]:
+        return self.broker.signal_if("CONT", PAUSED)
 
     def stop(self) -> int | None:
         """A clean shutdown (SIGTERM), as an operator's rolling restart does."""

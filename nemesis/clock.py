@@ -20,14 +20,13 @@ Ops and values:
 from __future__ import annotations
 
 import shlex
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cluster.kafka_node import FAKETIME_CONTROL, faketime_env
 from cluster.remote import Remote, sh
 from nemesis.errors import TeardownIncomplete
-from nemesis.nodes import Resolver, completion, on_nodes
+from nemesis.nodes import Landed, Resolver, completion, on_nodes, on_nodes_timed
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -42,15 +41,24 @@ def offset_text(offset_ms: float) -> str:
     return f"{offset_ms / 1000:+.3f}"
 
 
-def write_control(remote: Remote, text: str, root: str = "") -> None:
-    """Replace the control file atomically, so libfaketime never reads half a line.
+#: The shell word the freeze script holds its stamp in.
+FREEZE_STAMP = '"$t"'
+
+
+def control_script(word: str, root: str = "") -> str:
+    """Replace the control file by the shell word ``word`` (quoted, or a ``"$var"``)
+    atomically, so libfaketime never reads half a line.
 
     ``root``: the node's ``KafkaNode.root`` (every path insync writes lies under it).
     """
     ctl = root + FAKETIME_CONTROL
     tmp = f"{ctl}.tmp"
-    sh(remote, f"mkdir -p $(dirname {ctl}) && printf '%s\\n' {shlex.quote(text)} "
-               f"> {tmp} && mv {tmp} {ctl}")
+    return (f"mkdir -p $(dirname {ctl}) && printf '%s\\n' {word} "
+            f"> {tmp} && mv {tmp} {ctl}")
+
+
+def write_control(remote: Remote, text: str, root: str = "") -> None:
+    sh(remote, control_script(shlex.quote(text), root))
 
 
 def faked_now(remote: Remote, root: str = "") -> float:
@@ -87,9 +95,12 @@ echo $n
 
 
 def stop_strobe(root: str = "") -> str:
+    """Stop a strobe loop if one runs, waiting (at most 2 s) until it has put its low
+    value and exited, so what is written next is not overwritten; no wait when none runs."""
     pidfile = root + STROBE_PIDFILE
-    return (f"p=$(cat {pidfile} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
-            f"sleep 0.2; rm -f {pidfile}; true")
+    return (f"if p=$(cat {pidfile} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
+            f"then n=200; while [ $n -gt 0 ] && kill -0 \"$p\" 2>/dev/null; "
+            f"do n=$((n - 1)); sleep 0.01; done; fi; rm -f {pidfile}; true")
 
 
 class ClockNemesis:
@@ -120,8 +131,9 @@ class ClockNemesis:
             return completion({"target": target}, f"{type(err).__name__}: {err}")
         f, names = op["f"], hit.nodes
         if f == "reset-clock":
-            value_out, errors = self._reset(cluster, names)
-            return completion({"target": target, "offsets-ms": value_out}, errors)
+            landed = self._reset(cluster, names)
+            value = {"target": target, "offsets-ms": landed.results}
+            return completion(landed.recorded(value), landed.errors)
         if f == "bump-clock":
             out = self._bump(cluster, names, float(args.get("delta-ms", 0)), target)
         elif f == "freeze-clock":
@@ -139,20 +151,24 @@ class ClockNemesis:
             self.offsets_ms[node.name] = new
             return new
 
-        done, errors = on_nodes(bump, cluster, names)
-        return completion({"target": target, "delta-ms": delta, "offsets-ms": done}, errors)
+        landed = on_nodes_timed(bump, cluster, names)
+        value = {"target": target, "delta-ms": delta, "offsets-ms": landed.results}
+        return completion(landed.recorded(value), landed.errors)
 
     def _freeze(self, cluster: Cluster, names: list[str], target: Any) -> dict[str, Any]:
         def freeze(node: KafkaNode) -> str:
-            real = float(sh(node.remote, "date +%s.%N").stdout.strip())
-            at = real + self.offsets_ms.get(node.name, 0.0) / 1000
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at))
-            write_control(node.remote, stamp, node.root)
+            # One command: the node's own clock plus its offset, as a UTC stamp, written.
+            offset_ns = round(self.offsets_ms.get(node.name, 0.0) * 1_000_000)
+            script = (f"s=$(( ($(date +%s%N) + {offset_ns}) / 1000000000 )); "
+                      f"t=$(date -u -d \"@$s\" '+%Y-%m-%d %H:%M:%S'); "
+                      f"{control_script(FREEZE_STAMP, node.root)} && echo {FREEZE_STAMP}")
+            stamp = sh(node.remote, script).stdout.strip()
             self.offsets_ms[node.name] = 0.0  # a reset after a freeze returns to real time
             return stamp
 
-        done, errors = on_nodes(freeze, cluster, names)
-        return completion({"target": target, "frozen": done}, errors)
+        landed = on_nodes_timed(freeze, cluster, names)
+        return completion(landed.recorded({"target": target, "frozen": landed.results}),
+                          landed.errors)
 
     def _strobe(self, cluster: Cluster, names: list[str], args: Mapping[str, Any], target: Any
                 ) -> dict[str, Any]:
@@ -172,18 +188,19 @@ class ClockNemesis:
                  "period-ms": period_s * 1000, "duration-s": duration_s}
         return completion(value, errors)
 
-    def _reset(self, cluster: Cluster, names: list[str]) -> tuple[dict[str, float], dict[str, str]]:
+    def _reset(self, cluster: Cluster, names: list[str]) -> Landed[float]:
         def reset(node: KafkaNode) -> float:
-            sh(node.remote, stop_strobe(node.root))
-            write_control(node.remote, "+0", node.root)
+            # one command
+            sh(node.remote, f"{stop_strobe(node.root)}; "
+                            f"{control_script(shlex.quote('+0'), node.root)}")
             self.offsets_ms[node.name] = 0.0
             return 0.0
 
-        return on_nodes(reset, cluster, names)
+        return on_nodes_timed(reset, cluster, names)
 
     def teardown(self, cluster: Cluster) -> None:
         if not cluster.spec.faketime:
             return
-        _, errors = self._reset(cluster, list(cluster.nodes))
+        errors = self._reset(cluster, list(cluster.nodes)).errors
         if errors:
             raise TeardownIncomplete({f"reset-clock {n}": e for n, e in errors.items()})

@@ -2,7 +2,10 @@
 
 A fault hits several nodes at (nearly) the same moment, so per-node work runs
 in parallel; one node's failure must not hide what was done on the others, so
-results and errors come back per node instead of the first exception.
+results and errors come back per node instead of the first exception. How
+simultaneous it really was is measured: the moment each node's action
+returned, and the spread from the first node to the last (``Landed.spread_ms``),
+which fault completions record as ``spread-ms``.
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cluster.broker_config import DATA_DIR
 from cluster.metadata import PartitionState, active_controller, partitions, registered_brokers
@@ -30,24 +34,63 @@ LOG = logging.getLogger("insync.nemesis")
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Landed(Generic[T]):
+    """What one action on many nodes did: per node its result or error, and when it landed."""
+
+    results: dict[str, T]
+    errors: dict[str, str]
+    #: ``time.monotonic()`` when each node's action returned successfully
+    at: dict[str, float]
+
+    def spread_ms(self, only: Iterable[str] | None = None) -> float | None:
+        """Milliseconds from the first node's action landing to the last's, among ``only``
+        (default: every node it succeeded on); ``None`` when there is none."""
+        times = list(self.at.values()) if only is None else [
+            self.at[n] for n in only if n in self.at]
+        if not times:
+            return None
+        return round((max(times) - min(times)) * 1000, 1)
+
+    def recorded(self, value: dict[str, Any], only: Iterable[str] | None = None
+                 ) -> dict[str, Any]:
+        """``value`` with ``spread-ms`` added when any node (of ``only``) was acted on."""
+        spread = self.spread_ms(only)
+        return value if spread is None else {**value, "spread-ms": spread}
+
+
+def on_nodes_timed(
+    fn: Callable[[KafkaNode], T], cluster: Cluster, names: Iterable[str]
+) -> Landed[T]:
+    """Run ``fn`` on the named nodes in parallel, each in its own thread from the start."""
+    names = list(names)
+    results: dict[str, T] = {}
+    errors: dict[str, str] = {}
+    at: dict[str, float] = {}
+    if not names:
+        return Landed(results, errors, at)
+
+    def timed(node: KafkaNode) -> tuple[T, float]:
+        out = fn(node)
+        return out, time.monotonic()
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {n: pool.submit(timed, cluster.nodes[n]) for n in names}
+    for name, fut in futures.items():
+        try:
+            results[name], at[name] = fut.result()
+        except Exception as err:  # recorded per node, never dropped
+            LOG.warning("on %s: %s", name, err)
+            errors[name] = f"{type(err).__name__}: {err}"
+    return Landed(results, errors, at)
+
+
 def on_nodes(
     fn: Callable[[KafkaNode], T], cluster: Cluster, names: Iterable[str]
 ) -> tuple[dict[str, T], dict[str, str]]:
     """Run ``fn`` on the named nodes in parallel: (results, errors) keyed by node."""
-    names = list(names)
-    results: dict[str, T] = {}
-    errors: dict[str, str] = {}
-    if not names:
-        return results, errors
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        futures = {n: pool.submit(fn, cluster.nodes[n]) for n in names}
-    for name, fut in futures.items():
-        try:
-            results[name] = fut.result()
-        except Exception as err:  # recorded per node, never dropped
-            LOG.warning("on %s: %s", name, err)
-            errors[name] = f"{type(err).__name__}: {err}"
-    return results, errors
+    landed = on_nodes_timed(fn, cluster, names)
+    return landed.results, landed.errors
 
 
 def completion(value: Any, errors: Mapping[str, str] | str | None = None) -> dict[str, Any]:
@@ -59,16 +102,28 @@ def completion(value: Any, errors: Mapping[str, str] | str | None = None) -> dic
 
 
 def workload_partitions(
-    cluster: Cluster, topics: Iterable[str] | None
+    cluster: Cluster, topics: Iterable[str] | None, prefix: str = ""
 ) -> dict[str, PartitionState]:
-    """The partitions of ``topics``; by default every topic but Kafka's and insync's own."""
-    parts = partitions(cluster.bootstrap, topics)
+    """The partitions of ``topics``, by default every topic but Kafka's and insync's own,
+    keyed as the history keys them.
+
+    ``prefix``: the run's topic-name prefix. Only topics that carry it are the run's;
+    they are returned without it (topic ``<prefix>t0`` → key ``t0-1``), so a
+    scenario's ``leader:t0-1`` and a wait on ``t0-1`` name the partition the
+    history's sends went to, and a reused cluster's older topics are not drawn.
+    """
+    wanted = None if topics is None else [prefix + t for t in topics]
+    parts = partitions(cluster.bootstrap, wanted)
     if topics is None:
         parts = {
             k: p for k, p in parts.items()
             if not p.topic.startswith("__") and not p.topic.startswith("insync-")
         }
-    return parts
+    if not prefix:
+        return parts
+    ours = (replace(p, topic=p.topic.removeprefix(prefix))
+            for p in parts.values() if p.topic.startswith(prefix))
+    return {p.key: p for p in ours}
 
 
 QUORUM_STATE = f"{DATA_DIR}/__cluster_metadata-0/quorum-state"
@@ -105,11 +160,13 @@ def controller_of(cluster: Cluster) -> str:
     return active_controller(cluster)
 
 
-def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None) -> Facts:
-    """Facts that ask the live cluster (metadata request, quorum state) when needed."""
+def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
+                  prefix: str = "") -> Facts:
+    """Facts that ask the live cluster (metadata request, quorum state) when needed;
+    partitions keyed as the history keys them (``workload_partitions``)."""
     wanted = None if topics is None else tuple(topics)
     return Facts(
-        partitions=lambda: workload_partitions(cluster, wanted),
+        partitions=lambda: workload_partitions(cluster, wanted, prefix),
         controller=lambda: controller_of(cluster),
         brokers=lambda: registered_brokers(cluster.bootstrap),
     )

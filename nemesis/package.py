@@ -96,7 +96,8 @@ def nemesis_for(kinds: Sequence[FaultKind], opts: NemesisOptions, *, waits: bool
     Members (and so teardown) follow the heal order: resume, heal the network,
     reset clocks, restart the dead; the waits (nothing to tear down) last.
     """
-    resolver = Resolver(opts.seed, lambda cluster: cluster_facts(cluster, opts.topics))
+    resolver = Resolver(opts.seed, lambda cluster: cluster_facts(cluster, opts.topics,
+                                                                       opts.topic_prefix))
     members: list[Nemesis] = [load(k).make_nemesis(resolver, opts) for k in in_heal_order(kinds)]
     recovery = RecoveryNemesis(resolver, opts.recovery_timeout)
     state = [StateNemesis(resolver, recovery)] if waits else []

@@ -31,7 +31,7 @@ from nemesis.net import (
     tc_clear,
     tc_replace,
 )
-from nemesis.nodes import Resolver, completion, on_nodes
+from nemesis.nodes import Resolver, completion, on_nodes, on_nodes_timed
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -80,8 +80,9 @@ class PacketNemesis:
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == STOP:
-            cleared, failed = on_nodes(self._clear, cluster, cluster.nodes)
-            return completion({"healed": sorted(cleared)}, failed)
+            cleared = on_nodes_timed(self._clear, cluster, cluster.nodes)
+            return completion(cleared.recorded({"healed": sorted(cleared.results)}),
+                              cleared.errors)
         args = op.get("value") or {}
         target = args.get("target", "all")
         behaviour = {k: float(args[k]) for k in KNOWN if args.get(k)}
@@ -96,26 +97,32 @@ class PacketNemesis:
         def apply(node: KafkaNode) -> dict[str, Any]:
             applied: dict[str, float] = {}
             missing: dict[str, float] = {}
+            scripts = []
             if "loss" in behaviour:
                 peers = [a for n, a in addresses.items() if n != node.name]
-                sh(node.remote, drop_from(LOSS_CHAIN, peers, behaviour["loss"],
-                                          keep_ports=node.control_ports))
+                scripts.append(drop_from(LOSS_CHAIN, peers, behaviour["loss"],
+                                         keep_ports=node.control_ports))
                 applied["loss"] = behaviour["loss"]
             shaping = {k: v for k, v in behaviour.items() if k != "loss"}
             if self.netem.get(node.name) and shaping:
-                sh(node.remote, tc_replace(netem_args(shaping)))
+                scripts.append(tc_replace(netem_args(shaping)))
                 applied.update(shaping)
             else:
                 if "rate-kbit" in shaping:
-                    sh(node.remote, tc_replace(tbf_args(shaping["rate-kbit"])))
+                    scripts.append(tc_replace(tbf_args(shaping["rate-kbit"])))
                     applied["rate-kbit"] = shaping["rate-kbit"]
                 missing = {k: v for k, v in shaping.items() if k in NETEM_ONLY}
+            if len(scripts) == 1:
+                sh(node.remote, scripts[0])
+            elif scripts:  # one command per node, stopping at the first that fails
+                sh(node.remote, " && ".join(f"{{ {script}; }}" for script in scripts))
             return {"applied": applied, "not-applied": missing}
 
-        done, errors = on_nodes(apply, cluster, names)
-        value: dict[str, Any] = {"target": target, "nodes": sorted(done),
-                                 "applied": {n: d["applied"] for n, d in sorted(done.items())},
-                                 **hit.record}
+        landed = on_nodes_timed(apply, cluster, names)
+        done, errors = landed.results, landed.errors
+        value: dict[str, Any] = landed.recorded({
+            "target": target, "nodes": sorted(done),
+            "applied": {n: d["applied"] for n, d in sorted(done.items())}, **hit.record})
         problems: dict[str, str] = dict(errors)
         missing = {n: d["not-applied"] for n, d in sorted(done.items()) if d["not-applied"]}
         if missing:

@@ -35,7 +35,7 @@ from nemesis.net import (
     flush,
     remove_chain,
 )
-from nemesis.nodes import Resolver, completion, on_nodes
+from nemesis.nodes import Resolver, completion, on_nodes, on_nodes_timed
 from nemesis.shapes import Cut, plan
 
 if TYPE_CHECKING:
@@ -92,8 +92,8 @@ class PartitionNemesis:
                 sources.append(node.client_source)
             sh(node.remote, drop_from(PARTITION_CHAIN, sources, keep_ports=node.control_ports))
 
-        _, errors = on_nodes(apply, cluster, nodes)
-        return completion(value, errors)
+        landed = on_nodes_timed(apply, cluster, nodes)  # one command per node
+        return completion(landed.recorded(value), landed.errors)
 
     def _decide(self, cluster: Cluster, spec: Any, state: InForce) -> tuple[Cut, InForce]:
         """What to cut for ``spec`` with ``state`` in force (``nemesis.shapes``), and the
@@ -103,11 +103,11 @@ class PartitionNemesis:
         return cut, (state.cut(cut.grudge) if cut.applied else state)
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
-        done, errors = on_nodes(
+        landed = on_nodes_timed(
             lambda n: sh(n.remote, flush(PARTITION_CHAIN)), cluster, cluster.nodes
         )
-        self.resolver.in_force.update(lambda s: s.uncut(done))
-        return completion({"healed": sorted(done)}, errors)
+        self.resolver.in_force.update(lambda s: s.uncut(landed.results))
+        return completion(landed.recorded({"healed": sorted(landed.results)}), landed.errors)
 
     def teardown(self, cluster: Cluster) -> None:
         done, errors = on_nodes(

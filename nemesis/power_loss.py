@@ -33,6 +33,7 @@ from nemesis.process import KillNemesis, _target
 
 if TYPE_CHECKING:
     from cluster import Cluster
+    from cluster.daemon import State
     from cluster.kafka_node import KafkaNode
 
 #: The refusal when the cluster has no power-loss filesystem.
@@ -40,13 +41,14 @@ NO_FS = ("power-loss needs the power-loss filesystem under the brokers' data: ru
          "--power-loss-fs (insync run turns it on by itself when --nemesis has power-loss)")
 
 
-def cut_power(node: KafkaNode) -> dict[str, Any]:
-    """Drop what ``node`` never fsynced, kill its broker, take the dead mount away."""
+def cut_power(node: KafkaNode) -> tuple[State, dict[str, Any]]:
+    """Drop what ``node`` never fsynced, kill its broker, take the dead mount away: the
+    broker's state (as the kill found it) and what was dropped."""
     dropped = (power_loss_fs.lose(node.remote) if power_loss_fs.is_mounted(node.remote)
                else {"files": 0, "bytes": 0, "entries": 0})  # already cut, never powered on
-    pid = node.kill()
+    state, pid = node.kill_if_up()
     power_loss_fs.unmount(node.remote)
-    return {"pid": pid, **dropped}
+    return state, {"pid": pid, **dropped}
 
 
 class PowerLossNemesis(KillNemesis):
@@ -56,10 +58,8 @@ class PowerLossNemesis(KillNemesis):
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == self.stop_f:
-            return self._act(cluster, _target(op, "all"), "started", ("stopped",),
-                             lambda n: n.start())
+            return self._act(cluster, _target(op, "all"), "started", lambda n: n.start_if_down())
         target = _target(op, "one")
         if not all(n.spec.power_loss_fs for n in cluster.nodes.values()):
             return completion({"target": target}, NO_FS)
-        return self._act(cluster, target, "lost", ("running", "paused", "stopped"),
-                         cut_power, fault=True)
+        return self._act(cluster, target, "lost", cut_power, fault=True)

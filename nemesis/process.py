@@ -21,11 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from nemesis.errors import TeardownIncomplete
 from nemesis.in_force import How
-from nemesis.nodes import Hit, Resolver, completion, on_nodes
+from nemesis.nodes import Hit, Resolver, completion, on_nodes, on_nodes_timed
 
 if TYPE_CHECKING:
     from cluster import Cluster
+    from cluster.daemon import State
     from cluster.kafka_node import KafkaNode
+
+#: One command per node: the state the broker was found in, and what was done to it (the
+#: pid acted on; power-loss: what was dropped), ``None`` when its state called for nothing.
+Act = Callable[["KafkaNode"], "tuple[State, Any]"]
 
 
 def _target(op: Mapping[str, Any], default: str) -> Any:
@@ -57,10 +62,13 @@ class _ProcessNemesis:
         self.teardown(cluster)
 
     def _act(
-        self, cluster: Cluster, target: Any, key: str, want: tuple[str, ...],
-        act: Callable[[KafkaNode], Any], *, fault: bool = False,
+        self, cluster: Cluster, target: Any, key: str, act: Act, *, fault: bool = False,
     ) -> dict[str, Any]:
-        """Act on ``target``'s nodes; ``fault``: narrowed and counted down (else a heal)."""
+        """Act on ``target``'s nodes; ``fault``: narrowed and counted down (else a heal).
+
+        ``act`` is one command per node that judges the broker's state and acts only
+        if it calls for it (``KafkaNode.kill_if_up`` ...): no probe round trip first.
+        """
         try:  # a fault spares the cluster and the KRaft quorum unless asked (nemesis.in_force)
             hit: Hit | None = None
             if fault:
@@ -71,13 +79,8 @@ class _ProcessNemesis:
         except Exception as err:  # metadata unavailable, bad target: recorded
             return completion({"target": target}, f"{type(err).__name__}: {err}")
 
-        def one(node: KafkaNode) -> tuple[str, Any]:
-            state = node.state()
-            if state not in want:
-                return state, None
-            return state, act(node)
-
-        results, errors = on_nodes(one, cluster, names)  # per node: never raises
+        landed = on_nodes_timed(act, cluster, names)  # per node: never raises
+        results, errors = landed.results, landed.errors
         if hit is not None:  # only what was hit (or found so already) stays down
             self.resolver.settle(self.how, hit, [n for n, (state, pid) in results.items()
                                                  if pid is not None or state == self.already])
@@ -91,7 +94,8 @@ class _ProcessNemesis:
             value["skipped"] = skipped  # node → the state it was in instead
         value["target"] = target
         value.update(hit.record if hit else {})
-        return completion(value, errors)
+        acted = [n for n, (_, pid) in results.items() if pid is not None]
+        return completion(landed.recorded(value, acted), errors)
 
     def _healed(self, cluster: Cluster, heal: Callable[[KafkaNode], None], label: str) -> None:
         """Teardown: ``heal`` every node; those it reached are no longer down."""
@@ -113,15 +117,13 @@ class KillNemesis(_ProcessNemesis):
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "kill":
             # a paused JVM dies of SIGKILL too
-            return self._act(cluster, _target(op, "one"), "killed", ("running", "paused"),
-                             lambda n: n.kill(), fault=True)
-        return self._act(cluster, _target(op, "all"), "started", ("stopped",),
-                         lambda n: n.start())
+            return self._act(cluster, _target(op, "one"), "killed",
+                             lambda n: n.kill_if_up(), fault=True)
+        return self._act(cluster, _target(op, "all"), "started", lambda n: n.start_if_down())
 
     def teardown(self, cluster: Cluster) -> None:
         def restart(node: KafkaNode) -> None:
-            if node.state() == "stopped":
-                node.start()
+            node.start_if_down()
 
         self._healed(cluster, restart, "start")
 
@@ -134,10 +136,9 @@ class PauseNemesis(_ProcessNemesis):
 
     def invoke(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         if op["f"] == "pause":
-            return self._act(cluster, _target(op, "one"), "paused", ("running",),
-                             lambda n: n.pause(), fault=True)
-        return self._act(cluster, _target(op, "all"), "resumed", ("paused",),
-                         lambda n: n.resume())
+            return self._act(cluster, _target(op, "one"), "paused",
+                             lambda n: n.pause_if_running(), fault=True)
+        return self._act(cluster, _target(op, "all"), "resumed", lambda n: n.resume_if_paused())
 
     def teardown(self, cluster: Cluster) -> None:
         def resume(node: KafkaNode) -> None:

@@ -48,6 +48,10 @@ class NemesisOptions:
     seed: int = 0
     #: Topics whose leaders ``leaders`` targets mean (None: every non-internal topic).
     topics: tuple[str, ...] | None = None
+    #: The run's topic-name prefix (``RunEnv.topic_prefix``): the cluster's topics are
+    #: ``<prefix>t0``, the history's keys ``t0-1``. Targets (``leader:t0-1``), waits
+    #: and recovery checks speak the history's keys, and see only this run's topics.
+    topic_prefix: str = ""
     #: Packet behaviours the random generator draws from (delay/duplicate need netem).
     packet: tuple[str, ...] = ("loss", "rate")
     #: Seconds an ``await-recovery`` waits for the cluster before it gives up. Kept at

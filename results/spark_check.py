@@ -8,7 +8,8 @@ types (same anomalies, same fields, same example order and cap, same counts),
 so every tie-break below mirrors one in ``checkers._collect``/``_versions``/
 ``_analyses``; the comments name which. Other types are not checked: the
 verdict says so (``"engine": "spark"``, ``"checked-types"``) and ``valid`` is
-computed from these four only.
+computed from these four only, and from the fault script's waits: one that did
+not hold makes it ``unknown``, as in ``checkers`` (``waits-not-held``).
 
 Orders used for exactness:
 
@@ -134,7 +135,8 @@ def judge(tables: HistoryTables, *, max_anomalies: int = 1000) -> dict[str, dict
         mine = counts.get(hid, {})
         found = {t: (mine[t], examples.get(hid, {}).get(t, [])) for t in mine}
         judged = bool(row and row["judged"])
-        verdicts[hid] = assemble(found, stats, judged=judged, ops=details.get(hid, {}))
+        verdicts[hid] = assemble(found, stats, judged=judged, ops=details.get(hid, {}),
+                                 waits_not_held=tables.waits_not_held.get(hid, []))
     return verdicts
 
 
@@ -163,10 +165,20 @@ def assemble(
     *,
     judged: bool,
     ops: dict[str, dict[str, Any]],
+    waits_not_held: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The verdict dict, shaped as ``checkers._verdict.assemble`` shapes it."""
+    """The verdict dict, shaped as ``checkers._verdict.assemble`` shapes it.
+
+    As there, a fault script's wait that did not hold makes the verdict
+    ``unknown`` whatever was found (the run did not test what its script meant
+    to), lists them under ``waits-not-held`` and leads the ``error`` with them.
+    """
     types = [t for t in CHECKED_TYPES if t in found]
     valid: bool | str = not types if judged or types else "unknown"
+    reasons = [] if judged else [NOTHING_TO_JUDGE]
+    if waits_not_held:
+        valid = "unknown"
+        reasons = [*waits_not_held, *reasons]
     verdict: dict[str, Any] = {
         "valid": valid,
         "anomaly-types": types,
@@ -177,8 +189,10 @@ def assemble(
         "engine": "spark",
         "checked-types": list(CHECKED_TYPES),
     }
-    if not judged:
-        verdict["error"] = NOTHING_TO_JUDGE
+    if waits_not_held:
+        verdict["waits-not-held"] = list(waits_not_held)
+    if reasons:
+        verdict["error"] = "; ".join(reasons)
     if ops:
         verdict["ops"] = ops
     return verdict

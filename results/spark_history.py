@@ -47,6 +47,7 @@ from urllib.parse import unquote, urlparse
 from checkers._input import Source
 from checkers._malformed import empty_history_error
 from harness.base.errors import HistoryError
+from harness.base.waits import AWAIT_STATE, not_held
 from results.spark_rules import (
     first_errors,
     line_flags,
@@ -86,6 +87,8 @@ class HistoryTables:
     lines: dict[str, int]
     #: hid -> number of nemesis lines
     nemesis_ops: dict[str, int]
+    #: hid -> why each scripted wait that did not hold did not (``harness.base.waits``)
+    waits_not_held: dict[str, list[str]]
 
 
 def _uri_to_path(uri: str) -> str:
@@ -174,6 +177,7 @@ def read_histories(
         r["hid"]: int(r["nem"] or 0)
         for r in parsed.groupBy("hid").agg(F.sum(nemesis.cast("long")).alias("nem")).collect()
     }
+    waits = _waits_not_held(parsed)
     client = parsed.where(
         ~nemesis & F.col("process").isNotNull() & F.col("_corrupt_record").isNull()
     ).withColumn("p", F.col("process").cast("long"))
@@ -245,7 +249,34 @@ def read_histories(
         reads=reads.localCheckpoint(),
         lines=counts,
         nemesis_ops={f: nemesis_ops.get(f, 0) for f in files},
+        waits_not_held={f: waits.get(f, []) for f in files},
     )
+
+
+def _waits_not_held(parsed: DataFrame) -> dict[str, list[str]]:
+    """hid -> the reasons of its scripted waits that did not hold, in line order.
+
+    The only lines that pass through Python here, on purpose: the ``await-state``
+    completions are a few per run (one per scripted wait), and each is judged by
+    the memory engine's one rule (``harness.base.waits.not_held``) on its own text.
+    """
+    import orjson
+    from pyspark.sql import functions as F
+
+    rows = (
+        parsed.where(
+            (F.col("process") == "nemesis") & (F.col("f") == AWAIT_STATE)
+            & F.col("type").isNotNull() & (F.col("type") != "invoke")
+        )
+        .select("hid", "line", "raw")
+        .collect()
+    )
+    found: dict[str, list[str]] = {}
+    for r in sorted(rows, key=lambda r: (r["hid"], r["line"])):
+        reason = not_held(orjson.loads(r["raw"]))
+        if reason is not None:
+            found.setdefault(r["hid"], []).append(reason)
+    return found
 
 
 def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:

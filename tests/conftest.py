@@ -6,7 +6,19 @@ test for seconds: a deadline there fails on load, not on a bug. Timing goals
 live in benchmarks (``insync bench``), so examples here have no deadline.
 """
 
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import settings
 
 settings.register_profile("insync", deadline=None)
 settings.load_profile("insync")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cluster_locks_in_a_tmp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands lock their cluster name under ``$XDG_STATE_HOME`` (``cluster.lock``):
+    the tests' locks live in a folder of their own, never in the user's."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+        yield

@@ -55,6 +55,12 @@ class RunEnv:
     replication_factor: int
     topic_config: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def topic_prefix(self) -> str:
+        """What the run's topic names start with: the history's ``t0`` is ``<prefix>t0``
+        on the cluster (the nemesis maps its targets and waits back through it)."""
+        return f"{self.token}-"
+
 
 class WorkloadRun(Protocol):
     """One run's instance of a workload: what it made on the cluster, and its clients."""

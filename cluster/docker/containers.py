@@ -7,11 +7,14 @@ leftover from a crashed run) without any state file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.docker.docker_cli import inspect_one, run_docker
+from docker.types import NetworkingConfig
+
+from cluster.docker.client import docker_client, docker_errors, inspect_one
 from cluster.spec import ClusterSpec
 from harness.base.errors import ClusterError
 
@@ -21,8 +24,11 @@ KAFKA_MOUNT = "/opt/kafka"
 #: What a node needs to mount the power-loss filesystem (``cluster.power_loss_fs``): the
 #: FUSE device, the mount capability, and no AppArmor profile (Docker's default one
 #: denies mount). Given only to clusters that ask for it, so default nodes stay as they were.
-FUSE_ARGS = ("--device", "/dev/fuse", "--cap-add", "SYS_ADMIN",
-             "--security-opt", "apparmor=unconfined")
+FUSE: dict[str, tuple[str, ...]] = {
+    "devices": ("/dev/fuse:/dev/fuse:rwm",),
+    "cap_add": ("SYS_ADMIN",),
+    "security_opt": ("apparmor=unconfined",),
+}
 
 
 def _prefix(cluster: str) -> str:
@@ -37,45 +43,47 @@ def container_name(cluster: str, node: str) -> str:
     return f"{_prefix(cluster)}-{node}"
 
 
-def _labels(spec: ClusterSpec, node: str | None = None) -> list[str]:
-    labels = [LABEL, f"insync.cluster={spec.name}"]
+def _labels(spec: ClusterSpec, node: str | None = None) -> dict[str, str]:
+    labels = {LABEL: "", "insync.cluster": spec.name}
     if node is not None:
-        labels += [f"insync.node={node}", f"insync.spec={spec.to_json()}"]
-    return [arg for label in labels for arg in ("--label", label)]
+        labels |= {"insync.node": node, "insync.spec": spec.to_json()}
+    return labels
 
 
 def create_network(spec: ClusterSpec) -> None:
-    run_docker(["network", "create", *_labels(spec), network_name(spec.name)])
+    name = network_name(spec.name)
+    with docker_errors(f"create network {name}"):
+        docker_client().api.create_network(name, labels=_labels(spec))
 
 
 def create_node(spec: ClusterSpec, node: str, image: str, kafka_root: Path) -> None:
     """Start ``node``'s container, idle under Docker's init, ready for daemons."""
-    run_docker(
-        [
-            "run",
-            "-d",
-            "--init",
-            "--name",
-            container_name(spec.name, node),
-            "--hostname",
-            node,
-            "--network",
-            network_name(spec.name),
-            "--network-alias",
-            node,
-            *_labels(spec, node),
+    api = docker_client().api
+    name = container_name(spec.name, node)
+    network = network_name(spec.name)
+    with docker_errors(f"create container {name}"):
+        host_config = api.create_host_config(
+            init=True,
+            network_mode=network,
             # iptables and tc netem inside the node's own network namespace.
-            "--cap-add",
-            "NET_ADMIN",
-            *(FUSE_ARGS if spec.power_loss_fs else ()),
-            "--volume",
-            f"{kafka_root}:{KAFKA_MOUNT}:ro",
+            cap_add=["NET_ADMIN", *(FUSE["cap_add"] if spec.power_loss_fs else ())],
+            devices=list(FUSE["devices"]) if spec.power_loss_fs else None,
+            security_opt=list(FUSE["security_opt"]) if spec.power_loss_fs else None,
+            binds={str(kafka_root): {"bind": KAFKA_MOUNT, "mode": "ro"}},
+        )
+        # types-docker types the argument as one EndpointConfig; the SDK takes network → config.
+        endpoints: Any = {network: api.create_endpoint_config(aliases=[node])}
+        networking = NetworkingConfig(endpoints)
+        created = api.create_container(
             image,
-            "sleep",
-            "infinity",
-        ],
-        timeout=120,
-    )
+            ["sleep", "infinity"],
+            name=name,
+            hostname=node,
+            labels=_labels(spec, node),
+            host_config=host_config,
+            networking_config=networking,
+        )
+        api.start(created["Id"])
 
 
 @dataclass(frozen=True)
@@ -106,21 +114,23 @@ def _node_container(data: dict[str, Any]) -> NodeContainer:
     )
 
 
-def _ids(kind: str, cluster: str | None) -> list[str]:
+def labelled_ids(kind: str, cluster: str | None) -> list[str]:
+    """The ids of ``kind`` (container, network, volume) labelled for ``cluster`` (or insync)."""
     selector = f"insync.cluster={cluster}" if cluster else LABEL
-    args = {
-        "container": ["ps", "-aq"],
-        "network": ["network", "ls", "-q"],
-        "volume": ["volume", "ls", "-q"],
-    }[kind]
-    out: str = run_docker([*args, "--filter", f"label={selector}"]).stdout
-    return out.split()
+    filters = {"label": [selector]}
+    api = docker_client().api
+    with docker_errors(f"list {kind}s labelled {selector}"):
+        if kind == "container":
+            return [c["Id"] for c in api.containers(all=True, filters=filters)]
+        if kind == "network":
+            return [n["Id"] for n in api.networks(filters=filters)]
+        return [v["Name"] for v in api.volumes(filters=filters).get("Volumes") or []]
 
 
 def cluster_nodes(cluster: str) -> list[NodeContainer]:
     """The node containers of ``cluster`` that exist, ordered n1, n2, ..."""
     nodes = []
-    for cid in _ids("container", cluster):
+    for cid in labelled_ids("container", cluster):
         data = inspect_one("container", cid)
         if data is not None and "insync.spec" in data["Config"]["Labels"]:
             nodes.append(_node_container(data))
@@ -130,11 +140,11 @@ def cluster_nodes(cluster: str) -> list[NodeContainer]:
 def cluster_names() -> list[str]:
     """Every cluster that has at least one container or network labelled ``insync``."""
     names: set[str] = set()
-    for cid in _ids("container", None):
+    for cid in labelled_ids("container", None):
         data = inspect_one("container", cid)
         if data is not None:
             names.add(data["Config"]["Labels"].get("insync.cluster", "?"))
-    for nid in _ids("network", None):
+    for nid in labelled_ids("network", None):
         data = inspect_one("network", nid)
         if data is not None:
             names.add(data["Labels"].get("insync.cluster", "?"))
@@ -159,17 +169,20 @@ def remove(cluster: str | None) -> Removed:
     Every step runs even if an earlier one fails; the first failure is raised
     at the end, so nothing is left behind silently.
     """
+    api = docker_client().api
+    removers: dict[str, Callable[[str], object]] = {
+        "container": lambda i: api.remove_container(i, v=True, force=True),
+        "network": api.remove_network,
+        "volume": lambda i: api.remove_volume(i, force=True),
+    }
     errors: list[str] = []
     counts = []
-    for kind, rm in (
-        ("container", ["rm", "-f", "-v"]),
-        ("network", ["network", "rm"]),
-        ("volume", ["volume", "rm", "-f"]),
-    ):
+    for kind, rm in removers.items():
         try:
-            ids = _ids(kind, cluster)
-            if ids:
-                run_docker([*rm, *ids], timeout=180)
+            ids = labelled_ids(kind, cluster)
+            for each in ids:
+                with docker_errors(f"remove {kind} {each[:12]}"):
+                    rm(each)
             counts.append(len(ids))
         except Exception as err:  # keep going: teardown must run every step
             errors.append(f"{kind}s: {err}")

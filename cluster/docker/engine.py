@@ -7,7 +7,9 @@ the engine outlives this process and later runs reuse it. Without root we only
 say, in one line, exactly what to run.
 
 Everything that touches the host goes through a :class:`Host`, so the decision
-logic is tested with a fake built from a handler function.
+logic is tested with a fake built from a handler function. Whether an engine
+answers is asked through the Docker SDK (``cluster.docker.client``), like every
+other engine call; only apt and dockerd are processes started here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from harness.base.errors import EnvironmentProblem
+from cluster.docker.client import docker_client, docker_errors, reset_client
+from harness.base.errors import EnvironmentProblem, InsyncError
 
 __all__ = [
     "DOCKERD_LOG",
@@ -69,6 +72,10 @@ class Host(Protocol):
         self, argv: Sequence[str], *, timeout: float, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]: ...
 
+    def probe(self) -> tuple[str | None, str]:
+        """(the engine's version, "") if one answers, else (None, why not)."""
+        ...
+
     def spawn_detached(self, argv: Sequence[str], log_path: Path) -> int: ...
 
     def alive(self, pid: int) -> bool: ...
@@ -98,6 +105,15 @@ class RealHost:
             return subprocess.CompletedProcess(list(argv), 127, "", f"{argv[0]}: not found")
         except subprocess.TimeoutExpired:
             return subprocess.CompletedProcess(list(argv), 124, "", f"timed out after {timeout}s")
+
+    def probe(self) -> tuple[str | None, str]:
+        try:
+            with docker_errors("version"):
+                version = str(docker_client().version().get("Version", ""))
+        except InsyncError as err:
+            reset_client()  # not kept: the next probe connects afresh
+            return None, err.message
+        return (version or None), ("" if version else "the engine gave no version")
 
     def spawn_detached(self, argv: Sequence[str], log_path: Path) -> int:
         """Start argv in its own session, re-parented to init, so it outlives us.
@@ -129,14 +145,6 @@ class RealHost:
 
     def is_root(self) -> bool:
         return os.geteuid() == 0
-
-
-def _docker_info(host: Host) -> subprocess.CompletedProcess[str]:
-    return host.run(["docker", "info", "--format", "{{.ServerVersion}}"], timeout=20)
-
-
-def _answers(proc: subprocess.CompletedProcess[str]) -> bool:
-    return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
 def _last_line(text: str) -> str:
@@ -191,8 +199,8 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _not_root_problem(host: Host, info: subprocess.CompletedProcess[str]) -> EnvironmentProblem:
-    if "permission denied" in info.stderr.lower():
+def _not_root_problem(host: Host, why: str) -> EnvironmentProblem:
+    if "permission denied" in why.lower():
         return EnvironmentProblem(
             "a Docker engine is running but this user may not use it",
             "run insync as root, or `sudo usermod -aG docker $USER` and log in again",
@@ -202,7 +210,7 @@ def _not_root_problem(host: Host, info: subprocess.CompletedProcess[str]) -> Env
     else:
         todo = f"sudo sh -c 'dockerd >>{DOCKERD_LOG} 2>&1 &'"
     return EnvironmentProblem(
-        "no Docker engine answers `docker info` and insync is not root, so cannot start one",
+        "no Docker engine answers and insync is not root, so cannot start one",
         f"run `{todo}` (or run insync as root to let it do so)",
     )
 
@@ -215,40 +223,33 @@ def ensure_engine(
     log_path: Path = DOCKERD_LOG,
     lock_path: Path = ENGINE_LOCK,
 ) -> EngineInfo:
-    """Return once ``docker info`` answers, installing/starting dockerd as root if needed."""
+    """Return once an engine answers, installing/starting dockerd as root if needed."""
     host = host or RealHost()
     t0 = time.monotonic()
-    info = _docker_info(host)
-    if _answers(info):
-        return EngineInfo(info.stdout.strip(), False, False, time.monotonic() - t0, None)
-    if host.which("docker") is None:
-        raise EnvironmentProblem(
-            "the `docker` client is not installed",
-            "install the Docker CLI (Debian: apt-get install docker.io) and retry",
-        )
+    version, why = host.probe()
+    if version:
+        return EngineInfo(version, False, False, time.monotonic() - t0, None)
     if not host.is_root():
-        raise _not_root_problem(host, info)
+        raise _not_root_problem(host, why)
 
     with file_lock(lock_path):
-        info = _docker_info(host)  # another process may have started it meanwhile
-        if _answers(info):
-            return EngineInfo(info.stdout.strip(), False, False, time.monotonic() - t0, None)
+        version, why = host.probe()  # another process may have started it meanwhile
+        if version:
+            return EngineInfo(version, False, False, time.monotonic() - t0, None)
         installed = False
         if host.which("dockerd") is None:
             apt_install(host, ["docker.io"])
             installed = True
-            info = _docker_info(host)  # the package's init script may have started it
-            if _answers(info):
-                return EngineInfo(info.stdout.strip(), True, False, time.monotonic() - t0, None)
+            version, why = host.probe()  # the package's init script may have started it
+            if version:
+                return EngineInfo(version, True, False, time.monotonic() - t0, None)
         dockerd = host.which("dockerd") or "dockerd"
         pid = host.spawn_detached([dockerd], log_path)
         deadline = time.monotonic() + start_timeout
         while True:
-            info = _docker_info(host)
-            if _answers(info):
-                return EngineInfo(
-                    info.stdout.strip(), installed, True, time.monotonic() - t0, log_path
-                )
+            version, why = host.probe()
+            if version:
+                return EngineInfo(version, installed, True, time.monotonic() - t0, log_path)
             if not host.alive(pid):
                 raise EnvironmentProblem(
                     f"dockerd (pid {pid}) exited right after starting: {_log_tail(log_path)}",
@@ -256,8 +257,8 @@ def ensure_engine(
                 )
             if time.monotonic() >= deadline:
                 raise EnvironmentProblem(
-                    f"dockerd (pid {pid}) did not answer `docker info` within "
-                    f"{start_timeout:g}s: {_last_line(info.stderr)}",
+                    f"dockerd (pid {pid}) did not answer within "
+                    f"{start_timeout:g}s: {_last_line(why)}",
                     f"see {log_path}",
                 )
             time.sleep(poll_interval)

@@ -2,9 +2,9 @@
 
 There is no container registry to pull from, so the base root filesystem is
 made with ``mmdebstrap`` from the host's own apt sources (the one package source
-we know works here) and ``docker import``-ed as ``insync-base:<hash12>``. The
-node layer (directories, sshd setup, iptables backend, ``JAVA_HOME``) is then a
-``docker build --network=none`` of ``image_files/Dockerfile.node.in``,
+we know works here) and imported through the Docker SDK as ``insync-base:<hash12>``.
+The node layer (directories, sshd setup, iptables backend, ``JAVA_HOME``) is
+then an offline build (``network_mode="none"``) of ``image_files/Dockerfile.node.in``,
 tagged ``insync-node:<hash12>``. Users with a registry can pass
 ``base_image="debian:bookworm-slim"``: the same Dockerfile then installs the
 packages with apt inside the build instead.
@@ -15,6 +15,7 @@ file lock makes concurrent callers build once and share the result.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster.docker.docker_cli import inspect_one, run_docker
+from cluster.docker.client import DockerError, docker_client, docker_errors, inspect_one
 from cluster.docker.engine import RealHost, apt_install, file_lock
 from cluster.docker.image_inputs import (
     DPKG_OPTS,
@@ -75,6 +76,18 @@ class ImageBuild:
 
 def _exists(ref: str) -> bool:
     return inspect_one("image", ref) is not None
+
+
+def stream_error(progress: str) -> str | None:
+    """The engine's error in a JSON-lines progress stream (it answers 200 and says it there)."""
+    for line in progress.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("error"):
+            return str(event["error"])
+    return None
 
 
 def _ensure_mmdebstrap() -> str:
@@ -142,15 +155,19 @@ def _build_base(ref: str, suite: str, sources: str, apt_options: Sequence[str]) 
             )  # fmt: skip
         if proc.returncode != 0 or not tar.exists() or tar.stat().st_size == 0:
             raise _mmdebstrap_problem(log, proc.returncode)
-        run_docker(
-            ["import", "--change", 'LABEL insync="" insync.role="base"',
-             "--change", 'CMD ["sleep", "infinity"]', str(tar), ref],
-            timeout=900,
-        )  # fmt: skip
+        repository, tag = ref.split(":", 1)
+        with docker_errors(f"import the node image's base {ref}"):
+            progress = docker_client().api.import_image(
+                str(tar), repository=repository, tag=tag,
+                changes=['LABEL insync="" insync.role="base"', 'CMD ["sleep", "infinity"]'],
+            )  # fmt: skip
+        failed = stream_error(str(progress))
+        if failed:
+            raise DockerError(f"import the node image's base {ref}", failed)
 
 
 def _build_node(ref: str, base: str, packages: Sequence[str] | None, inputs: str) -> None:
-    """docker build the node layer; offline (``--network=none``) unless apt must run."""
+    """Build the node layer; offline (``network_mode="none"``) unless apt must run."""
     with tempfile.TemporaryDirectory(prefix="insync-node-") as tmp:
         ctx = Path(tmp)
         for path in IMAGE_FILES.iterdir():
@@ -160,12 +177,12 @@ def _build_node(ref: str, base: str, packages: Sequence[str] | None, inputs: str
         for path in lazyfs_files():
             shutil.copy2(path, ctx / "lazyfs" / path.name)
         (ctx / "Dockerfile").write_text(render_dockerfile(base, packages))
-        network = [] if packages else ["--network=none"]
-        run_docker(
-            ["build", "--quiet", *network, "--label", f"insync.inputs={inputs}",
-             "-t", ref, str(ctx)],
-            timeout=1800,
-        )  # fmt: skip
+        with docker_errors(f"build the node image {ref}"):
+            docker_client().images.build(
+                path=str(ctx), tag=ref, rm=True, forcerm=True, timeout=1800,
+                network_mode=None if packages else "none",
+                labels={"insync.inputs": inputs},
+            )  # fmt: skip
 
 
 def build_image(base_image: str | None = None, *, rebuild: bool = False) -> ImageBuild:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from cluster import deploy
 from cluster.docker import containers
-from cluster.docker.docker_cli import inspect_one
+from cluster.docker.client import inspect_one
 from cluster.docker.docker_remote import DockerRemote
 from cluster.docker.engine import ensure_engine
 from cluster.docker.image import build_image, ensure_image

@@ -5,10 +5,11 @@ It brings up its own cluster (default 5 nodes, brokers under libfaketime),
 creates a replicated topic, then for every fault kind times the nemesis's
 ``invoke`` of the fault and of its heal, ``--repeat`` times, waiting for the
 ISR to recover between rounds (not timed). The times are what a run's history
-shows between a nemesis invoke and its completion: the round trips through
-every node's ``Remote``, and for metadata targets the lookup (``controller`` runs the
-KRaft quorum tool, a JVM start). Afterwards it checks that teardown left no
-residue.
+shows between a nemesis invoke and its completion: one command through each
+node's ``Remote``, in parallel, and for metadata targets the lookup. With them
+it reports the spread: how far apart the first and the last node's command
+landed (the completions' ``spread-ms``, median over the rounds). Afterwards it
+checks that teardown left no residue.
 
 ``--overhead`` also measures libfaketime's cost: (a) clock calls per second in
 a JVM on a node, with and without the preload, and (b) ``acks=all`` produce
@@ -26,9 +27,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cluster import Cluster, provisioner_for
+from cluster import Cluster, Placement, Provisioner, provisioner_for
 from cluster.kafka_clients import admin, producer
 from cluster.kafka_node import faketime_env
+from cluster.lock import cluster_lock
 from cluster.metadata import partitions
 from cluster.remote import sh, write_file
 from cluster.spec import ClusterSpec
@@ -53,6 +55,7 @@ FAULTS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("kill one / start", {"f": "kill", "value": "one"}, {"f": "start", "value": "all"}),
     ("kill majority / start", {"f": "kill", "value": "majority"},
      {"f": "start", "value": "all"}),
+    ("kill all / start", {"f": "kill", "value": "all"}, {"f": "start", "value": "all"}),
     ("pause one / resume", {"f": "pause", "value": "one"}, {"f": "resume", "value": "all"}),
     ("pause all / resume", {"f": "pause", "value": "all"}, {"f": "resume", "value": "all"}),
     ("bump-clock all / reset", {"f": "bump-clock", "value": {"target": "all",
@@ -85,6 +88,21 @@ def _timed(fn: Callable[[], dict[str, Any]]) -> tuple[float, dict[str, Any]]:
     return time.monotonic() - t0, out
 
 
+def spread_ms(out: dict[str, Any]) -> float | None:
+    """The first-to-last node spread a completion records, if it acted on any node."""
+    value = out.get("value")
+    spread = value.get("spread-ms") if isinstance(value, dict) else None
+    return float(spread) if isinstance(spread, int | float) else None
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _ms(value: float | None) -> str:
+    return "   -  " if value is None else f"{value:4.0f}ms"
+
+
 def _fully_replicated(cluster: Cluster) -> bool:
     rf = min(3, len(cluster.nodes))
     return all(len(p.isr) == rf for p in partitions(cluster.bootstrap, [TOPIC]).values())
@@ -100,22 +118,30 @@ def measure_faults(cluster: Cluster, repeat: int) -> list[dict[str, Any]]:
     try:
         for label, fault, heal in FAULTS:
             applies, heals, errors = [], [], []
+            apply_spreads: list[float] = []
+            heal_spreads: list[float] = []
             for _ in range(repeat):
                 wait_until(lambda: _fully_replicated(cluster), timeout_s=180,
                            message="ISR recovered before the next fault")
                 dt, out = _timed(lambda f=fault: nem.invoke(cluster, f))  # type: ignore[misc]
                 applies.append(dt)
+                apply_spreads += [s for s in [spread_ms(out)] if s is not None]
                 if "error" in out:
                     errors.append(out["error"])
                 dt, out = _timed(lambda h=heal: nem.invoke(cluster, h))  # type: ignore[misc]
                 heals.append(dt)
+                heal_spreads += [s for s in [spread_ms(out)] if s is not None]
                 if "error" in out:
                     errors.append(out["error"])
+            apply_spread, heal_spread = _median(apply_spreads), _median(heal_spreads)
             rows.append({"fault": label, "apply_s": statistics.median(applies),
-                         "apply_max_s": max(applies), "heal_s": statistics.median(heals),
-                         "heal_max_s": max(heals), "errors": errors})
-            print(f"{label:28} apply {rows[-1]['apply_s']:6.2f}s (max {max(applies):5.2f})  "
-                  f"heal {rows[-1]['heal_s']:6.2f}s (max {max(heals):5.2f})"
+                         "apply_max_s": max(applies), "apply_spread_ms": apply_spread,
+                         "heal_s": statistics.median(heals), "heal_max_s": max(heals),
+                         "heal_spread_ms": heal_spread, "errors": errors})
+            print(f"{label:28} apply {rows[-1]['apply_s']:6.2f}s (max {max(applies):5.2f}, "
+                  f"spread {_ms(apply_spread)})  "
+                  f"heal {rows[-1]['heal_s']:6.2f}s (max {max(heals):5.2f}, "
+                  f"spread {_ms(heal_spread)})"
                   + (f"  errors: {errors}" if errors else ""), flush=True)
     finally:
         t0 = time.monotonic()
@@ -207,21 +233,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="reuse a running cluster of the same settings (e.g. after --keep)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--hosts", metavar="FILE",
+                       help="measure over SSH on the hosts of this inventory (see README)")
+    where.add_argument("--ssh-lab", action="store_true",
+                       help="measure over SSH on a lab of --nodes node containers running sshd")
 
 
 def main(args: argparse.Namespace) -> int:
+    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
+    with cluster_lock(spec.name):  # the name checked; nothing else uses the cluster meanwhile
+        if not args.ssh_lab:
+            placement = Placement("ssh", hosts=args.hosts) if args.hosts else Placement()
+            return _measure(args, spec, provisioner_for(placement))
+        import tempfile
+        from pathlib import Path
+
+        from harness.bench._ssh_lab import ssh_lab
+
+        with tempfile.TemporaryDirectory(prefix="insync-ssh-lab-") as tmp, \
+                ssh_lab(f"{args.cluster_name}-hosts", args.nodes, Path(tmp)) as lab:
+            print(f"SSH lab of {args.nodes} hosts: {lab.inventory}", flush=True)
+            return _measure(args, spec,
+                            provisioner_for(Placement("ssh", hosts=str(lab.inventory))))
+
+
+def _measure(args: argparse.Namespace, spec: ClusterSpec, provisioner: Provisioner) -> int:
     from confluent_kafka.cimpl import NewTopic
 
-    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
     t0 = time.monotonic()
     try:
-        cluster = provisioner_for().up(spec, fresh=not args.reuse)
+        cluster = provisioner.up(spec, fresh=not args.reuse)
         print(f"cluster of {args.nodes} up in {time.monotonic() - t0:.0f}s", flush=True)
         new = NewTopic(TOPIC, num_partitions=args.nodes, replication_factor=min(3, args.nodes))
         client = admin(cluster.bootstrap)  # keep a reference until the future resolves
         if TOPIC not in client.list_topics(timeout=30).topics:
             client.create_topics([new])[TOPIC].result(60)
-        result: dict[str, Any] = {"nodes": args.nodes}
+        result: dict[str, Any] = {"nodes": args.nodes,
+                                  "provisioner": "ssh" if args.hosts or args.ssh_lab
+                                  else "docker"}
         if not args.no_faults:
             result["faults"] = measure_faults(cluster, args.repeat)
         if args.overhead:
@@ -230,5 +280,5 @@ def main(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2))
     finally:
         if not args.keep:
-            provisioner_for().down(args.cluster_name)
+            provisioner.down(args.cluster_name)
     return 0

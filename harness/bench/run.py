@@ -340,6 +340,7 @@ def result_of(args: argparse.Namespace, opts: Any, loops: dict[str, Loop],
 
 def main(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
+    from cluster.lock import cluster_lock
     from harness.run import parse
 
     flags = run_flags(args)
@@ -350,10 +351,11 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(result) if args.json else render(result))
         return 0
     owned: list[str] = []  # the cluster, once the run has brought it up
-    try:
-        result = measure(args, flags, owned)
-    finally:
-        if owned and not args.keep_cluster:
-            provisioner_for().down(owned[0])
+    with cluster_lock(args.cluster_name):  # held across the runs and the loops between them
+        try:
+            result = measure(args, flags, owned)
+        finally:
+            if owned and not args.keep_cluster:
+                provisioner_for().down(owned[0])
     print(json.dumps(result) if args.json else render(result))
     return 0

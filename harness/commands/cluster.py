@@ -4,9 +4,12 @@ The cluster's settings are the rows of ``harness.run.cluster_options``, the
 same flags, converters, ranges and messages as ``insync run`` and ``insync
 matrix`` (``--cluster-name``, ``--nodes``, ...). Every option is checked before
 Docker is asked anything: values and ranges, names, the Kafka version and its
-mode (``cluster.preflight``). ``smoke`` removes the cluster at the end
-only if ``up`` returned it: a failure before that leaves a cluster of the same
-name alone (and a half-built one stays for ``insync cluster logs``, as the
+mode (``cluster.preflight``). ``up``, ``smoke`` and ``down`` then hold the
+cluster's name (``cluster.lock``; ``down --all`` every name): while another
+command holds it they are refused in one line, exit 69. ``status`` and ``logs``
+only read, and take no lock. ``smoke`` removes the cluster at the end only if
+``up`` returned it: a failure before that leaves a cluster of the same name
+alone (and a half-built one stays for ``insync cluster logs``, as the
 provisioner says).
 """
 
@@ -106,12 +109,14 @@ def _say(text: str) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
+    from cluster.lock import cluster_lock
 
     spec = _spec(args)
     started = time.monotonic()
-    cluster = provisioner_for(_options(args).placement()).up(
-        spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
-    )
+    with cluster_lock(spec.name):
+        cluster = provisioner_for(_options(args).placement()).up(
+            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+        )
     _say(
         f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
         f"bootstrap {cluster.bootstrap}"
@@ -121,10 +126,19 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _smoke(args: argparse.Namespace) -> int:
+    from cluster.lock import cluster_lock
+
+    spec = _spec(args)
+    with cluster_lock(spec.name):
+        _smoke_locked(args, spec)
+    return 0
+
+
+def _smoke_locked(args: argparse.Namespace, spec: Any) -> None:
+    """up, the check message, down: with the cluster's name held by ``_smoke``."""
     from cluster import provisioner_for
     from cluster.smoke import write_and_read_back
 
-    spec = _spec(args)
     started = time.monotonic()
     owned = False  # up() returned the cluster: from then on it is ours to remove
     try:
@@ -140,7 +154,6 @@ def _smoke(args: argparse.Namespace) -> int:
         if owned and not args.keep:
             removed = provisioner_for(_options(args).placement()).down(spec.name)
             _say(f"cluster {spec.name!r} removed ({removed})")
-    return 0
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -204,9 +217,12 @@ def _logs(args: argparse.Namespace) -> int:
 
 def _down(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
+    from cluster.lock import cluster_lock, every_cluster_lock
 
     name = _name(args)
-    removed = provisioner_for(_options(args).placement()).down(None if args.all else name)
+    placement = _options(args).placement()
+    with every_cluster_lock() if args.all else cluster_lock(name):
+        removed = provisioner_for(placement).down(None if args.all else name)
     what = "every insync cluster" if args.all else f"cluster {name!r}"
     _say(f"removed {what}: {removed}")
     return 0

@@ -33,7 +33,8 @@ matrix.toml (--config): the axes as arrays, other options as scalars, top
 
 resume: a run is skipped when <results-dir>/<test-name>/*/ holds a test.json
   whose "matrix" block names the same combination, run number and settings,
-  and a results.json of a run that was not interrupted.
+  and a results.json of a run that was not interrupted; finished runs of other
+  settings are not reused, and one line says which settings changed.
 """
 
 

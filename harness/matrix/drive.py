@@ -14,10 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cluster.lock import cluster_locks
 from harness.base.errors import InsyncError, UsageError
 from harness.matrix.axes import Matrix
 from harness.matrix.grid import Combination, expand, order, rebuilds
-from harness.matrix.resume import done_runs, mark
+from harness.matrix.resume import changed_runs, done_runs, mark, not_reused
 from harness.run.options import RunOptions
 
 # -- progress ------------------------------------------------------------------------------
@@ -174,13 +175,18 @@ def run_combinations(
     """Run ``runs`` runs of each combination (in the order given), skipping those stored
     and complete (the resume rule, ``harness.matrix.resume``); ``after`` sees each new
     run once it is marked. ``insync catalogue`` and ``insync scenario run`` drive their
-    runs through here too, so there is one resume machine.
+    runs through here too, so there is one resume machine. The cluster names of the
+    runs to run are held (``cluster.lock``) from the plan line to the last teardown;
+    with nothing to run, nothing is held.
     """
     outcome = Outcome()
     todo: list[tuple[Combination, int]] = []
     for c in combos:
         tally = outcome.tallies.setdefault(c.name, Tally())
         finished = done_runs(c.opts.results_dir, c)
+        changed = changed_runs(c.opts.results_dir, c)
+        if changed:
+            say(not_reused(c.name, changed))
         for k in range(1, runs + 1):
             if k in finished:
                 tally.add(finished[k].verdict)
@@ -190,46 +196,48 @@ def run_combinations(
             else:
                 todo.append((c, k))
     total = len(combos) * runs
-    say(
-        f"{label}: {len(combos)} combination(s) x {runs} run(s) = {total}; "
-        f"{outcome.resumed} already done, {len(todo)} to run; "
-        f"{rebuilds([c for c, _ in todo])} cluster spec change(s)"
-    )
-    durations: list[float] = []
-    owned: list[str] = []
+    # Held from here to the last teardown: no other command may use these clusters meanwhile.
+    with cluster_locks(c.opts.cluster_name for c, _ in todo):
+        say(
+            f"{label}: {len(combos)} combination(s) x {runs} run(s) = {total}; "
+            f"{outcome.resumed} already done, {len(todo)} to run; "
+            f"{rebuilds([c for c, _ in todo])} cluster spec change(s)"
+        )
+        durations: list[float] = []
+        owned: list[str] = []
 
-    def own(name: str) -> None:
-        if name not in owned:
-            owned.append(name)
+        def own(name: str) -> None:
+            if name not in owned:
+                owned.append(name)
 
-    try:
-        for i, (c, k) in enumerate(todo, 1):
-            say(f"[{i}/{len(todo)}] {c.name} run {k}/{runs}")
-            t0 = clock()
-            result = run_fn(c.opts, say=say, on_cluster=own)
-            durations.append(clock() - t0)
-            mark(result, c, k)
-            if after is not None:
-                after(result, c, k)
-            outcome.tallies[c.name].add(result.verdict)
-            outcome.verdicts.setdefault(c.name, {})[k] = result.verdict
-            outcome.ran += 1
-            word = {True: "valid", False: "INVALID"}.get(result.verdict.get("valid"), "unknown")
-            say(
-                f"[{i}/{len(todo)}] {c.name} run {k}: {word} "
-                f"({duration(durations[-1])}) -> {result.run_dir.path}"
-            )
-            say(progress(outcome.resumed + outcome.ran, total, durations))
-            if getattr(result, "interrupted", False):
-                outcome.interrupted = True
-                say(f"{label} interrupted: the same command resumes it")
-                break
-    finally:
-        if down is not None and not keep_cluster:
-            for name in owned:
-                try:
-                    down(name)
-                    say(f"removed cluster {name!r}")
-                except InsyncError as err:
-                    say(f"could not remove cluster {name!r}: {err.one_line()}")
+        try:
+            for i, (c, k) in enumerate(todo, 1):
+                say(f"[{i}/{len(todo)}] {c.name} run {k}/{runs}")
+                t0 = clock()
+                result = run_fn(c.opts, say=say, on_cluster=own)
+                durations.append(clock() - t0)
+                mark(result, c, k)
+                if after is not None:
+                    after(result, c, k)
+                outcome.tallies[c.name].add(result.verdict)
+                outcome.verdicts.setdefault(c.name, {})[k] = result.verdict
+                outcome.ran += 1
+                word = {True: "valid", False: "INVALID"}.get(result.verdict.get("valid"), "unknown")
+                say(
+                    f"[{i}/{len(todo)}] {c.name} run {k}: {word} "
+                    f"({duration(durations[-1])}) -> {result.run_dir.path}"
+                )
+                say(progress(outcome.resumed + outcome.ran, total, durations))
+                if getattr(result, "interrupted", False):
+                    outcome.interrupted = True
+                    say(f"{label} interrupted: the same command resumes it")
+                    break
+        finally:
+            if down is not None and not keep_cluster:
+                for name in owned:
+                    try:
+                        down(name)
+                        say(f"removed cluster {name!r}")
+                    except InsyncError as err:
+                        say(f"could not remove cluster {name!r}: {err.one_line()}")
     return outcome

@@ -6,11 +6,14 @@ Resume rule: run ``k`` of a combination is done when some
 combination, the same run number and the same settings (every run option but
 seed, name, results dir, cluster name and teardown; an unset option is the same
 as one the block does not name), and a ``results.json`` of a run that was not
-interrupted. Everything else is run (again).
+interrupted. Everything else is run (again); a finished run of the combination
+whose settings differ is left where it is, and the rerun says in one line which
+settings changed (:func:`not_reused`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +37,59 @@ class Done:
 def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
     """Run number -> the finished stored run of ``combo`` (the resume rule)."""
     settings = combo.settings()
-    out: dict[int, Done] = {}
+    return {run_no: Done(path, results)
+            for path, run_no, stored, results in _finished(results_dir, combo)
+            if same_settings(stored, settings)}
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A finished stored run of the combination that is not reused: its settings differ."""
+
+    path: Path
+    #: option -> (stored value, value now), for each option that differs
+    diff: dict[str, tuple[Any, Any]]
+
+
+def changed_runs(results_dir: str | Path, combo: Combination) -> list[Changed]:
+    """The finished stored runs of ``combo`` whose settings differ from its settings now
+    (a changed option or, for a scenario, a changed fault script): the rerun says why
+    it does not reuse them (:func:`not_reused`)."""
+    settings = combo.settings()
+    return [Changed(path, settings_diff(stored, settings))
+            for path, _, stored, _ in _finished(results_dir, combo)
+            if not same_settings(stored, settings)]
+
+
+def not_reused(name: str, changed: list[Changed]) -> str:
+    """``scenario-x-4.1.x: 2 stored run(s) not reused, settings changed: another fault
+    script (scenario-x-0a1b.schedule.jsonl, now scenario-x-2c3d.schedule.jsonl)``."""
+    diff: dict[str, tuple[Any, Any]] = {}
+    for c in changed:
+        for k, pair in c.diff.items():
+            diff.setdefault(k, pair)
+    words = [_changed_word(k, was, now) for k, (was, now) in sorted(diff.items())]
+    return (f"{name}: {len(changed)} stored run(s) not reused, settings changed: "
+            f"{'; '.join(words)}")
+
+
+def _changed_word(key: str, was: Any, now: Any) -> str:
+    if key == "nemesis_schedule":
+        def name(x: Any) -> str:
+            return Path(x).name if isinstance(x, str) else "none"
+
+        return f"another fault script ({name(was)}, now {name(now)})"
+    return f"--{key.replace('_', '-')} {was!r}, now {now!r}"
+
+
+def _finished(
+    results_dir: str | Path, combo: Combination
+) -> Iterator[tuple[Path, int, Any, dict[str, Any]]]:
+    """(run dir, run number, stored settings, results) of each stored run of ``combo``
+    that finished and was not interrupted, whatever its settings."""
     folder = Path(results_dir) / combo.name
     if not folder.is_dir():
-        return out
+        return
     for run_dir in sorted(folder.iterdir()):
         try:
             stored = RunDir(run_dir)
@@ -48,25 +100,26 @@ def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
         block = test.get("matrix")
         if not isinstance(block, dict) or block.get("combination") != combo.name:
             continue
-        if not same_settings(block.get("settings"), settings):
-            continue
         if not isinstance(block.get("run"), int):
             continue
         if (results.get("run") or {}).get("interrupted"):
             continue
-        out[block["run"]] = Done(run_dir, results)
-    return out
+        yield run_dir, block["run"], block.get("settings"), results
 
 
 def same_settings(stored: Any, settings: dict[str, Any]) -> bool:
     """Do a stored block's settings equal these? An unset (None) option counts as absent,
     so a run stored before an option existed (``--controllers``, ``--base-image``) still
     resumes while that option is left unset."""
-    if not isinstance(stored, dict):
-        return False
-    return {k: v for k, v in stored.items() if v is not None} == {
-        k: v for k, v in settings.items() if v is not None
-    }
+    return isinstance(stored, dict) and not settings_diff(stored, settings)
+
+
+def settings_diff(stored: Any, settings: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """option -> (stored, now) for each option whose set values differ (None is unset)."""
+    was = {k: v for k, v in stored.items() if v is not None} if isinstance(stored, dict) else {}
+    now = {k: v for k, v in settings.items() if v is not None}
+    return {k: (was.get(k), now.get(k)) for k in sorted(was.keys() | now.keys())
+            if was.get(k) != now.get(k)}
 
 
 def mark(result: Any, combo: Combination, run_no: int) -> None:

@@ -22,7 +22,9 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
 
 Before step 1, ``setup.preflight`` checks every option (values, version and
 mode, files, broker keys): bad input is one ``UsageError`` line with nothing
-created and Docker never asked. Cleanup touches only what this run owns: its
+created and Docker never asked. Then the run takes its cluster name's lock
+(``cluster.lock``): while another command holds it, the run is refused in one
+line, exit 69, with nothing created. Cleanup touches only what this run owns: its
 topics, and the cluster once the provisioner's ``up`` returned it. A failure
 before that (an engine that does not answer, Maven unreachable, a node that
 never became ready) leaves any cluster of that name alone: not ``down``-ed, its
@@ -40,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cluster.lock import cluster_lock
 from cluster.model import stage
 from harness.base.errors import InsyncError
 from harness.base.history import HistoryWriter
@@ -55,6 +58,7 @@ from workloads import workload_of
 
 if TYPE_CHECKING:
     from cluster import Cluster
+    from cluster.spec import ClusterSpec
     from nemesis.package import NemesisOptions
     from nemesis.protocol import NemesisPackage
     from workloads.protocol import WorkloadRun
@@ -83,14 +87,15 @@ class Run:
     def __init__(
         self,
         opts: RunOptions,
+        checked: tuple[ClusterSpec, NemesisOptions | None],
         *,
         say: Say,
         live: bool | None = None,
         on_cluster: OnCluster | None = None,
     ) -> None:
-        # Everything that can be wrong with the options fails here, before a directory
-        # or a container exists: a UsageError is cheap.
-        self.spec, self.nopts = preflight(opts)
+        # ``checked`` is what ``preflight(opts)`` made: everything that can be wrong with
+        # the options failed there, before a directory or a container existed.
+        self.spec, self.nopts = checked
         self.opts = opts
         self.say = say
         self.live = live
@@ -150,12 +155,12 @@ class Run:
         self.cluster = provisioner_for(self.opts.placement()).up(spec, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
+        env = run_env(self.opts, self.cluster.bootstrap, self.token)
         if nopts is not None:  # pure values: built now so test.json records its fault spans
-            self.package = build_package(nopts)
+            self.package = build_package(replace(nopts, topic_prefix=env.topic_prefix))
             self.stats.fault_spans = dict(self.package.fault_spans)
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
         self.stats.enter("workload-setup")
-        env = run_env(self.opts, self.cluster.bootstrap, self.token)
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
         with stage(self.say, f"workload {self.opts.workload!r} set up"):
             self.session.setup()
@@ -320,7 +325,8 @@ def run(
     live: bool | None = None,
     on_cluster: OnCluster | None = None,
 ) -> RunResult:
-    """Run the test ``opts`` describes (validated and resolved here) and judge it.
+    """Run the test ``opts`` describes (validated and resolved here) and judge it, holding
+    its cluster's name (``cluster.lock``) from the end of the checks to the verdict.
 
     ``on_cluster(name)`` is called once this run owns the cluster ``name`` (the
     provisioner's ``up`` returned it): ``insync matrix`` removes at the
@@ -331,4 +337,7 @@ def run(
         print(f"insync: {text}", file=sys.stderr, flush=True)
 
     resolved = opts.validate().resolved()
-    return Run(resolved, say=say or to_stderr, live=live, on_cluster=on_cluster).execute()
+    checked = preflight(resolved)  # bad input is refused before the lock: it needs none
+    with cluster_lock(resolved.cluster_name):
+        return Run(resolved, checked, say=say or to_stderr, live=live,
+                   on_cluster=on_cluster).execute()

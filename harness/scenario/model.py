@@ -12,6 +12,7 @@ expectations.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -226,10 +227,19 @@ class Scenario:
         return "".join(json.dumps(dict(step), sort_keys=True) + "\n" for step in self.steps)
 
     def write_schedule(self, directory: str | Path) -> Path:
-        """Write the fault script into ``directory`` (made if missing); its path."""
-        path = Path(directory) / f"scenario-{self.name}.schedule.jsonl"
+        """Write the fault script into ``directory`` (made if missing); its path.
+
+        The file is named after the script's contents (``scenario-NAME-<sha256,
+        12 hex>.schedule.jsonl``): a run records the path in its settings, and a
+        rerun resumes only runs whose settings are equal, so runs of an older
+        script, whose file stays as they ran it, are never counted as runs of
+        this one.
+        """
+        text = self.schedule_text()
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        path = Path(directory) / f"scenario-{self.name}-{digest}.schedule.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.schedule_text())
+        path.write_text(text)
         return path
 
     def affected(self) -> list[KafkaVersion]:

@@ -6,11 +6,13 @@ a rerun, the cluster reused while its spec stays the same and removed at the
 end), so a scenario on one version becomes a :class:`~harness.matrix.Combination`
 and :func:`harness.matrix.run_combinations` drives it. What is the scenario's
 own: the test name (``scenario-NAME[-VARIANT]-V.x``, one folder per case under
-the results dir), the fault script written once to a stable path under the
-results dir (so a rerun's settings equal the stored ones and resume), the
-``scenario`` block added to each run's test.json (name, variant, bug, sources,
-expectation; the report's scenario panel and ``insync analyze`` read it) and
-the judgement of each verdict against :meth:`Expectation.matches`.
+the results dir), the fault script written under the results dir at a path
+named after its contents (so a rerun of the same script has settings equal to
+the stored ones and resumes, and a changed script's runs are not counted as
+the new one's: the rerun says so in one line), the ``scenario`` block added to
+each run's test.json (name, variant, bug, sources, expectation; the report's
+scenario panel and ``insync analyze`` read it) and the judgement of each
+verdict against :meth:`Expectation.matches`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from harness.run.setup import preflight
 from harness.scenario.load import find
 from harness.scenario.model import Expectation, Scenario
 
-#: Where the fault scripts are written, under the results dir (stable: resume compares paths).
+#: Where the fault scripts are written, under the results dir (one file per script's
+#: contents: resume compares their paths).
 SCHEDULES = "scenario-schedules"
 #: The run options a scenario leaves to the caller: where the nodes are, not what the bug needs.
 PLACEMENT = ("cluster_name", "heap_mb", "base_image", "hosts", "accept_new_host_keys")

@@ -2,7 +2,9 @@
 
 The runner keeps no side channel: ``insync check`` on the bare history must reach
 the verdict ``insync run`` stored, so these tests give the checker only history
-lines (the ``await-state`` pair the nemesis writes), in one pass and in chunks.
+lines (the ``await-state`` pair the nemesis writes, ``tests/support/wait_histories.py``),
+in one pass and in chunks. The Spark engine's agreement on the same lines is in
+``tests/results/test_spark_check.py``.
 """
 
 from __future__ import annotations
@@ -12,33 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_builder import Hist
+from wait_histories import HELD, NOT_HELD, REASON, history
 
 from checkers import check_file, check_history, exit_code
 from checkers._fork import can_fork
 from checkers._parallel import read_chunked
-
-WAIT = {"until": "isr-is-leader", "key": "t0-0", "timeout-s": 30, "step": 3}
-REASON = "step 3: wait isr-is-leader t0-0 did not hold within 30 s"
-
-
-def history(completion: dict[str, Any] | None, *, lose: bool = False,
-            error: str | None = None) -> Hist:
-    """Two acknowledged sends, a scripted wait, and a poll that reads one (``lose``) or both."""
-    h = Hist()
-    h.send(0, "t0-0", 0, 1)
-    h.add("nemesis", "invoke", "await-state", WAIT)
-    if completion is not None:
-        extra = {} if error is None else {"error": error}
-        h.add("nemesis", "info", "await-state", {**WAIT, **completion}, **extra)
-    h.send(0, "t0-0", 1, 2)
-    h.poll(1, {"t0-0": [[1, 2]] if lose else [[0, 1], [1, 2]]})
-    return h
-
-
-HELD = {"held": True, "seconds": 4.0, "polls": 5, "observed": {"leader": "n1", "isr": ["n1"]}}
-NOT_HELD = {"held": False, "seconds": 30.0, "polls": 31,
-            "observed": {"leader": "n1", "isr": ["n1", "n2"]}}
 
 
 def test_a_wait_that_held_changes_nothing() -> None:

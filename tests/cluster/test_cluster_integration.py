@@ -15,7 +15,7 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.cimpl import NewTopic
 
 from cluster import Cluster, provisioner_for
-from cluster.docker.docker_cli import run_docker
+from cluster.docker.containers import labelled_ids
 from cluster.kafka_clients import admin, consumer, producer
 from cluster.metadata import active_controller, partitions
 from cluster.remote import sh
@@ -26,11 +26,6 @@ pytestmark = pytest.mark.integration
 
 TOPIC = "it-acks-all"
 MESSAGES = 1000
-
-
-def _labelled(kind_args: list[str], cluster: str) -> list[str]:
-    out: str = run_docker([*kind_args, "--filter", f"label=insync.cluster={cluster}"]).stdout
-    return out.split()
 
 
 @pytest.fixture(
@@ -47,9 +42,9 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         yield provisioner_for().up(spec, fresh=True, say=lambda _msg: None)
     finally:
         provisioner_for().down(name)
-        assert _labelled(["ps", "-aq"], name) == [], "containers left behind"
-        assert _labelled(["network", "ls", "-q"], name) == [], "network left behind"
-        assert _labelled(["volume", "ls", "-q"], name) == [], "volumes left behind"
+        assert labelled_ids("container", name) == [], "containers left behind"
+        assert labelled_ids("network", name) == [], "network left behind"
+        assert labelled_ids("volume", name) == [], "volumes left behind"
 
 
 def test_every_node_runs_a_registered_broker(cluster: Cluster) -> None:

@@ -1,8 +1,10 @@
-"""The ``engine`` fixture (``tests/support/fake_engine.py``): a fake Docker on PATH."""
+"""The ``engine`` fixture (``tests/support/fake_engine.py``): a fake Docker Engine API
+at ``DOCKER_HOST`` and fake tools on PATH."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,5 +17,7 @@ from fake_engine import Engine, install  # noqa: E402
 
 
 @pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
-    return install(tmp_path, monkeypatch)
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    fake = install(tmp_path, monkeypatch)
+    yield fake
+    fake.api.stop()

@@ -1,12 +1,13 @@
 """Bad input to ``insync run | matrix | cluster``: one line, exit 64, and nothing touched.
 
 Every case runs the real command line in-process with the fake engine of
-``tests/support/fake_engine.py`` (a ``docker`` first on ``PATH`` that logs its
-argv and exits 1; ``dockerd``, ``apt-get``, ``mvn`` and ``debootstrap`` too;
-``DOCKER_HOST`` at a dead socket) and asserts that its log stays EMPTY, that no
-run directory appears under ``--results-dir``, and that the error is printed
-exactly once. The canary tests at the end prove the fakes sit on the path the
-code really takes: valid input does reach them.
+``tests/support/fake_engine.py`` (``DOCKER_HOST`` at a fake Engine API that logs
+every request and refuses all but its version; ``dockerd``, ``apt-get``, ``mvn``
+and ``debootstrap`` first on ``PATH``, logging their argv and exiting 1) and
+asserts that its log stays EMPTY, that no run directory appears under
+``--results-dir``, and that the error is printed exactly once. The canary tests
+at the end prove the fakes sit on the path the code really takes: valid input
+does reach them.
 """
 
 from __future__ import annotations
@@ -325,8 +326,8 @@ def test_a_malformed_wait_step_is_refused_before_anything_starts(
 def test_canary_docker_calls_reach_the_fake(
     engine: Engine, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["cluster", "status"]) == 70  # the fake docker exits 1
-    assert engine.calls() and engine.calls()[0].startswith("docker ps")
+    assert main(["cluster", "status"]) == 70  # the fake engine refuses the listing
+    assert engine.calls()[:2] == ["docker GET /version", "docker GET /containers/json"]
     assert capsys.readouterr().err.count("\n") == 1
 
 

@@ -14,6 +14,7 @@ from harness import matrix as mx
 from harness.base.errors import EnvironmentProblem, UsageError
 from harness.base.rundir import RunDir, read_json, write_json
 from harness.cli import build_parser
+from harness.matrix.resume import changed_runs, not_reused
 from harness.run.options import RunOptions
 from harness.run.runner import RunResult
 
@@ -193,6 +194,29 @@ def test_resume_counts_only_finished_runs_of_the_same_settings(tmp_path: Path) -
     plain.write_test({"name": combo.name})
     plain.write_results(ok)
     assert sorted(mx.done_runs(tmp_path, combo)) == [1]
+    (changed,) = changed_runs(tmp_path, combo)  # only the finished run of other settings
+    assert changed.diff == {"time_limit": (999.0, combo.opts.time_limit)}
+    assert not_reused(combo.name, [changed]) == (
+        f"{combo.name}: 1 stored run(s) not reused, settings changed: "
+        f"--time-limit 999.0, now {combo.opts.time_limit!r}")
+
+
+def test_the_driver_says_in_one_line_which_stored_runs_it_does_not_reuse(
+    tmp_path: Path,
+) -> None:
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    ok = {"valid": True, "run": {"interrupted": False}}
+    settings = {**combo.settings(), "nemesis_schedule": "/r/scenario-x-0a1b.schedule.jsonl"}
+    stored(tmp_path, combo, 1, results=ok, settings=settings)
+    lines: list[str] = []
+
+    def never(opts: RunOptions, **_: Any) -> RunResult:
+        raise AssertionError("a run of other settings was stored: nothing to run again")
+
+    stored(tmp_path, combo, 1, minutes=1, results=ok)  # run 1 of these settings is done
+    mx.run_combinations([combo], 1, keep_cluster=True, run_fn=never, say=lines.append)
+    assert lines[0] == (f"{combo.name}: 1 stored run(s) not reused, settings changed: "
+                        "another fault script (scenario-x-0a1b.schedule.jsonl, now none)")
 
 
 def test_a_run_stored_before_an_option_existed_still_resumes(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cluster.docker.docker_cli import run_docker
+from cluster.docker.containers import labelled_ids
 from harness.run import parse, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -54,5 +54,4 @@ def test_kills_and_partitions_with_acks_all_lose_nothing(tmp_path: Path) -> None
     assert faults[-1]["f"] == "await-recovery" and faults[-1]["value"]["recovered"], faults[-1]
     assert result.verdict["valid"] is True, result.verdict
     assert result.summary["drain_complete"] is True
-    leftover = run_docker(["ps", "-aq", "--filter", f"label=insync.cluster={CLUSTER}"]).stdout
-    assert leftover.split() == []
+    assert labelled_ids("container", CLUSTER) == []

@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from cluster import provisioner_for
-from cluster.docker.docker_cli import run_docker
+from cluster.docker.containers import labelled_ids
 from cluster.spec import ClusterSpec
 from harness.run import RunResult, parse, run
 
@@ -33,11 +33,6 @@ CLUSTER = "run-it"
 INSYNC = str(Path(sys.executable).with_name("insync"))
 
 
-def _labelled(kind_args: list[str]) -> list[str]:
-    out: str = run_docker([*kind_args, "--filter", f"label=insync.cluster={CLUSTER}"]).stdout
-    return out.split()
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     try:
@@ -45,8 +40,8 @@ def cluster() -> Iterator[str]:
         yield CLUSTER
     finally:
         provisioner_for().down(CLUSTER)
-        assert _labelled(["ps", "-aq"]) == [], "containers left behind"
-        assert _labelled(["network", "ls", "-q"]) == [], "network left behind"
+        assert labelled_ids("container", CLUSTER) == [], "containers left behind"
+        assert labelled_ids("network", CLUSTER) == [], "network left behind"
 
 
 def _run(cluster: str, tmp_path: Path, *extra: str) -> RunResult:
@@ -177,5 +172,5 @@ def test_sigint_keeps_the_history_collects_logs_and_tears_down(
     assert results_json["run"]["interrupted"] is True
     for node in ("n1", "n2", "n3"):
         assert list((history.parent / "nodes" / node).iterdir()), f"no logs of {node}"
-    assert _labelled(["ps", "-aq"]) == [], "containers left behind"
-    assert _labelled(["network", "ls", "-q"]) == [], "network left behind"
+    assert labelled_ids("container", CLUSTER) == [], "containers left behind"
+    assert labelled_ids("network", CLUSTER) == [], "network left behind"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from cluster import Cluster
 from cluster.kafka_node import FAKETIME_CONTROL, KafkaNode
@@ -37,8 +39,26 @@ class FakeNode:
     fail_on: str | None = None  # a substring: scripts containing it exit 1
     rules: list[str] = field(default_factory=list)  # what ``iptables -S`` prints
     qdiscs: list[str] = field(default_factory=list)  # what ``tc qdisc show`` prints
+    commands: int = 0  # every command run on the node: a fault should cost one per node
+
+    def signal_if(self, sig: str, want: list[str]) -> tuple[int, str, str]:
+        """``cluster.daemon.SIGNAL_SCRIPT``: signal if the state is wanted; a KILL reaps."""
+        if self.fail_on is not None and self.fail_on in f"kill -{sig}":
+            return 1, "", "injected failure"
+        if self.pid is None or self.stat == "Z":
+            return 0, "stopped\n", ""
+        state = "paused" if self.stat.startswith("T") else "running"
+        if state not in want:
+            return 0, f"{state}\n", ""
+        self.signals.append((sig, self.pid))
+        self.stat = {"KILL": "Z", "STOP": "T", "CONT": "Sl"}.get(sig, self.stat)
+        return 0, f"{state} {self.pid}\n", ""
 
     def handle(self, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:
+        self.commands += 1
+        if argv[3:4] == ("insync-signal",):
+            self.scripts.append(f"insync-signal {' '.join(argv[5:])}")
+            return self.signal_if(argv[5], argv[6].split())
         if argv[0] == "kill":
             sig, pid = argv[1].lstrip("-"), int(argv[2])
             if sig == "0":  # exists? a killed fake process is reaped at once
@@ -55,10 +75,11 @@ class FakeNode:
             return 0, f"default via {GATEWAY} dev eth0\n", ""
         # The start script probes with ps too: recognise it first.
         if "setsid" in script:
-            if self.pid is None or self.stat == "Z":
-                self.next_pid += 1
-                self.pid, self.stat = self.next_pid, "Sl"
-            return 0, f"{self.pid}\n", ""
+            if self.pid is not None and self.stat != "Z":
+                return 0, f"{'paused' if self.stat == 'T' else 'running'} {self.pid}\n", ""
+            self.next_pid += 1
+            self.pid, self.stat = self.next_pid, "Sl"
+            return 0, f"stopped {self.pid}\n", ""
         if "ps -o stat=" in script:
             if self.pid is None or self.stat == "Z":
                 return 0, "", ""
@@ -70,6 +91,11 @@ class FakeNode:
             self.clock = shlex.split(written.group(1))[0]
         if script.startswith("date +%s.%N"):
             return 0, "1800000000.250000000\n", ""
+        frozen = re.match(r"s=\$\(\( \(\$\(date \+%s%N\) \+ (-?\d+)\) / 1000000000 \)\)", script)
+        if frozen:  # the freeze script: this node's clock reads 1800000000.25
+            at = (1_800_000_000_250_000_000 + int(frozen.group(1))) // 1_000_000_000
+            self.clock = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at))
+            return 0, f"{self.clock}\n", ""
         if script.startswith("ps -eo pid=,stat=,comm="):  # every process, for residue
             alive = self.pid is not None and self.stat != "Z"
             return 0, f"{self.pid} {self.stat} java\n" if alive else "", ""
@@ -125,6 +151,15 @@ def grudge_in_force(cluster: Cluster, fakes: dict[str, FakeNode]) -> dict[str, f
         if peers:
             grudge[name] = frozenset(peers)
     return grudge
+
+
+def landed(out: dict[str, Any]) -> dict[str, Any]:
+    """A completion (or its value) without its ``spread-ms``, which must be there and sane:
+    the first-to-last node spread is measured, so tests compare everything else."""
+    value = out.get("value", out)
+    spread = value.pop("spread-ms")
+    assert isinstance(spread, float) and 0 <= spread < 5_000, spread
+    return out
 
 
 class FakeTime:

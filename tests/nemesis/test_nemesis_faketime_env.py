@@ -24,8 +24,9 @@ def test_brokers_start_preloaded_with_the_control_file_at_zero_only_when_asked()
     assert env["FAKETIME_FORCE_MONOTONIC_FIX"] == "0"
     fakes["n1"].stat = "Z"
     node.start()
-    setup, start = fakes["n1"].scripts
-    assert f"[ -s {FAKETIME_CONTROL} ] || echo +0 > {FAKETIME_CONTROL}" in setup
+    (start,) = fakes["n1"].scripts  # one command: the control file, then the broker
+    assert f"[ -s {FAKETIME_CONTROL} ] || echo +0 > {FAKETIME_CONTROL}" in start
+    assert start.index(FAKETIME_CONTROL) < start.index("setsid")
     assert f"LD_PRELOAD={FAKETIME_LIB}" in start and "setsid" in start
 
     plain, plain_fakes = fake_cluster(1, faketime=False)

@@ -22,7 +22,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from cluster import Cluster, provisioner_for
 from cluster.broker_config import DATA_DIR
-from cluster.docker.docker_cli import run_docker
+from cluster.docker.containers import labelled_ids
 from cluster.kafka_clients import admin
 from cluster.kafka_node import KAFKA_LOG_DIR
 from cluster.metadata import PartitionState, active_controller, partitions
@@ -55,8 +55,7 @@ def cluster() -> Iterator[Cluster]:
         yield c
     finally:
         provisioner_for().down(NAME)
-        out = run_docker(["ps", "-aq", "--filter", f"label=insync.cluster={NAME}"]).stdout
-        assert out.split() == [], "containers left behind"
+        assert labelled_ids("container", NAME) == [], "containers left behind"
 
 
 def isr_of(cluster: Cluster) -> dict[str, tuple[str, ...]]:

@@ -8,7 +8,7 @@ link. These tests pin what each now does, and what its completion records.
 from __future__ import annotations
 
 import pytest
-from fakes import fake_cluster
+from fakes import fake_cluster, landed
 
 from cluster.metadata import PartitionState
 from nemesis.clock import ClockNemesis
@@ -78,7 +78,7 @@ def test_minority_of_five_never_takes_a_quorum_majority(seed: int) -> None:
 def test_an_explicit_whole_cluster_kill_happens_and_says_so(target: str | list[str]) -> None:
     cluster, fakes = fake_cluster(3)
     out = KillNemesis(resolver(0)).invoke(cluster, {"f": "kill", "value": target})
-    assert out == {"value": {"killed": {"n1": 100, "n2": 100, "n3": 100}, "target": target,
+    assert landed(out) == {"value": {"killed": {"n1": 100, "n2": 100, "n3": 100}, "target": target,
                              "whole-cluster": True, "quorum-majority": True}}
     assert all(fk.stat == "Z" for fk in fakes.values())
     started = KillNemesis(resolver(0)).invoke(cluster, {"f": "start", "value": "all"})
@@ -177,7 +177,7 @@ def test_leaders_of_every_partition_each_alone_is_rewritten_to_isolate_one_leade
 def test_leaders_sharing_a_node_need_no_rewrite() -> None:
     shared = {k: PartitionState(p.topic, p.partition, "n2", p.replicas, p.isr)
               for k, p in SPREAD.items()}
-    value = partition(3, "leaders:3", parts=shared)["value"]
+    value = landed(partition(3, "leaders:3", parts=shared))["value"]
     assert value == {"shape": "leaders:3", "isolated": [["n2"], ["n1", "n3"]]}
 
 

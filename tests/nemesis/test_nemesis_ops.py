@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fakes import GATEWAY, FakeNode, fake_cluster
+from fakes import GATEWAY, FakeNode, fake_cluster, landed
 
 from cluster import Cluster
 from cluster.metadata import PartitionState
@@ -42,7 +42,7 @@ def test_majority_partition_drops_exactly_the_other_side() -> None:
         assert drops(fakes[n]) == [f"iptables -w 10 -A INSYNC -s {addr[alone]} -j DROP"]
     assert all(GATEWAY not in c for f in fakes.values() for c in f.iptables())
     healed = nem.invoke(cluster, {"f": "stop-partition", "value": None})
-    assert healed == {"value": {"healed": ["n1", "n2", "n3"]}}
+    assert landed(healed) == {"value": {"healed": ["n1", "n2", "n3"]}}
     assert all(f.iptables()[-1] == "iptables -w 10 -F INSYNC 2>/dev/null" for f in
                fakes.values())
 
@@ -61,9 +61,9 @@ def test_controller_and_explicit_grudges_are_recorded_as_given() -> None:
     cluster, fakes = fake_cluster(3)
     nem = PartitionNemesis(resolver())
     out = nem.invoke(cluster, {"f": "start-partition", "value": "controller"})
-    assert out["value"] == {"shape": "controller", "isolated": [["n3"], ["n1", "n2"]]}
+    assert landed(out)["value"] == {"shape": "controller", "isolated": [["n3"], ["n1", "n2"]]}
     out = nem.invoke(cluster, {"f": "start-partition", "value": {"grudge": {"n1": ["n2"]}}})
-    assert out["value"] == {"shape": "grudge", "grudge": {"n1": ["n2"]}}
+    assert landed(out)["value"] == {"shape": "grudge", "grudge": {"n1": ["n2"]}}
     assert drops(fakes["n1"])[-1] == "iptables -w 10 -A INSYNC -s 10.0.0.2 -j DROP"
     # n2 and n3 got their chain flushed and nothing added: the old cut is gone
     assert fakes["n3"].iptables()[-1] == "iptables -w 10 -F INSYNC"
@@ -88,7 +88,7 @@ def test_kill_records_pids_and_start_restarts_only_the_dead() -> None:
     cluster, fakes = fake_cluster(3)
     nem = KillNemesis(resolver())
     out = nem.invoke(cluster, {"f": "kill", "value": "leader:t0-0"})
-    assert out == {"value": {"killed": {"n2": 100}, "target": "leader:t0-0"}}
+    assert landed(out) == {"value": {"killed": {"n2": 100}, "target": "leader:t0-0"}}
     assert fakes["n2"].signals == [("KILL", 100)]
     again = nem.invoke(cluster, {"f": "kill", "value": "n2"})
     assert again["value"] == {"killed": {}, "skipped": {"n2": "stopped"}, "target": "n2"}

@@ -15,7 +15,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from fakes import FakeNode, FakeTime, down_nodes, fake_cluster, grudge_in_force
+from fakes import FakeNode, FakeTime, down_nodes, fake_cluster, grudge_in_force, landed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -157,7 +157,8 @@ def test_explicit_targets_are_applied_and_judged_with_what_is_in_force() -> None
     nem.invoke(cluster, {"f": "kill", "value": "controller"})
     assert not of_nodes(["n2"], N3, N3).harmful, "n2 alone would spare the quorum"
     out = nem.invoke(cluster, {"f": "pause", "value": ["n2"]})
-    assert out["value"] == {"paused": {"n2": 100}, "target": ["n2"], "quorum-majority": True}
+    assert landed(out)["value"] == {"paused": {"n2": 100}, "target": ["n2"],
+                                    "quorum-majority": True}
     out = nem.invoke(cluster, {"f": "pause", "value": "all"})
     assert out["value"]["paused"] == {"n3": 100}
     assert out["value"]["skipped"] == {"n1": "stopped", "n2": "paused"}
@@ -181,7 +182,8 @@ def test_a_partition_that_would_strand_the_quorum_with_a_dead_node_is_withheld()
     # isolating the dead node takes nothing more: applied
     kafka.controller = "n1"
     out = nem.invoke(cluster, {"f": "start-partition", "value": {"isolate": "controller"}})
-    assert out["value"] == {"shape": "isolate controller", "isolated": [["n1"], ["n2", "n3"]]}
+    assert landed(out)["value"] == {"shape": "isolate controller",
+                                    "isolated": [["n1"], ["n2", "n3"]]}
     assert_cluster_works(cluster, fakes)
 
 

@@ -17,7 +17,7 @@ from nemesis.kinds import load
 from nemesis.nodes import Resolver
 from nemesis.power_loss import NO_FS, PowerLossNemesis
 from nemesis.settings import NemesisOptions
-from tests.nemesis.fakes import GATEWAY, FakeNode
+from tests.nemesis.fakes import GATEWAY, FakeNode, landed
 
 DROPPED = {"files": 2, "bytes": 8192, "entries": 1}
 
@@ -32,6 +32,18 @@ class PowerNode(FakeNode):
 
     def handle(self, argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
         script = argv[2] if argv[:2] == ("sh", "-c") else ""
+        if argv[3:4] == ("insync-signal",):  # cluster.daemon.SIGNAL_SCRIPT: pidfile, signal
+            pidfile, sig = argv[4], argv[5]
+            if "lazyfs.pid" in pidfile:
+                if self.daemon is None:
+                    return 0, "stopped\n", ""
+                pid = self.daemon
+                if sig == "KILL":
+                    self.events.append("kill-daemon")
+                    self.daemon = None
+                return 0, f"running {pid}\n", ""
+            if sig == "KILL" and self.pid is not None and self.stat != "Z":
+                self.events.append("kill-broker")
         if argv[:2] == ("kill", "-KILL") and int(argv[2]) == self.daemon:
             self.events.append("kill-daemon")
             self.daemon = None
@@ -73,7 +85,7 @@ def power_cluster(*, fs: bool = True) -> tuple[Cluster, dict[str, PowerNode]]:
 def test_power_loss_drops_pending_writes_before_the_broker_dies() -> None:
     cluster, fakes = power_cluster()
     out = PowerLossNemesis(Resolver()).invoke(cluster, {"f": "power-loss", "value": "n2"})
-    assert out == {"value": {"lost": {"n2": {"pid": 100, **DROPPED}}, "target": "n2"}}
+    assert landed(out) == {"value": {"lost": {"n2": {"pid": 100, **DROPPED}}, "target": "n2"}}
     assert fakes["n2"].events == ["lose", "kill-broker", "kill-daemon", "unmount"]
     assert fakes["n1"].events == [] and fakes["n3"].events == []
 

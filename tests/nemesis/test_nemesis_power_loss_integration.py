@@ -26,7 +26,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from confluent_kafka.cimpl import NewTopic
 
 from cluster import Cluster, power_loss_fs, provisioner_for
-from cluster.docker.docker_cli import run_docker
+from cluster.docker.containers import labelled_ids
 from cluster.kafka_clients import admin, consumer, producer
 from cluster.metadata import partitions
 from cluster.spec import ClusterSpec
@@ -49,8 +49,7 @@ def cluster() -> Iterator[Cluster]:
         yield provisioner_for().up(spec, fresh=True, say=lambda _msg: None)
     finally:
         provisioner_for().down(NAME)
-        out = run_docker(["ps", "-aq", "--filter", f"label=insync.cluster={NAME}"]).stdout
-        assert out.split() == [], "containers left behind"
+        assert labelled_ids("container", NAME) == [], "containers left behind"
 
 
 def produce(cluster: Cluster, values: range) -> None:

@@ -7,7 +7,8 @@ run directories with injected lost writes. Each set is checked by Spark in
 Hypothesis example holds a list of 15 histories rather than 15 examples
 holding one each. Agreement means: the same checked types found, the same
 examples in the same order with the same fields, the same true counts, the
-same stats, and ``valid`` computed from those four types.
+same stats, the same fault-script waits that did not hold (``waits-not-held``),
+and ``valid`` computed from those four types, ``unknown`` when a wait did not hold.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ if SUPPORT not in sys.path:
 
 import bad_histories  # noqa: E402
 import kafka_model as km  # noqa: E402
+import wait_histories as wh  # noqa: E402
+from history_builder import Hist  # noqa: E402
 
 from checkers import check_file, check_history  # noqa: E402
 from checkers._input import Source, open_source  # noqa: E402
@@ -70,7 +73,13 @@ def assert_agree(memory: dict[str, Any], spark: dict[str, Any], where: str) -> N
     for name, value in spark["stats"].items():
         assert value == memory["stats"][name], (where, name)
     judged = memory["stats"]["client-ops"] > 0 and memory.get("error", "").find("nothing") < 0
-    assert spark["valid"] == ((not mine) if judged else "unknown"), where
+    waits = memory.get("waits-not-held")
+    assert spark.get("waits-not-held") == waits, where
+    if waits:  # the script did not run as written: unknown whatever was found
+        assert spark["valid"] == "unknown", where
+        assert spark["error"].startswith("; ".join(waits)), where
+    else:
+        assert spark["valid"] == ((not mine) if judged else "unknown"), where
     assert spark["engine"] == "spark"
     assert spark["checked-types"] == list(CHECKED_TYPES)
 
@@ -127,6 +136,46 @@ def test_hypothesis_histories_agree(spark: Any, tmp_path: Path, seeds: list[int]
         assert_agree(mem, got, name)
     planted = {t for mem in memory for t in mem["anomaly-types"] if t in CHECKED_TYPES}
     assert planted, "no checked anomaly in 15 histories: the agreement proved little"
+
+
+WAITS = {
+    "held": wh.history(wh.HELD),
+    "held-lost-write": wh.history(wh.HELD, lose=True),
+    "not-held": wh.history(wh.NOT_HELD),
+    "not-held-lost-write": wh.history(wh.NOT_HELD, lose=True),
+    "cut-short": wh.history({"held": False, "seconds": 12.5, "cut-short": True}),
+    "failed-with-an-error": wh.history({}, error="ClusterError: no metadata"),
+    "invoke-only": wh.history(None),
+}
+
+
+def test_scripted_waits_that_did_not_hold_agree(spark: Any, tmp_path: Path) -> None:
+    """A fault script's wait that did not hold: ``unknown`` from both engines, whatever was
+    found, the same reasons in ``waits-not-held`` and leading ``error``; one that held
+    changes nothing."""
+    hists = dict(WAITS)
+    both = wh.history(wh.HELD)  # a second wait, after the first one held, does not
+    both.add("nemesis", "invoke", "await-state", {**wh.WAIT, "step": 5})
+    both.add("nemesis", "info", "await-state", {**wh.WAIT, **wh.NOT_HELD, "step": 5})
+    hists["held-then-not-held"] = both
+    nothing = Hist()  # no client op at all: nothing to judge, and the wait failed
+    nothing.add("nemesis", "invoke", "await-state", wh.WAIT)
+    nothing.add("nemesis", "info", "await-state", {**wh.WAIT, **wh.NOT_HELD})
+    hists["nothing-to-judge"] = nothing
+    paths = [_write(h.ops, tmp_path / f"{name}.jsonl") for name, h in hists.items()]
+    memory = [check_file(p, max_anomalies=CAP) for p in paths]
+    verdicts = check_files_spark(spark, paths, max_anomalies=CAP)
+    for name, mem, got in zip(hists, memory, verdicts, strict=True):
+        assert_agree(mem, got, name)
+        assert got.get("error") == mem.get("error"), name
+    got = dict(zip(hists, verdicts, strict=True))
+    assert got["held"]["valid"] is True and got["held-lost-write"]["valid"] is False
+    assert got["not-held-lost-write"]["valid"] == "unknown"
+    assert "lost-write" in got["not-held-lost-write"]["anomaly-types"]  # still listed
+    assert got["not-held"]["waits-not-held"] == [wh.REASON]
+    assert got["held-then-not-held"]["waits-not-held"] == [wh.REASON.replace("3", "5", 1)]
+    assert got["invoke-only"]["valid"] is True
+    assert got["nothing-to-judge"]["error"].startswith(wh.REASON + "; nothing to judge")
 
 
 def test_synthetic_runs_with_lost_writes_agree(spark: Any, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ class QueueRun:
 
         self.topics = Topics(
             lambda: admin(env.bootstrap),
-            prefix=f"{env.token}-",
+            prefix=env.topic_prefix,
             partitions=PARTITIONS_PER_TOPIC,
             replication_factor=env.replication_factor,
             config=env.topic_config,

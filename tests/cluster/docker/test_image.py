@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from cluster.docker import image
-from cluster.docker.docker_cli import inspect_one
+from cluster.docker.client import docker_client, inspect_one
 from cluster.docker.image import build_image
 from harness.base.errors import EnvironmentProblem
 
@@ -44,12 +43,19 @@ def test_mmdebstrap_failures_become_one_line_problems(
 # --- integration: a real engine and Debian's packages ---------------------
 
 
-def in_node(ref: str, script: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["docker", "run", "--rm", "--init", "--label", "insync", "--cap-add", "NET_ADMIN",
-         ref, "sh", "-c", script],
-        capture_output=True, text=True, timeout=120, check=False,
+def in_node(ref: str, script: str) -> tuple[int, str]:
+    """Run ``script`` in a throwaway node container: (exit code, stdout and stderr)."""
+    api = docker_client().api
+    created = api.create_container(
+        ref, ["sh", "-c", script], labels={"insync": ""},
+        host_config=api.create_host_config(init=True, cap_add=["NET_ADMIN"]),
     )  # fmt: skip
+    try:
+        api.start(created["Id"])
+        code = int(api.wait(created["Id"], timeout=120)["StatusCode"])
+        return code, api.logs(created["Id"]).decode(errors="replace")
+    finally:
+        api.remove_container(created["Id"], force=True)
 
 
 @pytest.mark.integration
@@ -69,9 +75,9 @@ def test_offline_image_has_the_node_tools_and_is_cached() -> None:
         "insync-sshd -t && ls /etc/ssh/ssh_host_ed25519_key": "ssh_host_ed25519_key",
     }
     for script, expected in checks.items():
-        proc = in_node(ref, script)
-        assert proc.returncode == 0, f"{script}: {proc.stderr}"
-        assert expected in proc.stdout + proc.stderr, f"{script}: {proc.stdout}{proc.stderr}"
+        code, output = in_node(ref, script)
+        assert code == 0, f"{script}: {output}"
+        assert expected in output, f"{script}: {output}"
     again = build_image()
     assert again.ref == ref
     assert (again.built_base, again.built_node) == (False, False)

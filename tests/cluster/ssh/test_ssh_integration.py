@@ -26,55 +26,24 @@ import paramiko
 import pytest
 
 from cluster.docker import containers
-from cluster.docker.docker_cli import run_docker
-from cluster.docker.engine import ensure_engine
-from cluster.docker.image import ensure_image
+from cluster.docker.docker_remote import DockerRemote
 from cluster.spec import ClusterSpec
+from harness.bench._ssh_lab import BASE_DIR as BASE
+from harness.bench._ssh_lab import ssh_lab
 
 pytestmark = pytest.mark.integration
 
 HOSTS = ClusterSpec(name="ssh-it", nodes=3)  # the containers playing hosts
-BASE = "/srv/insync"
 INSYNC = [str(Path(sys.executable).parent / "insync")]
-
-
-def _docker(*args: str) -> str:
-    return str(run_docker(list(args), timeout=120).stdout)
 
 
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """Three node containers running sshd; the inventory and the client key."""
-    tmp = tmp_path_factory.mktemp("ssh-it")
-    key = paramiko.Ed25519Key.generate() if hasattr(paramiko.Ed25519Key, "generate") else None
-    rsa = paramiko.RSAKey.generate(2048) if key is None else None
-    client = key or rsa
-    assert client is not None
-    key_file = tmp / "id"
-    client.write_private_key_file(str(key_file))
-    public = f"{client.get_name()} {client.get_base64()} insync-it\n"
-    ensure_engine()
-    image = ensure_image(None)
-    containers.remove(HOSTS.name)
-    empty = tmp / "no-kafka"  # the SSH path copies Kafka itself: nothing is mounted
-    empty.mkdir()
-    try:
-        containers.create_network(HOSTS)
-        for node in HOSTS.node_names:
-            containers.create_node(HOSTS, node, image, empty)
-        found = containers.cluster_nodes(HOSTS.name)
-        lines = ["known_hosts = " + json.dumps(str(tmp / "known_hosts"))]
-        for c in found:  # the administrator's part: authorized_keys and sshd
-            run_docker(["exec", "-i", c.container, "sh", "-c",
-                        "mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys && "
-                        "chmod 600 /root/.ssh/authorized_keys && insync-sshd"], input=public)
-            lines += [f"[{c.node}]", f'address = "{c.address}"', 'user = "root"',
-                      f'key_file = "{key_file}"', f'base_dir = "{BASE}"']
-        inventory = tmp / "hosts.toml"
-        inventory.write_text("\n".join(lines) + "\n")
-        yield inventory, key_file
-    finally:
-        containers.remove(HOSTS.name)
+    """Three node containers running sshd, their host keys NOT handed over yet; the
+    inventory and the client key."""
+    with ssh_lab(HOSTS.name, HOSTS.nodes, tmp_path_factory.mktemp("ssh-it"),
+                 known=False) as lab:
+        yield lab.inventory, lab.key_file
 
 
 def _insync(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -103,8 +72,9 @@ def test_kafka_over_ssh_survives_faults_and_leaves_nothing(
     down = _insync("cluster", "down", "--cluster-name", "sshk", *where)
     assert down.returncode == 0, down.stderr
     for c in containers.cluster_nodes(HOSTS.name):
-        left = _docker("exec", c.container, "sh", "-c",
-                       f"pgrep -a java; iptables -S | grep INSYNC; ls -A {BASE}; true")
+        left = DockerRemote(c.node, c.container).exec(
+            ["sh", "-c", f"pgrep -a java; iptables -S | grep INSYNC; ls -A {BASE}; true"],
+            timeout=120).stdout
         assert left.split() == ["kafka"], f"{c.node} keeps: {left!r}"
 
 

@@ -103,3 +103,18 @@ def test_the_schedule_file_is_read_back_by_the_schedule_loader(write: Callable[.
     assert [(st.at, st.f, st.value) for st in steps] == [
         (10.0, "kill", "leader:t0-0"), (15.0, "start", "all")]
     assert list(s.parsed) == steps
+
+
+def test_the_schedule_file_is_named_after_the_scripts_contents(
+    write: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Resume compares the path a run recorded: equal scripts share one, others do not."""
+    s = load_scenario(write())
+    one = s.write_schedule(tmp_path / "a")
+    assert one.name.startswith("scenario-tiny-") and one.name.endswith(".schedule.jsonl")
+    assert s.write_schedule(tmp_path / "b").name == one.name
+    text = write().read_text()
+    later = load_scenario(write(text.replace("at = 15", "at = 20"), name="tiny"))
+    changed = later.write_schedule(tmp_path / "a")
+    assert changed.name != one.name and one.exists()  # the old script stays as it was
+    assert '"at": 15' in one.read_text() and '"at": 20' in changed.read_text()

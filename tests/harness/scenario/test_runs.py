@@ -132,6 +132,37 @@ def test_a_rerun_resumes_and_runs_only_what_is_missing(
     assert "2 already done, 1 to run" in out and "reproduced 3 of 3" in out
 
 
+def test_a_changed_fault_script_is_not_resumed_and_the_rerun_says_why(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same scenario file with another script: its earlier runs ran another test."""
+    runner = fake(lambda opts, n: VALID)
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text(MINIMAL)
+    args = ("scenario", "run", "tiny", "--kafka-version", "4.1", "--scenario-file", str(tiny),
+            "--runs", "2")
+    assert cli(tmp_path, *args) == 0
+    first = [Path(o.nemesis_schedule or "") for o in runner.calls]
+    capsys.readouterr()
+    tiny.write_text(MINIMAL.replace("at = 15", "at = 20"))  # the same steps, later
+    assert cli(tmp_path, *args) == 0
+    assert len(runner.calls) == 4  # both runs again: none of the old ones counted
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if "not reused" in x]
+    second = Path(runner.calls[-1].nemesis_schedule or "")
+    assert line == (f"scenario-tiny-4.1.x: 2 stored run(s) not reused, settings changed: "
+                    f"another fault script ({first[0].name}, now {second.name})")
+    assert "0 already done, 2 to run" in out
+    assert first[0] == first[1] != second and first[0].parent == second.parent
+    assert '"at": 15' in first[0].read_text()  # the old runs' script stays as they ran it
+    assert '"at": 20' in second.read_text()
+    capsys.readouterr()
+    assert cli(tmp_path, *args) == 0  # the same script again: resumed, nothing to run
+    out = capsys.readouterr().out
+    assert len(runner.calls) == 4 and "2 already done, 0 to run" in out
+    assert "not reused" in out  # the first script's runs still are not
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
