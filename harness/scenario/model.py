@@ -200,12 +200,26 @@ class Scenario:
         settings = {**self.settings, **(chosen.settings if chosen else {})}
         broker = {**self.broker, **(chosen.broker if chosen else {})}
         settings.setdefault("mode", self.mode_for(kafka))
+        settings.setdefault("pin_keys", self.script_keys())
         return RunOptions(
             **settings,
             name="-".join(["scenario", self.name, *([variant] if variant else [])]),
             kafka_version=kafka.line + ".x",
             broker_config=dict(broker),
         )
+
+    def script_keys(self) -> list[str]:
+        """The partitions the fault script names (``leader:t0-0``, a wait's ``key``), in
+        order: the run pins them (``--pin-keys``), so the workload keeps writing to
+        them through the faults instead of moving on to fresh keys."""
+        found: list[str] = []
+        for step in self.steps:
+            value = step.get("value")
+            named = [step.get("key"), *(value.split(":", 1)[1:] if isinstance(value, str)
+                                        and value.startswith(("leader:", "followers:"))
+                                        else [])]
+            found += [k for k in named if isinstance(k, str) and k not in found]
+        return found
 
     def run_options(
         self, version: str | KafkaVersion, schedule: str | Path, variant: str | None = None

@@ -85,6 +85,9 @@ class QueueOptions:
     (None: no bound).
     ``stall_ns``: a key retires early once a send to it has been in flight this
     long (None: never).
+    ``pinned``: keys never retired for a stall (a fault script's keys: a scenario that
+    kills the leader of ``t0-0`` must keep writing to ``t0-0`` once it has a leader
+    again, or the truncation it provokes leaves no trace in the history).
     """
 
     key_count: int = 4
@@ -97,6 +100,7 @@ class QueueOptions:
     sends_per_op: int = 1
     writers_per_key: int | None = None
     stall_ns: int | None = None
+    pinned: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -207,7 +211,7 @@ class QueueGen(Gen):
         stuck = {key for start, keys in self.writing.values() if start <= since for key in keys}
         state = self
         for n in self.active:
-            if self.key(n) in stuck:
+            if (key := self.key(n)) in stuck and key not in self.opts.pinned:
                 state = state._retire(n)
         return state
 

@@ -11,14 +11,14 @@ the generator's shape (:func:`generator_options`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cluster.versions import KafkaVersion, feature_since
 from harness.base.errors import UsageError
-from harness.base.values import Range, Spec, boolean, choice, number, opt_whole, whole
+from harness.base.values import Range, Spec, boolean, choice, items, number, opt_whole, whole
 from workloads.queue.config import ClientOptions
-from workloads.queue.generator import QueueOptions
+from workloads.queue.generator import QueueOptions, parse_key
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
 IDEMPOTENT_MAX_IN_FLIGHT = 5
@@ -40,6 +40,24 @@ STALL_S = ClientOptions.delivery_timeout_ms / 2000
 #: Weight of ``poll`` beside ``send``'s 4 (see :func:`generator_options`).
 POLL_WEIGHT = 0.5
 
+def keys(x: Any) -> list[str]:
+    """``t0-0,t1-3``: distinct workload keys, each ``t<N>-<partition>`` with a partition
+    below :data:`PARTITIONS_PER_TOPIC`."""
+    out: list[str] = []
+    for key in items(x):
+        try:
+            topic, partition = parse_key(key)
+        except ValueError:
+            topic, partition = "", PARTITIONS_PER_TOPIC
+        if not (topic.startswith("t") and topic[1:].isdigit()) or \
+                partition >= PARTITIONS_PER_TOPIC:
+            raise ValueError(f"must name workload keys t<N>-<P>, P from 0 to "
+                             f"{PARTITIONS_PER_TOPIC - 1} (e.g. t0-0), got {key!r}")
+        if key not in out:
+            out.append(key)
+    return out
+
+
 OPTIONS: tuple[Spec, ...] = (
     Spec("acks", choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
     Spec("sub_via", choice("assign", "subscribe"),
@@ -59,6 +77,8 @@ OPTIONS: tuple[Spec, ...] = (
          "writes 1 to this many (default: 32)", "N", range=Range(1, 10_000)),
     Spec("poll_ms", whole, "how long a poll waits for a first record (default: 100)",
          range=Range(1, 60_000)),
+    Spec("pin_keys", keys, "keys never retired while their partition stalls, e.g. t0-0 "
+         "(a scenario pins the keys its fault script names)", "K1,K2"),
 )  # fmt: skip
 
 
@@ -76,6 +96,7 @@ class QueueSettings:
     max_writes_per_key: int = 4096
     sends_per_op: int = 32
     poll_ms: int = 100
+    pin_keys: list[str] = field(default_factory=list)
 
 
 def validate(s: QueueSettings, version: KafkaVersion) -> None:
@@ -161,6 +182,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "stall_s": STALL_S,
         "partitions_per_topic": PARTITIONS_PER_TOPIC,
         "poll_ms": s.poll_ms,
+        "pin_keys": list(s.pin_keys),
         "producer": producer,
     }
 
@@ -215,4 +237,5 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         sends_per_op=s.sends_per_op,
         writers_per_key=WRITERS_PER_KEY,
         stall_ns=int(STALL_S * 1e9),
+        pinned=frozenset(s.pin_keys),
     )

@@ -118,3 +118,18 @@ def test_the_schedule_file_is_named_after_the_scripts_contents(
     changed = later.write_schedule(tmp_path / "a")
     assert changed.name != one.name and one.exists()  # the old script stays as it was
     assert '"at": 15' in one.read_text() and '"at": 20' in changed.read_text()
+
+
+def test_the_partitions_a_script_names_are_pinned_for_the_run() -> None:
+    """``leader:t0-0``, ``followers:t0-0`` and a wait's key name one partition: the run
+    keeps writing to it (``--pin-keys``) instead of retiring it when it stalls, so what
+    the faults do to it shows in the history. A setting of the scenario's own wins."""
+    from harness.scenario.load import load_catalogue
+
+    catalogue = load_catalogue()
+    isr = catalogue["isr-shrink-unclean"]
+    assert isr.script_keys() == ["t0-0"]
+    assert isr.options("4.1").pin_keys == ["t0-0"]
+    assert "--pin-keys" in isr.options("4.1").argv()
+    assert catalogue["controller-failover"].script_keys() == []
+    assert catalogue["controller-failover"].options("4.1").pin_keys == []

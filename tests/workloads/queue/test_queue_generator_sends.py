@@ -207,3 +207,17 @@ def test_a_run_of_many_record_sends_drains_completely_and_passes_the_checker(
     assert tracker.complete, f"{tracker.unread_count()} acknowledged values never re-read"
     verdict = check_history(history)
     assert verdict["valid"] is True, verdict["anomalies"]
+
+
+def test_a_pinned_key_keeps_its_sends_through_a_stall_and_the_rest_keep_writing() -> None:
+    """A scenario pins the key its fault script names (``t0-0``: partition 0, stalled
+    here for good): it is never retired, so it is still written after the stall, while
+    the bound per key keeps the other keys written every second."""
+    history = stalled_run(writers_per_key=2, stall_ns=ns(2), pinned=frozenset({"t0-0"}))
+    times = [op["time"] for op in send_ops(history) if any(m[1] == "t0-0" for m in op["value"])]
+    assert times and times[-1] > times[0] + ns(10), "the pinned key was given up"
+    per_second = acked_per_second(history, 40)
+    assert min(per_second) > 300, per_second
+    unpinned = stalled_run(writers_per_key=2, stall_ns=ns(2))
+    late = [op for op in send_ops(unpinned) if any(m[1] == "t0-0" for m in op["value"])]
+    assert late and late[-1]["time"] <= late[0]["time"] + ns(2)  # retired, as before
