@@ -80,6 +80,15 @@ def is_target(target: str) -> bool:
         return False
 
 
+def named_partition(target: object) -> str | None:
+    """The key a ``leader:KEY`` or ``followers:KEY`` target names; None for any other."""
+    if isinstance(target, str):
+        for prefix in ("leader:", "followers:"):
+            if target.startswith(prefix):
+                return target.removeprefix(prefix)
+    return None
+
+
 def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """Whether ``target`` asks outright for what it hits: ``all``, ``majority``, names, a
     list, or the replicas of one named partition (``leader:KEY``, ``followers:KEY``).
@@ -92,7 +101,7 @@ def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """
     if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
         return True
-    return target.startswith(("leader:", "followers:"))
+    return named_partition(target) is not None
 
 
 def _partition(facts: Facts, key: str) -> PartitionState:

@@ -212,12 +212,13 @@ class Scenario:
         """The partitions the fault script names (``leader:t0-0``, a wait's ``key``), in
         order: the run pins them (``--pin-keys``), so the workload keeps writing to
         them through the faults instead of moving on to fresh keys."""
+        from nemesis.targets import named_partition
+
         found: list[str] = []
         for step in self.steps:
             value = step.get("value")
-            named = [step.get("key"), *(value.split(":", 1)[1:] if isinstance(value, str)
-                                        and value.startswith(("leader:", "followers:"))
-                                        else [])]
+            targets = [value, *(value.values() if isinstance(value, Mapping) else ())]
+            named = [step.get("key"), *map(named_partition, targets)]
             found += [k for k in named if isinstance(k, str) and k not in found]
         return found
 

@@ -133,3 +133,13 @@ def test_the_partitions_a_script_names_are_pinned_for_the_run() -> None:
     assert "--pin-keys" in isr.options("4.1").argv()
     assert catalogue["controller-failover"].script_keys() == []
     assert catalogue["controller-failover"].options("4.1").pin_keys == []
+
+
+def test_a_partition_named_inside_a_steps_value_is_pinned_too(tmp_path: Path) -> None:
+    """``value = { isolate = "followers:t1-2" }`` names t1-2 as surely as ``leader:t0-0``."""
+    from tests.support.scenario_text import MINIMAL
+
+    path = tmp_path / "tiny.toml"
+    path.write_text(MINIMAL + '\n[[step]]\nat = 20\nf = "start-partition"\n'
+                    'value = { isolate = "followers:t1-2" }\n')
+    assert load_scenario(path).script_keys() == ["t0-0", "t1-2"]
