@@ -17,6 +17,7 @@ answers, exit 69), each with what was being done.
 from __future__ import annotations
 
 import os
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -45,9 +46,28 @@ Factory = Callable[[], docker.DockerClient]
 
 
 def _from_env() -> docker.DockerClient:
+    _knock(_engine())
     # version="auto": ask the engine which API it speaks (Debian's docker.io 20.10
     # speaks 1.41, newer engines more); the SDK's default would be too new for old ones.
     return docker.DockerClient.from_env(version="auto", timeout=120, max_pool_size=32)
+
+
+def _knock(engine: str) -> None:
+    """Raise ``ConnectionError`` if nothing listens on the engine's Unix socket.
+
+    The SDK's Unix-socket transport drops the socket of a failed connect without
+    closing it (a ``ResourceWarning`` at some later garbage collection): asking
+    first, with a socket that is closed either way, keeps "no engine" clean.
+    """
+    if not engine.startswith("unix://"):
+        return  # tcp:// and ssh:// engines: the SDK's own connect says it
+    path = engine[len("unix://"):]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(5.0)
+        try:
+            probe.connect(path)
+        except OSError as err:
+            raise ConnectionError(f"{path}: {err.strerror or err}") from err
 
 
 @dataclass

@@ -11,3 +11,6 @@ python3-pyfuse3 run it. ``cluster.power_loss_fs`` drives it on a node.
 #: durable, ``lose`` to cut the power;
 #: read it for JSON saying what is pending or what was dropped (``fusefs``).
 CONTROL = ".insync-lazyfs"
+
+#: How long the kernel may cache names and attributes the daemon served (``fusefs``).
+ATTR_TIMEOUT_S = 1.0

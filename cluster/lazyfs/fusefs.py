@@ -28,11 +28,10 @@ from typing import Any, TypeVar
 
 import pyfuse3
 
-from . import CONTROL
+from . import ATTR_TIMEOUT_S, CONTROL
 from .overlay import ROOT, FsError, Loss, Node, Overlay
 
 CONTROL_INO = 2**62
-TIMEOUT_S = 1.0
 T = TypeVar("T")
 
 
@@ -59,6 +58,10 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         self.fs = fs
         self.dropped: Loss | None = None
         self._control_out = b""
+        # After a ``lose`` the mountpoint itself must still answer getattr: the
+        # kernel revalidates it (every ATTR_TIMEOUT_S) on each path walk to CONTROL,
+        # and an EIO there would make the control file unreadable after the cut.
+        self._root_after_loss: Any = None
 
     # -- attributes -----------------------------------------------------------
     def _attr(self, node: Node) -> Any:
@@ -71,7 +74,7 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         attr.st_blocks = (attr.st_size + 511) // 512
         attr.st_uid, attr.st_gid = os.getuid(), os.getgid()
         attr.st_atime_ns = attr.st_mtime_ns = attr.st_ctime_ns = node.mtime_ns
-        attr.entry_timeout = attr.attr_timeout = TIMEOUT_S
+        attr.entry_timeout = attr.attr_timeout = ATTR_TIMEOUT_S
         return attr
 
     def _control_attr(self) -> Any:
@@ -97,6 +100,8 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     async def getattr(self, inode: int, ctx: Any = None) -> Any:
         if inode == CONTROL_INO:
             return self._control_attr()
+        if inode == ROOT and self._root_after_loss is not None:
+            return self._root_after_loss
         return self._attr(self.fs.node(inode))
 
     @_errno
@@ -217,6 +222,7 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
             self.fs.sync_all()
         elif command == "lose":
             if self.dropped is None:
+                self._root_after_loss = self._attr(self.fs.node(ROOT))
                 self.dropped = self.fs.lose()
         else:
             raise FsError(errno.EINVAL if command != "sync" else errno.EIO)

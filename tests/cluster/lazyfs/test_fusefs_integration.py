@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import cluster.lazyfs
-from cluster.lazyfs import CONTROL
+from cluster.lazyfs import ATTR_TIMEOUT_S, CONTROL
 
 pytestmark = pytest.mark.integration
 
@@ -168,5 +168,27 @@ def test_a_truncate_and_a_delete_without_fsync_come_back(dirs: tuple[Path, Path]
         fs.lose()
         assert (backing / "seg.log").stat().st_size == 9000
         assert (backing / "old.log").read_bytes() == b"o" * 10
+    finally:
+        fs.unmount()
+
+
+def test_the_control_file_still_answers_once_the_kernel_forgot_the_root(
+    dirs: tuple[Path, Path],
+) -> None:
+    """After the cut, a path walk revalidates the mountpoint: its getattr must not be EIO.
+
+    CI once failed here: the nemesis reads the control file right after ``lose``,
+    and when the root's attributes had expired the read got EIO.
+    """
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        _append_sync(point / "a.log", b"a" * 10, fsync=False)
+        fs.lose()
+        time.sleep(ATTR_TIMEOUT_S + 0.5)  # the kernel's cached root attributes expire
+        state = json.loads((point / CONTROL).read_text())
+        assert state["lost"] is True and state["dropped"]["files"] == 1
+        with pytest.raises(OSError):
+            (point / "a.log").read_bytes()
     finally:
         fs.unmount()
