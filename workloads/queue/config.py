@@ -15,6 +15,10 @@ Acks = Literal["0", "1", "all"]
 #: linger.ms of every producer (see ``producer_config``).
 LINGER_MS = 1
 SubVia = Literal["assign", "subscribe"]
+#: Records (per partition) and KiB (per consumer) a consumer prefetches ahead of its polls:
+#: twice a poll's default ``max_poll_records``, and room for them.
+QUEUED_MIN_MESSAGES = 1000
+QUEUED_MAX_KBYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,14 @@ class ClientOptions:
             "heartbeat.interval.ms": 1_000,
             # fetch.wait.max.ms stays at its default (500): a fetch returns as soon as data
             # arrives anyway, and shorter waits multiply idle fetches from every consumer.
+            # Prefetch a little, not librdkafka's 100,000 records / 64 MiB per partition:
+            # every process has a consumer that a poll op reads a few times a second, and
+            # with the defaults each of them kept fetching each time a batch was appended
+            # (a fetch per consumer per produce request, served by the same 2 cores as
+            # the writes). A fault-free 30 s run on 3 nodes recorded 7,600-8,000 sends/s
+            # with the defaults and 11,700-12,300/s with these; the drain was no slower.
+            "queued.min.messages": QUEUED_MIN_MESSAGES,
+            "queued.max.messages.kbytes": QUEUED_MAX_KBYTES,
         }
 
     @property

@@ -77,6 +77,8 @@ OPTIONS: tuple[Spec, ...] = (
          "writes 1 to this many (default: 32)", "N", range=Range(1, 10_000)),
     Spec("poll_ms", whole, "how long a poll waits for a first record (default: 100)",
          range=Range(1, 60_000)),
+    Spec("max_poll_records", whole, "most records one poll op returns and records "
+         "(default: 500)", "N", range=Range(1, 100_000)),
     Spec("pin_keys", keys, "keys never retired while their partition stalls, e.g. t0-0 "
          "(a scenario pins the keys its fault script names)", "K1,K2"),
 )  # fmt: skip
@@ -96,6 +98,7 @@ class QueueSettings:
     max_writes_per_key: int = 4096
     sends_per_op: int = 32
     poll_ms: int = 100
+    max_poll_records: int = 500
     pin_keys: list[str] = field(default_factory=list)
 
 
@@ -182,6 +185,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "stall_s": STALL_S,
         "partitions_per_topic": PARTITIONS_PER_TOPIC,
         "poll_ms": s.poll_ms,
+        "max_poll_records": s.max_poll_records,
         "pin_keys": list(s.pin_keys),
         "producer": producer,
     }
@@ -205,6 +209,7 @@ def client_options(
         txn_id_prefix=f"{token}-txn",
         abort_p=s.txn_abort_p if s.txn else 0.0,
         poll_ms=s.poll_ms,
+        max_poll_records=s.max_poll_records,
         seed=seed,
     )
 
