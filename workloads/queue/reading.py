@@ -45,11 +45,13 @@ class Reader:
         self._assigned: set[str] = set()
         self._positions: dict[str, int] = {}  # key -> next offset this consumer returns
 
-    def consumer(self) -> Consumer:
+    def consumer(self, *, draining: bool = False) -> Consumer:
+        """The consumer, made on first use; one first used by the drain (a fresh process
+        whose first op is the drain's ``"seek": "beginning"`` assign) reads everything
+        once, as fast as it can, so it prefetches as much as librdkafka likes."""
         if self._consumer is None:
-            self._consumer = Consumer(
-                base_config(self.opts.bootstrap, **self.opts.consumer_config())
-            )
+            config = self.opts.consumer_config(draining=draining)
+            self._consumer = Consumer(base_config(self.opts.bootstrap, **config))
         return self._consumer
 
     # -- poll ---------------------------------------------------------------------
@@ -132,7 +134,7 @@ class Reader:
         drop = held if beginning else held - set(keys)
         add = [k for k in keys if beginning or k not in held]
         start = OFFSET_BEGINNING if beginning or not self.opts.txn else None
-        consumer = self.consumer()
+        consumer = self.consumer(draining=beginning)
         changed = False
         try:
             if drop:

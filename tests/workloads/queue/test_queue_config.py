@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workloads.queue.config import ClientOptions
+from workloads.queue.config import QUEUED_MAX_KBYTES, QUEUED_MIN_MESSAGES, ClientOptions
 
 
 def test_configs_follow_the_options() -> None:
@@ -14,3 +14,13 @@ def test_configs_follow_the_options() -> None:
     assert t.consumer_config()["isolation.level"] == "read_committed"
     s = ClientOptions(bootstrap="x", sub_via="subscribe")
     assert s.consumer_config()["enable.auto.commit"] is True
+
+
+def test_main_phase_consumers_prefetch_little_and_the_drain_keeps_librdkafkas_defaults() -> None:
+    o = ClientOptions(bootstrap="x", txn=True)
+    running, draining = o.consumer_config(), o.consumer_config(draining=True)
+    assert running["queued.min.messages"] == QUEUED_MIN_MESSAGES
+    assert running["queued.max.messages.kbytes"] == QUEUED_MAX_KBYTES
+    assert "queued.min.messages" not in draining
+    assert "queued.max.messages.kbytes" not in draining
+    assert {k: v for k, v in running.items() if not k.startswith("queued.")} == draining
