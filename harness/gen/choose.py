@@ -44,6 +44,8 @@ class Limit(Gen):
             return None
         x, nxt = step
         used = 0 if isinstance(x, Pending) else 1
+        if not used and nxt is self.gen:
+            return x, self
         return x, Limit(self.remaining - used, nxt)
 
     def update(self, ctx: Context, event: Op) -> Gen:
@@ -110,6 +112,8 @@ class Mix(Gen):
             if isinstance(x, Pending):
                 assert nxt is not None
                 gens[i] = nxt
+                if i == self.chosen and len(gens) == len(self.gens) and nxt is self.gens[i]:
+                    return x, self  # the same draw, waiting as it was
                 return x, Mix(tuple(gens), tuple(weights), i)
             if nxt is None:
                 del gens[i], weights[i]
@@ -151,6 +155,8 @@ class Interleave(Gen):
             if isinstance(x, Pending):
                 assert nxt is not None
                 gens[i] = nxt
+                if i == self.turn and len(gens) == len(self.gens) and nxt is self.gens[i]:
+                    return x, self  # the same turn, waiting as it was
                 return x, Interleave(tuple(gens), i)
             if nxt is None:
                 del gens[i]  # the next generator now sits at i

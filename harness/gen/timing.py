@@ -104,6 +104,8 @@ class Phases(Gen):
             if step is None:
                 continue
             x, nxt = step
+            if i == 0 and nxt is g:
+                return x, self  # the current phase stayed as it was
             return x, Phases((nxt, *self.gens[i + 1:]))
         return None
 
