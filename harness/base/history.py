@@ -88,7 +88,10 @@ class HistoryWriter:
         with self._lock:
             self._check(op)
             written: Op = {"index": self._index, "time": self._clock() - self._start}
-            written.update((k, v) for k, v in op.items() if k not in ("index", "time"))
+            if "index" in op or "time" in op:  # the writer's own stamps win
+                written.update((k, v) for k, v in op.items() if k not in ("index", "time"))
+            else:
+                written.update(op)  # the usual op: no per-field filter (two lines per op)
             line = orjson.dumps(written, option=orjson.OPT_APPEND_NEWLINE)
             self._file.write(line)
             self._file.flush()

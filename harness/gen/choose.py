@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from harness.base.history import Op
 from harness.gen.core import (
@@ -15,6 +15,13 @@ from harness.gen.core import (
     min_wake,
     soonest,
 )
+
+
+def _updated(gens: tuple[Gen, ...], ctx: Context, event: Op) -> tuple[Gen, ...]:
+    """Each of ``gens`` updated with ``event``; ``gens`` itself when none changed, so the
+    combinator can stay as it is (most events change nothing but the workload's state)."""
+    new = tuple(g.update(ctx, event) for g in gens)
+    return gens if all(a is b for a, b in zip(new, gens, strict=True)) else new
 
 
 def _child(ctx: Context, salt: int) -> Context:
@@ -37,10 +44,13 @@ class Limit(Gen):
             return None
         x, nxt = step
         used = 0 if isinstance(x, Pending) else 1
+        if not used and nxt is self.gen:
+            return x, self
         return x, Limit(self.remaining - used, nxt)
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return self if self.gen is None else Limit(self.remaining, self.gen.update(ctx, event))
+        gen = self.gen if self.gen is None else self.gen.update(ctx, event)
+        return self if gen is self.gen else Limit(self.remaining, gen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +69,19 @@ class TimeLimit(Gen):
         if step is None:
             return None
         x, nxt = step
+        same = nxt is self.gen and cutoff == self.cutoff
         if isinstance(x, Pending):
             wake = cutoff if x.wake is None else min(x.wake, cutoff)
-            return Pending(wake), TimeLimit(self.dt, nxt, cutoff)
+            return Pending(wake), self if same else TimeLimit(self.dt, nxt, cutoff)
         if x["time"] >= cutoff:
             return None
-        return x, TimeLimit(self.dt, nxt, cutoff)
+        return x, self if same else TimeLimit(self.dt, nxt, cutoff)
 
     def update(self, ctx: Context, event: Op) -> Gen:
         if self.gen is None:
             return self
-        return TimeLimit(self.dt, self.gen.update(ctx, event), self.cutoff)
+        gen = self.gen.update(ctx, event)
+        return self if gen is self.gen else TimeLimit(self.dt, gen, self.cutoff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +112,8 @@ class Mix(Gen):
             if isinstance(x, Pending):
                 assert nxt is not None
                 gens[i] = nxt
+                if i == self.chosen and len(gens) == len(self.gens) and nxt is self.gens[i]:
+                    return x, self  # the same draw, waiting as it was
                 return x, Mix(tuple(gens), tuple(weights), i)
             if nxt is None:
                 del gens[i], weights[i]
@@ -110,7 +124,8 @@ class Mix(Gen):
         return None
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return replace(self, gens=tuple(g.update(ctx, event) for g in self.gens))
+        gens = _updated(self.gens, ctx, event)
+        return self if gens is self.gens else Mix(gens, self.weights, self.chosen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +155,8 @@ class Interleave(Gen):
             if isinstance(x, Pending):
                 assert nxt is not None
                 gens[i] = nxt
+                if i == self.turn and len(gens) == len(self.gens) and nxt is self.gens[i]:
+                    return x, self  # the same turn, waiting as it was
                 return x, Interleave(tuple(gens), i)
             if nxt is None:
                 del gens[i]  # the next generator now sits at i
@@ -150,7 +167,8 @@ class Interleave(Gen):
         return None
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return replace(self, gens=tuple(g.update(ctx, event) for g in self.gens))
+        gens = _updated(self.gens, ctx, event)
+        return self if gens is self.gens else Interleave(gens, self.turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +194,10 @@ class AnyOf(Gen):
                 best = (i, x, nxt)
         if best is not None:
             kept[best[0]] = best[2]
-        rest = AnyOf(tuple(g for g in kept if g is not None))
+        if all(a is b for a, b in zip(kept, self.gens, strict=True)):
+            rest = self  # every child stayed as it was (all pending): no new state
+        else:
+            rest = AnyOf(tuple(g for g in kept if g is not None))
         if best is not None:
             return best[1], rest
         if rest.gens:
@@ -184,4 +205,5 @@ class AnyOf(Gen):
         return None
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return AnyOf(tuple(g.update(ctx, event) for g in self.gens))
+        gens = _updated(self.gens, ctx, event)
+        return self if gens is self.gens else AnyOf(gens)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, TypeAlias
 
 from harness.base.history import Op, Process
@@ -35,6 +36,8 @@ from harness.base.history import Op, Process
 Thread = int | str
 
 _MASK = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+_SALT = 0xD1B54A32D192ED03
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,22 +51,20 @@ class Rng:
     state: int
 
     def next64(self) -> tuple[int, Rng]:
-        s = (self.state + 0x9E3779B97F4A7C15) & _MASK
-        z = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31), Rng(s)
+        s = (self.state + _GAMMA) & _MASK
+        return _mix(s), Rng(s)
 
     def random(self) -> tuple[float, Rng]:
         """A float uniform in [0, 1)."""
-        x, nxt = self.next64()
-        return (x >> 11) * 2.0**-53, nxt
+        s = (self.state + _GAMMA) & _MASK  # next64(), inlined: drawn several times per op
+        return (_mix(s) >> 11) * 2.0**-53, Rng(s)
 
     def below(self, n: int) -> tuple[int, Rng]:
         """An int uniform in [0, n) (bias below 2**-40 for the small n used here)."""
         if n <= 0:
             raise ValueError("below() needs n > 0")
-        x, nxt = self.next64()
-        return x % n, nxt
+        s = (self.state + _GAMMA) & _MASK  # next64(), inlined
+        return _mix(s) % n, Rng(s)
 
     def weighted(self, weights: Sequence[float]) -> tuple[int, Rng]:
         """An index drawn with probability proportional to ``weights``."""
@@ -79,9 +80,17 @@ class Rng:
         return max(i for i, w in enumerate(weights) if w > 0), nxt
 
     def fork(self, salt: int) -> Rng:
-        """An independent stream derived from this state and ``salt``."""
-        x, _ = Rng((self.state ^ (salt * 0xD1B54A32D192ED03)) & _MASK).next64()
-        return Rng(x)
+        """An independent stream derived from this state and ``salt``: the first draw of
+        the state ``state ^ salt * C``, computed without building that state's ``Rng``
+        (combinators fork several times per op)."""
+        return Rng(_mix((((self.state ^ (salt * _SALT)) & _MASK) + _GAMMA) & _MASK))
+
+
+def _mix(s: int) -> int:
+    """splitmix64's output function: the draw of an (already advanced) state ``s``."""
+    z = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +135,10 @@ class Context:
     # times per op, and replace() costs about three times as much.
 
     def restrict(self, pred: Callable[[Thread], bool]) -> Context:
-        """The same moment, seen by a generator that may only use threads matching ``pred``."""
-        threads = tuple(t for t in self.threads if pred(t))
-        return Context(self.time, threads, self.free, self.workers, self.rng)
+        """The same moment, seen by a generator that may only use threads matching ``pred``
+        (a pure predicate of the thread alone: its answers are cached)."""
+        return Context(self.time, _restricted(pred, self.threads), self.free, self.workers,
+                       self.rng)
 
     def with_rng(self, rng: Rng) -> Context:
         """The same moment with other randomness."""
@@ -137,6 +147,13 @@ class Context:
     def split(self) -> tuple[Rng, Context]:
         """Randomness for the caller, and a context with independent randomness for children."""
         return self.rng.fork(1), self.with_rng(self.rng.fork(2))
+
+
+@lru_cache(maxsize=256)
+def _restricted(pred: Callable[[Thread], bool], threads: tuple[Thread, ...]) -> tuple[Thread, ...]:
+    """The threads matching ``pred``: the same few predicates narrow the same thread tuple
+    at every question, so the answer is remembered rather than asked thread by thread."""
+    return tuple(t for t in threads if pred(t))
 
 
 Step: TypeAlias = "tuple[Op | Pending, Gen | None] | None"

@@ -20,7 +20,7 @@ phases still to come (the drain learns every key the main phase used).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from harness.base.history import Op
 from harness.gen.combinators import any_of, clients, nemesis, phases, sleep, stagger, time_limit
@@ -106,10 +106,12 @@ class Ahead(Gen):
         if step is None:
             return None
         x, nxt = step
-        return x, replace(self, current=nxt)
+        return x, self if nxt is self.current else Ahead(nxt, self.later)
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return Ahead(
-            None if self.current is None else self.current.update(ctx, event),
-            tuple(None if g is None else g.update(ctx, event) for g in self.later),
-        )
+        current = None if self.current is None else self.current.update(ctx, event)
+        later = tuple(None if g is None else g.update(ctx, event) for g in self.later)
+        if current is self.current and all(a is b for a, b in zip(later, self.later,
+                                                                   strict=True)):
+            return self  # nobody changed (most events): no new state
+        return Ahead(current, later)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from harness.base.history import NEMESIS, Op
 from harness.gen.core import (
@@ -20,7 +21,10 @@ from harness.gen.core import (
 )
 
 
+@lru_cache(maxsize=1024)
 def _only(thread: Thread) -> Callable[[Thread], bool]:
+    """A predicate for one thread; the same one each time, so ``Context.restrict`` finds
+    its answer cached."""
     return lambda t: t == thread
 
 
@@ -43,13 +47,16 @@ class OnThreads(Gen):
         if step is None:
             return None
         x, nxt = step
-        return x, OnThreads(self.pred, nxt)
+        return x, self if nxt is self.gen else OnThreads(self.pred, nxt)
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        thread = ctx.thread_of(event.get("process"))
-        if self.gen is None or thread is None or not self.pred(thread):
+        if self.gen is None:
             return self
-        return OnThreads(self.pred, self.gen.update(ctx, event))
+        thread = ctx.thread_of(event.get("process"))
+        if thread is None or not self.pred(thread):
+            return self
+        gen = self.gen.update(ctx, event)
+        return self if gen is self.gen else OnThreads(self.pred, gen)
 
 
 def is_client(thread: Thread) -> bool:

@@ -49,6 +49,8 @@ class Stagger(Gen):
             return None
         x, nxt = step
         if isinstance(x, Pending):
+            if nxt is self.gen:
+                return x, self
             return x, Stagger(self.span, nxt, self.next_time, self.catch_up)
         due = ctx.time if self.next_time is None else self.next_time
         if x["time"] < due:
@@ -60,7 +62,8 @@ class Stagger(Gen):
     def update(self, ctx: Context, event: Op) -> Gen:
         if self.gen is None:
             return self
-        return Stagger(self.span, self.gen.update(ctx, event), self.next_time, self.catch_up)
+        gen = self.gen.update(ctx, event)
+        return self if gen is self.gen else Stagger(self.span, gen, self.next_time, self.catch_up)
 
 
 
@@ -78,7 +81,8 @@ class Synchronize(Gen):
         return self.gen.op(ctx)
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return self if self.gen is None else Synchronize(self.gen.update(ctx, event))
+        gen = self.gen if self.gen is None else self.gen.update(ctx, event)
+        return self if gen is self.gen else Synchronize(gen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +104,16 @@ class Phases(Gen):
             if step is None:
                 continue
             x, nxt = step
+            if i == 0 and nxt is g:
+                return x, self  # the current phase stayed as it was
             return x, Phases((nxt, *self.gens[i + 1:]))
         return None
 
     def update(self, ctx: Context, event: Op) -> Gen:
-        return Phases(tuple(None if g is None else g.update(ctx, event) for g in self.gens))
+        gens = tuple(None if g is None else g.update(ctx, event) for g in self.gens)
+        if all(a is b for a, b in zip(gens, self.gens, strict=True)):
+            return self  # nobody changed: no new state
+        return Phases(gens)
 
 
 

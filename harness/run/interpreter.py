@@ -68,6 +68,8 @@ class Interpreter:
         self.start_ns = start_ns
         self.observers = list(observers)
         self._workers: dict[Thread, Any] | None = None  # thread → process, until a retire
+        self._free: frozenset[Thread] | None = None  # the free threads, until one changes
+        self._rng: tuple[int, Rng] = (-1, self.root)  # (step, the context's rng at that step)
         self.stopping = False  # set from outside (a signal): stop asking, finish what runs
 
     # -- lifecycle ----------------------------------------------------------------
@@ -112,16 +114,19 @@ class Interpreter:
         return self.clock() - self.start_ns
 
     def context(self) -> Context:
-        """What the generator may know now. Asked several times per op, so the thread →
-        process map is built again only after a retire (generators never change it)."""
+        """What the generator may know now. Asked several times per op, so what it is
+        made of is built again only when it changes: the thread → process map after a
+        retire (generators never change it), the free threads after a dispatch or a
+        completion, the randomness once per question (``step``)."""
         if self._workers is None:
             workers: dict[Thread, Any] = {NEMESIS: NEMESIS}
             workers.update(self.table.snapshot().items())
             self._workers = workers
-        return Context(
-            self.now(), self.threads, frozenset(self.free), self._workers,
-            self.root.fork(self.step),
-        )
+        if self._free is None:
+            self._free = frozenset(self.free)
+        if self._rng[0] != self.step:
+            self._rng = (self.step, self.root.fork(self.step))
+        return Context(self.now(), self.threads, self._free, self._workers, self._rng[1])
 
     # -- the loop -----------------------------------------------------------------
 
@@ -174,6 +179,7 @@ class Interpreter:
                 f"the generator chose process {process!r}, which is busy or retired: {op}"
             )
         self.free.discard(thread)
+        self._free = None
         g = None if nxt is None else nxt.update(self.context(), op)
         if thread == NEMESIS:
             self.nemesis.submit(op)
@@ -192,12 +198,10 @@ class Interpreter:
         return g if event is None else self._complete(g, event)
 
     def _take_events(self, g: Gen | None) -> Gen | None:
-        while True:
-            try:
-                event = self.events.get_nowait()
-            except queue.Empty:
-                return g
-            g = self._complete(g, event)
+        events = self.events
+        while not events.empty():  # not get_nowait(): its Empty costs a raise per question
+            g = self._complete(g, events.get())  # only this thread takes from the queue
+        return g
 
     def _complete(self, g: Gen | None, event: Event) -> Gen | None:
         if g is not None:
@@ -205,6 +209,7 @@ class Interpreter:
         for observe in self.observers:
             observe(event.op)
         self.free.add(event.thread)
+        self._free = None
         if event.thread != NEMESIS and event.reset:
             self.table.retire(int(event.thread))
             self._workers = None

@@ -48,7 +48,7 @@ class Stats:
             if kind == "ok":
                 self.ok += 1
                 if op.get("f") in ("send", "txn"):
-                    self.acked_sends += sum(1 for m in op.get("value") or () if m[0] == "send")
+                    self.acked_sends += [m[0] for m in op.get("value") or ()].count("send")
             elif kind == "fail":
                 self.fail += 1
             elif kind == "info":

@@ -124,7 +124,8 @@ class ClientWorker(_Worker):
             return
         process = op["process"]
         invoke = {"process": process, "type": "invoke", "f": op["f"], "value": op.get("value")}
-        invoke.update((k, v) for k, v in op.items() if k not in _STAMPED)
+        if not op.keys() <= _STAMPED:  # hints such as the drain's "seek"
+            invoke.update((k, v) for k, v in op.items() if k not in _STAMPED)
         try:
             if self.client is None or self.client_process != process:
                 self._close()

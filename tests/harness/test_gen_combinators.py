@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,6 +41,7 @@ from harness.gen import (
 )
 from harness.gen.combinators import Limit
 from harness.gen.core import fill_in
+from harness.gen.plan import Ahead
 
 MS = 1_000_000
 POLL = {"f": "poll", "value": [["poll"]]}
@@ -275,3 +276,41 @@ def test_limit_counts_ops_not_pending_answers() -> None:
     busy = Context(0, (0, NEMESIS), frozenset({NEMESIS}), {0: 0, NEMESIS: NEMESIS})
     step = g.op(busy)
     assert step is not None and step[1] == Limit(1, clients(POLL))
+
+
+@dataclass(frozen=True)
+class Deaf(Gen):
+    """Waits for ever and ignores every event: each question and event leaves it as it is."""
+
+    def op(self, ctx: Context) -> Step:
+        return PENDING, self
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda g: limit(3, g),
+        lambda g: time_limit(5, g),
+        lambda g: stagger(0.01, g),
+        clients,
+        lambda g: any_of(g, Deaf()),
+        lambda g: mix([g, Deaf()]),
+        lambda g: interleave([g, Deaf()]),
+        lambda g: phases(g, Deaf()),
+        lambda g: Ahead(time_limit(5, clients(stagger(0.01, g))), (clients(g),)),
+    ],
+    ids=["limit", "time-limit", "stagger", "clients", "any-of", "mix", "interleave",
+         "phases", "ahead"],
+)
+def test_a_combinator_whose_children_did_not_change_stays_the_same_value(
+    make: Callable[[Gen], Gen],
+) -> None:
+    """The interpreter asks and updates several times per op: a state nobody changed is
+    kept as it is, not built again (what the simulator then sees is unchanged too)."""
+    ctx = Context(0, (0, NEMESIS), frozenset({0, NEMESIS}), {0: 0, NEMESIS: NEMESIS})
+    g = make(Deaf())
+    g = g.op(ctx)[1] or g  # a time limit learns its cutoff at the first question
+    step = g.op(ctx)
+    assert step is not None and isinstance(step[0], Pending) and step[1] is g
+    event = {"index": 0, "time": 0, "process": 0, "type": "ok", "f": "poll", "value": []}
+    assert g.update(ctx, event) is g

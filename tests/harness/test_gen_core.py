@@ -27,6 +27,18 @@ def test_rng_is_a_value(seed: int) -> None:
     assert a.fork(1) != a.fork(2)
 
 
+@given(st.integers(min_value=0, max_value=2**64 - 1), st.integers(min_value=0, max_value=2**20),
+       st.integers(min_value=1, max_value=1000))
+def test_rng_draws_are_splitmix64_steps(seed: int, salt: int, n: int) -> None:
+    """``fork``, ``below`` and ``random`` are ``next64`` steps (computed without the
+    intermediate values), so a seed keeps making the same ops."""
+    a = Rng(seed)
+    x, nxt = a.next64()
+    assert a.below(n) == (x % n, nxt)
+    assert a.random() == ((x >> 11) * 2.0**-53, nxt)
+    assert a.fork(salt) == Rng(Rng((seed ^ (salt * 0xD1B54A32D192ED03)) % 2**64).next64()[0])
+
+
 def test_rng_below_and_weighted_follow_their_distribution() -> None:
     rng = Rng(42)
     counts: Counter[int] = Counter()

@@ -48,6 +48,19 @@ def test_ops_are_stamped_with_index_and_time_since_start(tmp_path: Path) -> None
     assert inv["index"] == 0 and ok["index"] == 1
 
 
+@pytest.mark.parametrize(
+    "stamps", [{}, {"index": 7, "time": 99}, {"time": 99}],
+    ids=["no-stamps", "index-and-time", "time-only"])
+def test_the_writers_stamps_win_and_lead_each_line(tmp_path: Path, stamps: dict[str, int]) -> None:
+    path = tmp_path / "h.jsonl"
+    with HistoryWriter(path, clock=FakeClock(), start_ns=0) as history:
+        written = history.append({**stamps, "process": 0, "type": "invoke", "f": "poll",
+                                  "value": [["poll"]], "seek": "beginning"})
+    assert written == {"index": 0, "time": 1_000, "process": 0, "type": "invoke", "f": "poll",
+                       "value": [["poll"]], "seek": "beginning"}
+    assert path.read_text().startswith('{"index":0,"time":1000,"process":0,')
+
+
 def test_error_is_written_only_when_given(tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
     with HistoryWriter(path, clock=FakeClock()) as history:

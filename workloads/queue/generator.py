@@ -42,10 +42,9 @@ global randomness, so the simulator tests it (``tests/workloads/queue``).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from harness.base.history import Op, Process
@@ -118,6 +117,14 @@ class QueueOptions:
         if self.stall_ns is not None and self.stall_ns <= 0:
             raise ValueError("stall_ns must be > 0")
 
+    @cached_property
+    def draw_weights(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The weight of each of :data:`OPS`, as drawn when a key is open to a send, and
+        when none is (send weighs 0). Cached: the generator draws with them every op."""
+        weights = tuple(self.weights.get(name, 0.0) for name in OPS)
+        send = OPS.index("send")
+        return weights, (*weights[:send], 0.0, *weights[send + 1:])
+
 
 @dataclass(frozen=True, slots=True)
 class QueueGen(Gen):
@@ -162,7 +169,7 @@ class QueueGen(Gen):
         free = ctx.free_threads()
         if not free:
             return PENDING, self
-        rng, _ = ctx.split()
+        rng = ctx.rng.fork(1)  # the caller's share of ctx.split(); the child's is not needed
         i, rng = rng.below(len(free))
         process = ctx.workers[free[i]]
         state = self._retire_stalled(ctx.time)
@@ -174,15 +181,20 @@ class QueueGen(Gen):
 
     def _main_op(self, ctx: Context, process: Process, rng: Rng) -> Step:
         """A drawn op for a process that has joined the current keys."""
-        weights = [self.opts.weights.get(name, 0.0) for name in OPS]
-        if not self._open():
-            weights[OPS.index("send")] = 0.0  # every key has its writers: do something else
+        keys = self._open()
+        # no open key: every key has its writers, so do something else
+        weights = self.opts.draw_weights[0 if keys else 1]
         if sum(weights) <= 0:
             return PENDING, self  # only sends are asked for: wait for a writer to finish
         k, rng = rng.weighted(weights)
         f = OPS[k]
-        value, state = self._value(f, rng)
-        written = frozenset(m[1] for m in value if m[0] == "send") if f in ("send", "txn") else None
+        value, state = self._value(f, rng, keys)
+        if f == "send":  # one key per send op
+            written: frozenset[str] | None = frozenset((value[0][1],)) if value else None
+        elif f == "txn":
+            written = frozenset(m[1] for m in value if m[0] == "send")
+        else:
+            written = None
         if written:
             state = state._with(writing={**state.writing, process: (ctx.time, written)})
         return self._invoke(ctx, process, f, value, state)
@@ -196,11 +208,14 @@ class QueueGen(Gen):
         """The active keys another op may send to: fewer than ``writers_per_key`` ops
         send to them, and none yet if no send to them has succeeded."""
         cap = self.opts.writers_per_key
-        if cap is None:
+        if cap is None or not self.writing:
             return list(self.active)
-        writers = Counter(key for _, keys in self.writing.values() for key in keys)
+        writers: dict[str, int] = {}
+        for _, keys in self.writing.values():
+            for key in keys:
+                writers[key] = writers.get(key, 0) + 1
         return [n for n in self.active
-                if writers[k := self.key(n)] < (cap if k in self.proven else 1)]
+                if writers.get(k := self.key(n), 0) < (cap if k in self.proven else 1)]
 
     def _retire_stalled(self, now: int) -> QueueGen:
         """Retire every active key a send has been stuck on for ``stall_ns``: its
@@ -208,6 +223,8 @@ class QueueGen(Gen):
         if self.opts.stall_ns is None or not self.writing:
             return self
         since = now - self.opts.stall_ns
+        if min(start for start, _ in self.writing.values()) > since:
+            return self  # nothing stuck yet: the usual case, asked every op
         stuck = {key for start, keys in self.writing.values() if start <= since for key in keys}
         state = self
         for n in self.active:
@@ -215,10 +232,10 @@ class QueueGen(Gen):
                 state = state._retire(n)
         return state
 
-    def _value(self, f: str, rng: Rng) -> tuple[Any, QueueGen]:
+    def _value(self, f: str, rng: Rng, keys: list[int]) -> tuple[Any, QueueGen]:
+        """The value of an ``f`` op and the state after it; ``keys``: the open keys."""
         state = self
         if f == "send":
-            keys = self._open()
             n = keys[rng.below(len(keys))[0]]
             count, rng = rng.below(self.opts.sends_per_op)
             return state._write(n, count + 1)
@@ -249,7 +266,8 @@ class QueueGen(Gen):
         """``count`` sends to key ``n`` (fewer if its budget runs out first), fresh values."""
         count = min(count, self.opts.max_writes_per_key - self.writes[n])
         key = self.key(n)
-        mops: list[list[Any]] = [["send", key, self.next_value + j] for j in range(count)]
+        first = self.next_value
+        mops: list[list[Any]] = [["send", key, value] for value in range(first, first + count)]
         state = self._with(writes={**self.writes, n: self.writes[n] + count},
                         next_value=self.next_value + count)
         if state.writes[n] >= self.opts.max_writes_per_key:  # budget spent
@@ -273,11 +291,13 @@ class QueueGen(Gen):
             return self
         state = self
         if process in self.writing:
-            if kind == "ok":
+            proven = self.proven
+            written = self.writing[process][1]
+            if kind == "ok" and not written <= proven:
                 active = {self.key(n) for n in self.active}
-                state = state._with(proven=self.proven | (self.writing[process][1] & active))
-            state = state._with(writing={p: k for p, k in self.writing.items()
-                                            if p != process})
+                proven = proven | (written & active)
+            state = state._with(proven=proven, writing={p: k for p, k in self.writing.items()
+                                                        if p != process})
         failed_join = kind == "fail" and event.get("f") in ("assign", "subscribe")
         if (failed_join or kind == "info") and process in self.joined:
             state = state._with(joined={p: e for p, e in self.joined.items() if p != process})

@@ -43,7 +43,6 @@ class Reader:
         self.process = process
         self._consumer: Consumer | None = None
         self._assigned: set[str] = set()
-        self._positions: dict[str, int] = {}  # key -> next offset this consumer returns
 
     def consumer(self, *, draining: bool = False) -> Consumer:
         """The consumer, made on first use; one first used by the drain (a fresh process
@@ -75,6 +74,11 @@ class Reader:
             self._take(consumer.consume(self.opts.max_poll_records - 1, 0), records)
 
     def _take(self, batch: list[Any], records: Records) -> None:
+        """Add each record of ``batch`` to its key's list. Per record read, so the key's
+        list is looked up once per run of records of one partition, not per record."""
+        key_of = self.topics.key
+        where: tuple[str, int] | None = None
+        recs: list[list[int]] = []
         for msg in batch:
             err = msg.error()
             if err is not None:
@@ -85,9 +89,10 @@ class Reader:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if topic is None or partition is None or offset is None:
                 continue  # not a record (librdkafka marks events this way)
-            key = self.topics.key(topic, partition)
-            records.setdefault(key, []).append([offset, int(msg.value() or b"-1")])
-            self._positions[key] = offset + 1
+            if where != (topic, partition):
+                where = (topic, partition)
+                recs = records.setdefault(key_of(topic, partition), [])
+            recs.append([offset, int(msg.value() or b"-1")])
 
     def undo(self, outcome: Outcome, value: Any, read: Records) -> Completed:
         """Complete a failed op, first seeking the consumer back over what it read."""
@@ -107,7 +112,6 @@ class Reader:
             except Exception as err:
                 LOG.info("process %s could not seek %s back: %s", self.process, key, err)
                 return False
-            self._positions[key] = recs[0][0]
         return True
 
     # -- assign / subscribe ---------------------------------------------------------
@@ -146,7 +150,7 @@ class Reader:
             outcome = classify(err, "assign")
             # half done (unassigned, not assigned): only a fresh consumer is certain
             return Completed(outcome.type, keys, outcome.error, reset=changed or outcome.recreate)
-        self._hold(keys, keep=not beginning)
+        self._assigned = set(keys)
         return Completed("ok", keys)
 
     def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
@@ -162,12 +166,8 @@ class Reader:
             self.consumer().subscribe(topics)
         except Exception as err:
             return classify(err, "subscribe").completed(keys)
-        self._hold(keys, keep=True)
-        return Completed("ok", keys)
-
-    def _hold(self, keys: list[str], *, keep: bool) -> None:
         self._assigned = set(keys)
-        self._positions = {k: o for k, o in self._positions.items() if keep and k in self._assigned}
+        return Completed("ok", keys)
 
     # -- for transactions -------------------------------------------------------------
 

@@ -26,8 +26,28 @@ from workloads.queue.topics import Topics
 
 LOG = logging.getLogger("insync.client")
 
-#: Delivery reports of one op: micro-op position → (error, offset).
-Reports = dict[int, tuple[KafkaError | None, int]]
+
+class Reports(dict[int, tuple[KafkaError | None, int]]):
+    """Delivery reports of one op: micro-op position → (error, offset).
+
+    Also the op's one delivery callback, shared by all its records (not a closure per
+    record, built and called on the send path of every record): a report names its
+    record by the record's value, which is unique in the run. A report whose value this
+    op never produced is ignored, and its record stays without a report (unknown).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._at: dict[bytes, int] = {}  # a record's payload → its micro-op position
+
+    def expect(self, payload: bytes, i: int) -> None:
+        """The record at micro-op position ``i`` was produced with ``payload``."""
+        self._at[payload] = i
+
+    def __call__(self, err: KafkaError | None, msg: Any) -> None:
+        i = self._at.get(msg.value())
+        if i is not None:
+            self[i] = (err, msg.offset() if err is None else -1)
 
 
 class Sender:
@@ -74,7 +94,7 @@ class Sender:
         """
         mops = op["value"]
         producer = self.producer()
-        reports: Reports = {}
+        reports = Reports()
         unsent: Outcome | None = None
         produced = 0
         for i, (_, key, value) in enumerate(mops):
@@ -85,6 +105,9 @@ class Sender:
                 break
             produced += 1
         self.await_reports(producer, reports, produced)
+        if produced == len(mops) == len(reports) and all(
+                error is None for error, _ in reports.values()):
+            return Completed("ok", sent(mops, reports))  # every record delivered: the usual op
         late = Outcome("info", f"no delivery report after {self.opts.op_timeout_s}s",
                        "no delivery report: the record may have been appended")
         outcomes: list[Outcome | None] = []
@@ -115,13 +138,9 @@ class Sender:
     def produce(self, producer: Producer, key: str, value: int, reports: Reports, i: int) -> None:
         """Queue one record; its delivery report lands in ``reports[i]``."""
         topic, partition = self.topics.real(key)
-
-        def delivered(err: KafkaError | None, msg: Any) -> None:
-            reports[i] = (err, msg.offset() if err is None else -1)
-
-        producer.produce(
-            topic, value=str(value).encode(), partition=partition, on_delivery=delivered
-        )
+        payload = str(value).encode()
+        reports.expect(payload, i)
+        producer.produce(topic, value=payload, partition=partition, on_delivery=reports)
 
     def close(self) -> None:
         """Drop the producer without waiting: what was not delivered stays unknown."""

@@ -63,19 +63,29 @@ class Topics:
         self._futures: dict[int, Future[Any]] = {}
         self._ready: set[int] = set()
         self._warm_up: Future[Any] | None = None
+        self._real: dict[str, tuple[str, int]] = {}  # key → real topic and partition
+        self._keys: dict[tuple[str, int], str] = {}  # real topic and partition → key
 
     def name(self, topic: str) -> str:
         """The real topic name of a workload topic (``t3`` → ``<prefix>t3``)."""
         return self.prefix + topic
 
     def real(self, key: str) -> tuple[str, int]:
-        """The real topic and partition of a key."""
-        topic, partition = parse_key(key)
-        return self.name(topic), partition
+        """The real topic and partition of a key (remembered: asked for every record sent)."""
+        real = self._real.get(key)
+        if real is None:
+            topic, partition = parse_key(key)
+            real = self._real[key] = (self.name(topic), partition)
+        return real
 
     def key(self, real_topic: str, partition: int) -> str:
-        """The key a record of ``real_topic`` / ``partition`` belongs to."""
-        return f"{real_topic.removeprefix(self.prefix)}-{partition}"
+        """The key a record of ``real_topic`` / ``partition`` belongs to (remembered: asked
+        for every record read)."""
+        key = self._keys.get((real_topic, partition))
+        if key is None:
+            key = self._keys[(real_topic, partition)] = (
+                f"{real_topic.removeprefix(self.prefix)}-{partition}")
+        return key
 
     def ensure_keys(self, keys: Iterable[str]) -> None:
         """Return once every topic ``keys`` name exists (creating it if needed)."""

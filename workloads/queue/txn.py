@@ -51,7 +51,7 @@ class Transactions:
         except Exception as err:  # nothing of this op was written
             outcome = classify(err, "txn-begin")
             return Completed(outcome.type, mops, outcome.error, reset=True)
-        reports: Reports = {}
+        reports = Reports()
         read: Records = {}
         out: list[Any] = list(mops)
         produced = 0

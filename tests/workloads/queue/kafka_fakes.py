@@ -121,7 +121,9 @@ class FakeProducer:
 
 @dataclass
 class FakeConsumer:
-    """Serves ``log[key]`` from per-key positions; ``fail_after`` raises mid-poll."""
+    """Serves ``log[key]`` from per-key positions; ``fail_after`` raises mid-poll.
+    ``round_robin``: one record of each partition in turn, as a real fetch may interleave
+    them (otherwise each partition's records before the next's)."""
 
     log: dict[tuple[str, int], list[int]]
     positions: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -129,8 +131,11 @@ class FakeConsumer:
     fail_after: int | None = None
     seeks: list[tuple[str, int, int]] = field(default_factory=list)
     calls: list[tuple[str, list[Any]]] = field(default_factory=list)
+    round_robin: bool = False
 
     def _next(self) -> Msg | None:
+        if self.round_robin and self.assigned:
+            self.assigned.append(self.assigned.pop(0))
         for tp in self.assigned:
             key = (tp.topic, tp.partition)
             pos = self.positions.get(key, 0)

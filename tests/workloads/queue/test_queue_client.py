@@ -149,6 +149,31 @@ def test_polls_report_records_per_key_in_order() -> None:
     assert done.value == [["poll", {"t0-1": [[0, 10], [1, 11], [2, 12]]}]]
 
 
+def test_records_of_partitions_interleaved_in_one_poll_keep_their_order_per_key() -> None:
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12], ("run1-t2", 3): [20, 21]},
+                            round_robin=True)
+    c = client(consumer=consumer)
+    assert c.invoke({"f": "assign", "value": ["t0-1", "t2-3"]}).type == "ok"
+    done = c.invoke({"f": "poll", "value": [["poll"]]})
+    assert done.value == [["poll", {"t0-1": [[0, 10], [1, 11], [2, 12]],
+                                    "t2-3": [[0, 20], [1, 21]]}]]
+
+
+def test_a_delivery_report_for_a_record_the_op_never_produced_is_not_its_own() -> None:
+    """The op's one delivery callback tells its records apart by value: a report for
+    another value (another op's record) leaves this op's record without a report."""
+    foreign = FakeProducer(ok_at(4))
+    real_produce = foreign.produce
+
+    def produce(topic: str, value: bytes, partition: int, on_delivery: Any) -> None:
+        real_produce(topic, value + b"0", partition, on_delivery)  # a report for 10, not 1
+
+    foreign.produce = produce  # type: ignore[method-assign]
+    done = client(foreign).invoke(send_op("t0-1", [1]))
+    assert (done.type, done.value) == ("info", [["send", "t0-1", 1]])
+    assert "no delivery report" in str(done.error)
+
+
 def test_a_failed_poll_seeks_back_to_where_it_started() -> None:
     consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12, 13]}, fail_after=2)
     c = client(consumer=consumer)
