@@ -214,3 +214,20 @@ def test_the_insync_loop_reads_the_runs_own_main_phase_figures(
     assert 1 <= facts["records_per_op"] <= 6
     assert 0 <= facts["send_ops_in_flight"] <= facts["records_in_flight"] + 0.05
     assert engine.calls() == []
+
+
+def test_the_bare_loop_settles_until_two_slices_agree_and_no_longer() -> None:
+    from harness.bench.loops import Loop
+
+    def slices(rates: list[float]) -> Any:
+        it = iter(rates)
+        return lambda: Loop(int(next(it) * 10), 10.0, None)
+
+    # a cold cluster: rising until two slices in a row agree within 10%
+    assert bench_run.settle(slices([5000, 9000, 14000, 15000, 99999])) == \
+        [5000, 9000, 14000, 15000]
+    # steady at once: two slices
+    assert bench_run.settle(slices([20000, 19000, 1])) == [20000, 19000]
+    # never steady: stops at the cap, every slice on record
+    assert bench_run.settle(slices([1000 * 2**i for i in range(10)]), most=4) == \
+        [1000, 2000, 4000, 8000]
