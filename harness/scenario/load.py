@@ -48,7 +48,7 @@ TOP_KEYS = ("name", "bug", "story", "sources", "versions", "settings", "broker",
             "expect", "variant")
 REQUIRED = ("name", "bug", "story", "sources", "versions", "step", "expect")
 VERSION_KEYS = ("min", "max", "modes")
-EXPECT_KEYS = ("versions", "valid", "anomalies", "absent", "note")
+EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "note")
 VARIANT_KEYS = ("name", "story", "settings", "broker", "versions", "expect")
 #: Run options a scenario does not set, and why (the rest of ``OPTIONS`` it may).
 NOT_SETTINGS = {
@@ -149,13 +149,18 @@ class _File:
             if valid is not None and not isinstance(valid, bool):
                 raise self.bad(f"{at}.valid", f"expected true or false, got {shown(valid)}",
                                "valid = true where the bug is fixed, false where it shows")
-            anomalies, absent = (self.anomalies(e, k, at) for k in ("anomalies", "absent"))
+            anomalies, any_of, absent = (self.anomalies(e, k, at)
+                                         for k in ("anomalies", "any", "absent"))
+            if valid is not False and any_of:
+                raise self.bad(f"{at}.any", "only valid = false may list any",
+                               "valid = false with any = [...]: one of them must appear")
             if valid is True and (anomalies or absent):
                 raise self.bad(f"{at}.anomalies", "valid = true lists anomalies",
                                "valid = true means no anomaly at all")
-            if valid is False and not anomalies:
+            if valid is False and not (anomalies or any_of):
                 raise self.bad(f"{at}.anomalies", "valid = false names no anomaly",
-                               "list the anomalies that must appear")
+                               "list the anomalies that must appear (anomalies = [...], "
+                               "or any = [...] for one of them)")
             if valid is None and (anomalies or not absent):
                 raise self.bad(f"{at}.valid", "missing",
                                "valid = true|false, or no valid with only absent = [...]")
@@ -163,7 +168,7 @@ class _File:
             if not isinstance(note, str):
                 raise self.bad(f"{at}.note", f"expected text, got {shown(note)}", 'note = "..."')
             out.append(Expectation(self.range(e.get("versions"), f"{at}.versions"), valid,
-                                   anomalies, absent, " ".join(note.split())))
+                                   anomalies, absent, " ".join(note.split()), any_of))
         return tuple(out)
 
 

@@ -69,7 +69,12 @@ class Expectation:
     them, ``checkers.ANOMALY_TYPES``):
 
     * ``valid`` True: the checker finds nothing;
-    * ``valid`` False: each of ``anomalies`` appears (others may too);
+    * ``valid`` False: each of ``anomalies`` appears (others may too), and at least one
+      of ``any`` if it names some. A lost acknowledged write shows in a history in one
+      of three ways, and which depends on timing, not on the bug: ``lost-write`` (never
+      read, later offsets were), ``inconsistent-offsets`` (read before it was lost, and
+      its offset later held another value) or ``unseen`` (the lost tail, nothing written
+      after it). A loss scenario says ``any = [those three]``;
     * ``valid`` None (the file leaves it out): none of ``absent`` appears, whatever
       else does (a fixed bug on a setting that still loses writes another way).
 
@@ -81,6 +86,7 @@ class Expectation:
     anomalies: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
     note: str = ""
+    any: tuple[str, ...] = ()
 
     @property
     def bug_shows(self) -> bool:
@@ -96,13 +102,18 @@ class Expectation:
             return valid
         if self.valid is False and (valid or not set(self.anomalies) <= set(anomalies)):
             return False
+        if self.valid is False and self.any and not set(self.any) & set(anomalies):
+            return False
         return not set(self.absent) & set(anomalies)
 
     def describe(self) -> str:
         if self.valid is True:
             text = "valid"
         elif self.valid is False:
-            text = "invalid: " + ", ".join(self.anomalies)
+            parts = list(self.anomalies)
+            if self.any:
+                parts.append("one of " + " | ".join(self.any))
+            text = "invalid: " + ", ".join(parts)
         else:
             text = "any verdict"
         if self.absent:

@@ -161,7 +161,8 @@ def scenario_block(case: Case) -> dict[str, Any]:
         "name": s.name, "variant": case.variant, "version": case.version.line, "bug": s.bug,
         "story": s.story, "sources": list(s.sources), "file": str(s.path) if s.path else None,
         "expected": {"versions": str(e.versions), "valid": e.valid,
-                     "anomalies": list(e.anomalies), "absent": list(e.absent),
+                     "anomalies": list(e.anomalies), "any": list(e.any),
+                     "absent": list(e.absent),
                      "note": e.note, "text": e.describe()},
     }  # fmt: skip
 

@@ -143,3 +143,15 @@ def test_a_partition_named_inside_a_steps_value_is_pinned_too(tmp_path: Path) ->
     path.write_text(MINIMAL + '\n[[step]]\nat = 20\nf = "start-partition"\n'
                     'value = { isolate = "followers:t1-2" }\n')
     assert load_scenario(path).script_keys() == ["t0-0", "t1-2"]
+
+
+@pytest.mark.parametrize(
+    ("found", "matches"),
+    [(["inconsistent-offsets"], True), (["unseen", "duplicate"], True),
+     (["lost-write", "inconsistent-offsets"], True), (["duplicate"], False)],
+    ids=["one-of-them", "another-and-more", "several", "none-of-them"],
+)
+def test_a_loss_expectation_takes_any_way_a_loss_shows(found: list[str], matches: bool) -> None:
+    loss = Expectation(_ANY, False, any=("lost-write", "inconsistent-offsets", "unseen"))
+    assert loss.matches(False, found) is matches
+    assert loss.describe() == "invalid: one of lost-write | inconsistent-offsets | unseen"
