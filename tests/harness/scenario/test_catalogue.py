@@ -68,3 +68,16 @@ def test_waits_give_the_cluster_time(path: Path) -> None:
             assert step["timeout"] > 0
             if step["wait"] in ("isr-is-leader", "left-isr"):
                 assert step["timeout"] >= 3 * lag_s, step
+
+
+def test_hw_truncation_runs_only_where_a_restarted_follower_can_stay_in_the_isr() -> None:
+    """KRaft takes an uncleanly restarted broker out of every ISR when it re-registers:
+    the scenario covers ZooKeeper-mode versions only, and 4.1 is refused in one line."""
+    from cluster.versions import resolve_version
+    from harness.base.errors import UsageError
+
+    s = load_scenario(CATALOGUE / "hw-truncation.toml")
+    assert s.modes == ("zookeeper",)
+    assert [v.line for v in s.covered()] == ["0.10.2", "0.11.0", "1.1", "2.8", "3.9"]
+    with pytest.raises(UsageError, match=r"does not cover Kafka 4\.1"):
+        s.expected(resolve_version("4.1"))
