@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import re
 import uuid
+from collections.abc import Sequence
 from pathlib import PurePath, PurePosixPath
 
 from cluster.versions import KafkaVersion
@@ -27,6 +28,7 @@ __all__ = [
     "KAFKA_HOME",
     "broker_argv",
     "classpath",
+    "dump_log_argv",
     "format_argv",
     "is_cluster_id",
     "new_cluster_id",
@@ -168,6 +170,30 @@ def quorum_argv(
         str(_home(kafka_home) / "config" / ADMIN_CONFIG),
         "describe",
         "--status",
+    ]
+
+
+#: The log-segment dump tool: the same class from 0.10.2 to 4.1.
+DUMP_LOG_MAIN = "kafka.tools.DumpLogSegments"
+
+
+def dump_log_argv(
+    version: KafkaVersion,
+    files: Sequence[str],
+    *,
+    kafka_home: str | PurePath = KAFKA_HOME,
+    java: str = "java",
+) -> list[str]:
+    """``DumpLogSegments`` printing every record of ``files`` (``*.log`` segments) with its
+    offset and value; ``--deep-iteration`` reaches into the compressed message sets of
+    0.10 (later versions iterate records deeply anyway)."""
+    return [
+        *_tool_prefix(version, kafka_home, java),
+        DUMP_LOG_MAIN,
+        "--deep-iteration",
+        "--print-data-log",
+        "--files",
+        ",".join(files),
     ]
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from harness.base.history import Op
 from harness.base.values import Spec
@@ -75,6 +75,16 @@ class WorkloadRun(Protocol):
 
     def teardown(self) -> None:
         """Remove what this run made on a cluster that stays (its topics); best effort."""
+        ...
+
+
+@runtime_checkable
+class ReplicaKeys(Protocol):
+    """An optional power of a ``WorkloadRun``: partitions whose replicas the runner reads
+    and compares after the run (``checkers.replicas``), before the topics go."""
+
+    def replica_keys(self) -> dict[str, tuple[str, int]]:
+        """Key (as the history names it) -> the real topic and partition."""
         ...
 
 

@@ -220,7 +220,9 @@ def run_combinations(
                 if after is not None:
                     after(result, c, k)
                 outcome.tallies[c.name].add(result.verdict)
-                outcome.verdicts.setdefault(c.name, {})[k] = result.verdict
+                # as a finished run on disk is read back: the verdict and its run block
+                outcome.verdicts.setdefault(c.name, {})[k] = {
+                    **result.verdict, "run": getattr(result, "summary", {})}
                 outcome.ran += 1
                 word = {True: "valid", False: "INVALID"}.get(result.verdict.get("valid"), "unknown")
                 say(

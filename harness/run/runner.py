@@ -118,6 +118,7 @@ class Run:
         self.interrupted = False
         self.error: BaseException | None = None
         self.t0_ns: int | None = None  # the history's time zero
+        self.replicas: dict[str, Any] | None = None  # --check-replicas, once compared
 
     def execute(self) -> RunResult:
         nopts = self.nopts
@@ -217,6 +218,7 @@ class Run:
         steps: list[tuple[str, Callable[[], None]]] = [
             ("stop clients", self._stop_clients),
             ("nemesis teardown", self._nemesis_teardown),
+            ("compare replicas", self._compare_replicas),
             ("workload teardown", self._workload_teardown),
             ("collect logs", self._collect_logs),
             ("remove cluster", self._remove_cluster),
@@ -237,6 +239,19 @@ class Run:
     def _nemesis_teardown(self) -> None:
         if self.nemesis_ready and self.package and self.package.nemesis and self.cluster:
             self.package.nemesis.teardown(self.cluster)
+
+    def _compare_replicas(self) -> None:
+        """``--check-replicas``: every replica's log of those keys, compared (healed, after
+        the drain, before the topics go); the result goes into results.json's ``run``."""
+        from workloads.protocol import ReplicaKeys
+
+        if self.cluster is None or not isinstance(self.session, ReplicaKeys):
+            return
+        keys = self.session.replica_keys()
+        if keys:
+            from harness.run.replicas import compare
+
+            self.replicas = compare(self.cluster, keys, self.say)
 
     def _workload_teardown(self) -> None:
         if self.session is not None and not self.opts.teardown:  # else the cluster goes
@@ -284,6 +299,8 @@ class Run:
         cov = self._coverage()
         if cov is not None:
             summary["coverage"] = cov
+        if self.replicas is not None:
+            summary["replicas"] = self.replicas
         self.run_dir.write_results({**verdict, "run": summary})
         self.run_dir.point_latest()
         result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)

@@ -48,7 +48,7 @@ TOP_KEYS = ("name", "bug", "story", "sources", "versions", "settings", "broker",
             "expect", "variant")
 REQUIRED = ("name", "bug", "story", "sources", "versions", "step", "expect")
 VERSION_KEYS = ("min", "max", "modes")
-EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "note")
+EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "replicas", "note")
 VARIANT_KEYS = ("name", "story", "settings", "broker", "versions", "expect")
 #: Run options a scenario does not set, and why (the rest of ``OPTIONS`` it may).
 NOT_SETTINGS = {
@@ -161,14 +161,20 @@ class _File:
                 raise self.bad(f"{at}.anomalies", "valid = false names no anomaly",
                                "list the anomalies that must appear (anomalies = [...], "
                                "or any = [...] for one of them)")
-            if valid is None and (anomalies or not absent):
+            replicas = e.get("replicas")
+            if replicas not in (None, "diverged", "consistent"):
+                raise self.bad(f"{at}.replicas", f"expected diverged or consistent, got "
+                               f"{shown(replicas)}", 'replicas = "consistent"')
+            if valid is None and (anomalies or not (absent or replicas)):
                 raise self.bad(f"{at}.valid", "missing",
-                               "valid = true|false, or no valid with only absent = [...]")
+                               "valid = true|false, or no valid with only absent = [...] "
+                               "and/or replicas = ...")
             note = e.get("note", "")
             if not isinstance(note, str):
                 raise self.bad(f"{at}.note", f"expected text, got {shown(note)}", 'note = "..."')
             out.append(Expectation(self.range(e.get("versions"), f"{at}.versions"), valid,
-                                   anomalies, absent, " ".join(note.split()), any_of))
+                                   anomalies, absent, " ".join(note.split()), any_of,
+                                   replicas))
         return tuple(out)
 
 

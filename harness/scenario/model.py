@@ -76,7 +76,10 @@ class Expectation:
       its offset later held another value) or ``unseen`` (the lost tail, nothing written
       after it). A loss scenario says ``any = [those three]``;
     * ``valid`` None (the file leaves it out): none of ``absent`` appears, whatever
-      else does (a fixed bug on a setting that still loses writes another way).
+      else does (a fixed bug on a setting that still loses writes another way);
+    * ``replicas`` ``"diverged"`` / ``"consistent"``: what comparing the replicas' own logs
+      after the run (``--check-replicas``, ``checkers.replicas``) must find, with any
+      of the above or alone; a run whose replicas were not compared never matches it.
 
     ``absent`` may also narrow ``valid = false``.
     """
@@ -87,16 +90,21 @@ class Expectation:
     absent: tuple[str, ...] = ()
     note: str = ""
     any: tuple[str, ...] = ()
+    replicas: str | None = None
 
     @property
     def bug_shows(self) -> bool:
         """Whether the scenario's bug is expected to show here (the version is affected)."""
-        return self.valid is False
+        return self.valid is False or self.replicas == "diverged"
 
-    def matches(self, valid: bool | str, anomalies: Collection[str]) -> bool:
-        """Whether a verdict (its ``valid`` and the anomaly types found) is this outcome;
-        an ``unknown`` verdict never is."""
+    def matches(self, valid: bool | str, anomalies: Collection[str],
+                replicas: bool | str | None = None) -> bool:
+        """Whether a verdict (its ``valid`` and the anomaly types found; ``replicas``: the
+        replica comparison's ``valid``, None if none ran) is this outcome; an ``unknown``
+        verdict never is."""
         if not isinstance(valid, bool):
+            return False
+        if self.replicas is not None and replicas is not (self.replicas == "consistent"):
             return False
         if self.valid is True:
             return valid
@@ -118,6 +126,8 @@ class Expectation:
             text = "any verdict"
         if self.absent:
             text += "; never " + ", ".join(self.absent)
+        if self.replicas is not None:
+            text += f"; replicas {self.replicas}"
         return text + (f" ({self.note})" if self.note else "")
 
 

@@ -102,7 +102,19 @@ def found(verdict: Mapping[str, Any]) -> list[str]:
 def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
     """Whether one run ended as the case expects (an ``unknown`` verdict never does)."""
     valid = verdict.get("valid")
-    return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict))
+    return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
+                                 replicas_of(verdict))
+
+
+def with_run(result: Any) -> dict[str, Any]:
+    """A fresh run's verdict with its ``run`` block, as results.json holds them."""
+    return {**result.verdict, "run": getattr(result, "summary", {}) or {}}
+
+
+def replicas_of(verdict: Mapping[str, Any]) -> bool | str | None:
+    """The replica comparison's ``valid`` in a run's results (``run.replicas``), if any ran."""
+    block = (verdict.get("run") or {}).get("replicas")
+    return block.get("valid") if isinstance(block, Mapping) else None
 
 
 def run_line(k: int, verdict: Mapping[str, Any]) -> str:
@@ -113,6 +125,10 @@ def run_line(k: int, verdict: Mapping[str, Any]) -> str:
     kinds = ", ".join(f"{t} ({counts[t]})" if t in counts else t for t in found(verdict))
     why = verdict.get("error") or verdict.get("reason")
     tail = f"; {kinds}" if kinds else (f"; {why}" if word == "unknown" and why else "")
+    replicas = replicas_of(verdict)
+    if replicas is not None:
+        tail += ("; replicas consistent" if replicas is True else
+                 "; replicas DIVERGED" if replicas is False else "; replicas not compared")
     return f"run {k}: {word}{tail}"
 
 
@@ -162,6 +178,7 @@ def scenario_block(case: Case) -> dict[str, Any]:
         "story": s.story, "sources": list(s.sources), "file": str(s.path) if s.path else None,
         "expected": {"versions": str(e.versions), "valid": e.valid,
                      "anomalies": list(e.anomalies), "any": list(e.any),
+                     "replicas": e.replicas,
                      "absent": list(e.absent),
                      "note": e.note, "text": e.describe()},
     }  # fmt: skip
@@ -176,7 +193,8 @@ def record(case: Case, result: Any, say: Callable[[str], None]) -> None:
         data = read_json(run.test_path)
     except (OSError, ValueError):
         return  # no test.json: the run counts as not done, and has no report either
-    data["scenario"] = {**scenario_block(case), "as_expected": matches(case, result.verdict)}
+    data["scenario"] = {**scenario_block(case),
+                        "as_expected": matches(case, with_run(result))}
     write_json(run.test_path, data)
     if getattr(result, "report", None) is None:
         return
@@ -204,7 +222,7 @@ def run_cases(
     def after(result: Any, combo: Combination, k: int) -> None:
         case = by_name[combo.name]
         record(case, result, say)
-        say(f"  {case.label} on {case.version.line} {run_line(k, result.verdict)}")
+        say(f"  {case.label} on {case.version.line} {run_line(k, with_run(result))}")
 
     outcome = run_combinations(order([c.combo for c in cases]), runs, keep_cluster=keep_cluster,
                                run_fn=run_fn, say=say, down=down, after=after, label=label)

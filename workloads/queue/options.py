@@ -81,6 +81,9 @@ OPTIONS: tuple[Spec, ...] = (
          "(default: 500)", "N", range=Range(1, 100_000)),
     Spec("pin_keys", keys, "keys never retired while their partition stalls, e.g. t0-0 "
          "(a scenario pins the keys its fault script names)", "K1,K2"),
+    Spec("check_replicas", keys, "after the run, read every replica's log of these keys' "
+         "partitions and report offsets where replicas hold different records, e.g. t0-0",
+         "K1,K2"),
 )  # fmt: skip
 
 
@@ -100,6 +103,7 @@ class QueueSettings:
     poll_ms: int = 100
     max_poll_records: int = 500
     pin_keys: list[str] = field(default_factory=list)
+    check_replicas: list[str] = field(default_factory=list)
 
 
 def validate(s: QueueSettings, version: KafkaVersion) -> None:
@@ -187,6 +191,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "poll_ms": s.poll_ms,
         "max_poll_records": s.max_poll_records,
         "pin_keys": list(s.pin_keys),
+        "check_replicas": list(s.check_replicas),
         "producer": producer,
     }
 

@@ -28,6 +28,7 @@ class QueueRun:
             replication_factor=env.replication_factor,
             config=env.topic_config,
         )
+        self.check_replicas = tuple(s.check_replicas)
         self.client_options = client_options(
             s, bootstrap=env.bootstrap, token=env.token, seed=env.seed
         )
@@ -37,6 +38,10 @@ class QueueRun:
 
     def client(self, thread: int, process: int) -> QueueClient:
         return QueueClient(self.client_options, self.topics, thread, process)
+
+    def replica_keys(self) -> dict[str, tuple[str, int]]:
+        """``--check-replicas``: key -> its real topic and partition."""
+        return {key: self.topics.real(key) for key in self.check_replicas}
 
     def teardown(self) -> None:
         self.topics.delete_all()

@@ -155,3 +155,19 @@ def test_a_loss_expectation_takes_any_way_a_loss_shows(found: list[str], matches
     loss = Expectation(_ANY, False, any=("lost-write", "inconsistent-offsets", "unseen"))
     assert loss.matches(False, found) is matches
     assert loss.describe() == "invalid: one of lost-write | inconsistent-offsets | unseen"
+
+
+@pytest.mark.parametrize(
+    ("expect", "found", "replicas", "matches"),
+    [("diverged", ["lost-write"], False, True), ("diverged", [], True, False),
+     ("consistent", ["inconsistent-offsets"], True, True), ("consistent", [], False, False),
+     ("consistent", [], None, False), ("consistent", [], "unknown", False)],
+    ids=["diverged-found", "diverged-but-consistent", "consistent-despite-loss",
+         "consistent-but-diverged", "never-compared", "not-comparable"],
+)
+def test_a_replicas_expectation_judges_the_replica_comparison(
+        expect: str, found: list[str], replicas: bool | str | None, matches: bool) -> None:
+    e = Expectation(_ANY, None, replicas=expect)
+    assert e.matches(bool(found) is False, found, replicas) is matches
+    assert e.bug_shows is (expect == "diverged")
+    assert e.describe() == f"any verdict; replicas {expect}"

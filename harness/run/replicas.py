@@ -1,0 +1,74 @@
+"""``--check-replicas``: after the run, do the replicas of these partitions agree?
+
+The runner calls :func:`compare` once the faults are healed and the drain is done,
+before the workload deletes its topics. Each key's partition is read on every node
+(``cluster.replica_logs``) and compared (``checkers.replicas``). A follower that has
+just come back may still hold records it is about to truncate, so a partition whose
+replicas disagree is read once more after :data:`SETTLE_S`, and only offsets that
+disagree both times are reported: divergence that stays, which is what KIP-279 is about.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from checkers.replicas import compare_replicas, summarize
+from cluster.model import Cluster
+from cluster.replica_logs import partition_dirs, read_partition
+
+LOG = logging.getLogger("insync.replicas")
+#: Seconds before a partition whose replicas disagree is read again.
+SETTLE_S = 10.0
+
+
+Read = Callable[[Cluster, str], tuple[dict[str, dict[int, str] | None], dict[str, str]]]
+
+
+def compare(cluster: Cluster, keys: Mapping[str, tuple[str, int]],
+            say: Callable[[str], None], *, settle_s: float = SETTLE_S,
+            sleep: Callable[[float], None] = time.sleep,
+            read: Read = read_partition) -> dict[str, Any]:
+    """Every key's replicas compared: ``checkers.replicas.summarize`` of the partitions."""
+    dirs = partition_dirs(keys)
+    partitions = {key: compare_replicas(*read(cluster, d)) for key, d in dirs.items()}
+    if any(p["valid"] is False for p in partitions.values()):
+        sleep(settle_s)
+        for key, first in list(partitions.items()):
+            if first["valid"] is False:
+                partitions[key] = _still(first, compare_replicas(*read(cluster, dirs[key])))
+    out = summarize(partitions)
+    for key, p in partitions.items():
+        say(f"replicas of {key}: {line(p)}")
+        LOG.info("replicas of %s: %s", key, p)
+    return out
+
+
+def _still(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """``second``, keeping only the diverging offsets ``first`` had too (same values)."""
+    if second["valid"] is not False:
+        return second
+    before = {d["offset"]: d["values"] for d in first["offsets"]}
+    kept = [d for d in second["offsets"] if before.get(d["offset"]) == d["values"]]
+    if kept or first["diverged"] > len(first["offsets"]):  # beyond the listed ones: keep
+        return second
+    return {**second, "valid": True, "diverged": 0, "offsets": [],
+            "settled": f"{second['diverged']} offset(s) differed for a moment, then agreed"}
+
+
+def line(p: Mapping[str, Any]) -> str:
+    """``consistent (n1: 1,204 records, n2: 1,204)`` or ``DIVERGED at 3 offsets (...)``."""
+    held = ", ".join(f"{node}: {r['records']:,} records"
+                     for node, r in p.get("replicas", {}).items())
+    if p.get("valid") is True:
+        return f"consistent ({held})"
+    if p.get("valid") is False:
+        first = p["offsets"][0] if p.get("offsets") else None
+        where = (f"; offset {first['offset']}: " + ", ".join(
+            f"{n}={v}" for n, v in first["values"].items())) if first else ""
+        return f"DIVERGED at {p['diverged']:,} offset(s) ({held}{where})"
+    return f"not compared: {p.get('reason', 'unknown')}" + (
+        f" ({'; '.join(f'{n}: {e}' for n, e in p['unreadable'].items())})"
+        if p.get("unreadable") else "")
