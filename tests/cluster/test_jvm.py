@@ -157,6 +157,7 @@ def test_public_names_are_pinned() -> None:
         "KAFKA_HOME",
         "broker_argv",
         "classpath",
+        "dump_log_argv",
         "format_argv",
         "is_cluster_id",
         "new_cluster_id",
@@ -164,3 +165,12 @@ def test_public_names_are_pinned() -> None:
         "zookeeper_argv",
     ]
     assert all(hasattr(module, name) for name in module.__all__)
+
+
+def test_the_dump_tool_prints_every_record_of_the_segments_given() -> None:
+    from cluster.versions import resolve_version
+
+    argv = jvm.dump_log_argv(resolve_version("0.10.2.x"), ["/d/a.log", "/d/b.log"])
+    assert argv[argv.index(jvm.DUMP_LOG_MAIN) + 1:] == [
+        "--deep-iteration", "--print-data-log", "--files", "/d/a.log,/d/b.log"]
+    assert argv[0] == "java" and "-cp" in argv

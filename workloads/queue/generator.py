@@ -87,6 +87,12 @@ class QueueOptions:
     ``pinned``: keys never retired for a stall (a fault script's keys: a scenario that
     kills the leader of ``t0-0`` must keep writing to ``t0-0`` once it has a leader
     again, or the truncation it provokes leaves no trace in the history).
+    ``client_life_ns``: how long a client lives, on average, before a ``crash`` op
+    closes it (None: no timed crashes; a ``crash`` weight still draws them per op).
+    Crashes come on a clock, as Jepsen's ``--crash-client-interval`` has them: one
+    every ``client_life_ns / clients`` on average, spaced uniformly at random from
+    0 to twice that, whatever the op rate. Drawn per op they followed the rate: at
+    600 ops/s a weight of 0.02 restarted a client every 0.4 s, at 50 ops/s every 5 s.
     """
 
     key_count: int = 4
@@ -100,6 +106,7 @@ class QueueOptions:
     writers_per_key: int | None = None
     stall_ns: int | None = None
     pinned: frozenset[str] = frozenset()
+    client_life_ns: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -116,6 +123,8 @@ class QueueOptions:
             raise ValueError("sends_per_op and writers_per_key must be >= 1")
         if self.stall_ns is not None and self.stall_ns <= 0:
             raise ValueError("stall_ns must be > 0")
+        if self.client_life_ns is not None and self.client_life_ns <= 0:
+            raise ValueError("client_life_ns must be > 0")
 
     @cached_property
     def draw_weights(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -145,6 +154,7 @@ class QueueGen(Gen):
     joined: Mapping[Process, int] = field(default_factory=dict)
     writing: Mapping[Process, tuple[int, frozenset[str]]] = field(default_factory=dict)
     proven: frozenset[str] = frozenset()
+    next_crash: int | None = None  # when the next timed crash is due (client_life_ns)
 
     def _with(self, **changes: Any) -> QueueGen:
         """This state with ``changes``: ``dataclasses.replace`` without its per-call field
@@ -154,7 +164,7 @@ class QueueGen(Gen):
                         get("writes", self.writes), get("next_key", self.next_key),
                         get("next_value", self.next_value), get("epoch", self.epoch),
                         get("joined", self.joined), get("writing", self.writing),
-                        get("proven", self.proven))
+                        get("proven", self.proven), get("next_crash", self.next_crash))
 
     @staticmethod
     def start(opts: QueueOptions | None = None) -> QueueGen:
@@ -173,11 +183,26 @@ class QueueGen(Gen):
         i, rng = rng.below(len(free))
         process = ctx.workers[free[i]]
         state = self._retire_stalled(ctx.time)
+        if state.opts.client_life_ns is not None:
+            due = state.next_crash
+            if due is None or ctx.time >= due:
+                gap = state._crash_gap(ctx, rng.fork(2))
+                state = state._with(next_crash=ctx.time + gap)
+                if due is not None:  # a client's time is up (the first call only schedules)
+                    return self._invoke(ctx, process, "crash", None, state)
         if state.joined.get(process) != state.epoch:
             value = sorted(map(state.key, state.active))
             return self._invoke(ctx, process, state.opts.consume, value,
                                 state._with(joined={**state.joined, process: state.epoch}))
         return state._main_op(ctx, process, rng)
+
+    def _crash_gap(self, ctx: Context, rng: Rng) -> int:
+        """Nanoseconds to the next timed crash: uniform from 0 to twice the mean gap, which
+        is a client's mean life over the client threads (each lives that long, on average)."""
+        clients = max(1, sum(1 for t in ctx.threads if isinstance(t, int)))
+        assert self.opts.client_life_ns is not None
+        span = max(1, 2 * self.opts.client_life_ns // clients)
+        return rng.below(span)[0]
 
     def _main_op(self, ctx: Context, process: Process, rng: Rng) -> Step:
         """A drawn op for a process that has joined the current keys."""

@@ -7,6 +7,7 @@ process, so simulated histories carry real-looking offsets and reads.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter, defaultdict
 from collections.abc import Mapping
@@ -150,6 +151,29 @@ def test_a_crashed_client_continues_as_a_fresh_process_that_joins_first() -> Non
         assert not [op for op in history if op["process"] == p and op["index"] > crash_at]
 
 
+@pytest.mark.parametrize(("rate", "life_s"), [(1000, 3.0), (50, 3.0), (1000, 10.0)],
+                         ids=["fast-ops", "slow-ops", "longer-lives"])
+def test_timed_crashes_follow_the_clock_not_the_op_rate(rate: float, life_s: float) -> None:
+    """Each of 4 clients lives ``life_s`` on average: over 60 s about 60 * 4 / life_s
+    crashes, whether the run does 50 or 1,000 ops a second (virtual time)."""
+    opts = QueueOptions(weights={"send": 1, "poll": 1}, client_life_ns=int(life_s * 1e9))
+    history = simulate(queue_plan(opts, rate=rate, time_limit_s=60.0, final_time_limit_s=1.0),
+                       concurrency=4, seed=3, outcome_fn=FakeKafka(), max_ops=400_000)
+    crashes = [op for op in invokes(history, "crash") if op["time"] < ns(59)]  # not the drain's
+    expected = 59 * 4 / life_s
+    assert 0.6 * expected <= len(crashes) <= 1.4 * expected
+    gaps = [b["time"] - a["time"] for a, b in itertools.pairwise(crashes)]
+    assert max(gaps) <= 2 * ns(life_s / 4) + ns(1)  # uniform from 0 to twice the mean gap
+
+
+def test_no_timed_crash_without_a_client_life() -> None:
+    opts = QueueOptions(weights={"send": 1, "poll": 1})
+    history = simulate(queue_plan(opts, rate=200, time_limit_s=20.0, final_time_limit_s=1.0),
+                       concurrency=3, seed=2, outcome_fn=FakeKafka())
+    # (the drain ends the main phase's clients with crash ops of its own: after 19.9 s)
+    assert [op for op in invokes(history, "crash") if op["time"] < ns(19)] == []
+
+
 def test_every_process_joins_before_its_first_read() -> None:
     opts = QueueOptions(weights={"poll": 1, "txn": 1}, consume="subscribe")
     history = simulate(clients(limit(100, QueueGen.start(opts))), concurrency=4, seed=2)
@@ -215,6 +239,7 @@ def test_same_seed_same_run_other_seed_other_run() -> None:
         pytest.param({"key_count": 0}, id="no-keys"),
         pytest.param({"max_writes_per_key": 0}, id="no-budget"),
         pytest.param({"txn_send_ratio": 1.5}, id="ratio-above-one"),
+        pytest.param({"client_life_ns": 0}, id="clients-that-never-live"),
     ],
 )
 def test_queue_options_refuse_nonsense(kwargs: dict[str, Any]) -> None:
