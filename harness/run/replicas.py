@@ -4,8 +4,8 @@ The runner calls :func:`compare` once the faults are healed and the drain is don
 before the workload deletes its topics. Each key's partition is read on every node
 (``cluster.replica_logs``) and compared (``checkers.replicas``). A follower that has
 just come back may still hold records it is about to truncate, so a partition whose
-replicas disagree is read once more after :data:`SETTLE_S`, and only offsets that
-disagree both times are reported: divergence that stays, which is what KIP-279 is about.
+replicas disagree is read once more after :data:`SETTLE_S`, and only records both reads
+saw alike are compared: divergence that stays, which is what KIP-279 is about.
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ def compare(cluster: Cluster, keys: Mapping[str, tuple[str, int]],
             read: Read = read_partition) -> dict[str, Any]:
     """Every key's replicas compared: ``checkers.replicas.summarize`` of the partitions."""
     dirs = partition_dirs(keys)
-    partitions = {key: compare_replicas(*read(cluster, d)) for key, d in dirs.items()}
-    if any(p["valid"] is False for p in partitions.values()):
+    first = {key: read(cluster, d) for key, d in dirs.items()}
+    partitions = {key: compare_replicas(*got) for key, got in first.items()}
+    diverged = [key for key, p in partitions.items() if p["valid"] is False]
+    if diverged:
         sleep(settle_s)
-        for key, first in list(partitions.items()):
-            if first["valid"] is False:
-                partitions[key] = _still(first, compare_replicas(*read(cluster, dirs[key])))
+        for key in diverged:
+            logs, errors = read(cluster, dirs[key])
+            partitions[key] = compare_replicas(held_both_times(first[key][0], logs), errors)
     out = summarize(partitions)
     for key, p in partitions.items():
         say(f"replicas of {key}: {line(p)}")
@@ -46,16 +48,18 @@ def compare(cluster: Cluster, keys: Mapping[str, tuple[str, int]],
     return out
 
 
-def _still(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """``second``, keeping only the diverging offsets ``first`` had too (same values)."""
-    if second["valid"] is not False:
-        return second
-    before = {d["offset"]: d["values"] for d in first["offsets"]}
-    kept = [d for d in second["offsets"] if before.get(d["offset"]) == d["values"]]
-    if kept or first["diverged"] > len(first["offsets"]):  # beyond the listed ones: keep
-        return second
-    return {**second, "valid": True, "diverged": 0, "offsets": [],
-            "settled": f"{second['diverged']} offset(s) differed for a moment, then agreed"}
+def held_both_times(before: Mapping[str, Mapping[int, str] | None],
+                    after: Mapping[str, Mapping[int, str] | None]
+                    ) -> dict[str, dict[int, str] | None]:
+    """Each node's records that both reads saw, at the same offset with the same value: a
+    record a follower has since truncated or replaced is left out, so only divergence
+    that stayed is compared. A node missing from either read holds nothing here."""
+    out: dict[str, dict[int, str] | None] = {}
+    for node, log in after.items():
+        old = before.get(node)
+        out[node] = None if log is None or old is None else {
+            offset: value for offset, value in log.items() if old.get(offset) == value}
+    return out
 
 
 def line(p: Mapping[str, Any]) -> str:

@@ -53,3 +53,14 @@ def test_a_partition_nobody_could_read_says_why() -> None:
          "unreadable": {"n1": "exited 1"}}
     assert line(p) == ("not compared: 0 replica(s) could be read; comparing needs two "
                        "(n1: exited 1)")
+
+
+def test_only_records_both_reads_saw_alike_are_compared() -> None:
+    """Offset 2 differs in both reads (it stayed); offset 1 of n2 changed between them (a
+    follower rewriting its tail): one diverging offset, not two."""
+    first = {"n1": SAME, "n2": {**SAME, 2: "9"}}
+    second = {"n1": SAME, "n2": {**SAME, 1: "8", 2: "9"}}
+    out = compare(None, {"t0-0": ("xt0", 0)}, lambda s: None,  # type: ignore[arg-type]
+                  sleep=lambda s: None, read=reads(first, second))
+    part = out["partitions"]["t0-0"]
+    assert part["diverged"] == 1 and part["offsets"][0]["offset"] == 2
