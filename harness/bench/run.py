@@ -323,15 +323,11 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
                    config={"min.insync.replicas": str(opts.min_insync)})
     client = admin(bootstrap)  # held: a collected client destroys its handle mid-request
     client.create_topics([new])[topic].result(60)
-    def bare() -> Loop:
+    def bare(seconds: float = args.seconds) -> Loop:
         return bare_loop(make, topic, producers=opts.concurrency,
-                         sends_per_op=opts.sends_per_op, seconds=args.seconds)
+                         sends_per_op=opts.sends_per_op, seconds=seconds)
 
-    settled: list[float] = []
-    if args.warm_up_seconds > 0:
-        settled = settle(lambda: bare_loop(make, topic, producers=opts.concurrency,
-                                           sends_per_op=opts.sends_per_op,
-                                           seconds=SETTLE_SLICE_S))
+    settled = settle(lambda: bare(SETTLE_SLICE_S)) if args.warm_up_seconds > 0 else []
     # bare before and after the measured run: what drifts in between (JIT, page cache,
     # other load on the host) weighs on both sides of the ratio alike
     before = bare()

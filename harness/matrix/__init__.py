@@ -22,6 +22,7 @@ from harness.matrix.drive import (
     progress,
     run_combinations,
     summary,
+    with_run,
 )
 from harness.matrix.grid import (
     NOT_SETTINGS,
@@ -65,4 +66,5 @@ __all__ = [
     "split",
     "summary",
     "test_name",
+    "with_run",
 ]

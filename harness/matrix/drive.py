@@ -79,6 +79,12 @@ class Tally:
         self.lost_writes += lost_writes(verdict)
 
 
+def with_run(result: Any) -> dict[str, Any]:
+    """A fresh run's verdict with its ``run`` block, as results.json holds them (and as a
+    finished run found on disk is read back)."""
+    return {**result.verdict, "run": getattr(result, "summary", {}) or {}}
+
+
 def lost_writes(verdict: Mapping[str, Any]) -> int:
     counts = verdict.get("anomaly-counts") or {}
     if "lost-write" in counts:
@@ -220,9 +226,7 @@ def run_combinations(
                 if after is not None:
                     after(result, c, k)
                 outcome.tallies[c.name].add(result.verdict)
-                # as a finished run on disk is read back: the verdict and its run block
-                outcome.verdicts.setdefault(c.name, {})[k] = {
-                    **result.verdict, "run": getattr(result, "summary", {})}
+                outcome.verdicts.setdefault(c.name, {})[k] = with_run(result)
                 outcome.ran += 1
                 word = {True: "valid", False: "INVALID"}.get(result.verdict.get("valid"), "unknown")
                 say(

@@ -25,7 +25,7 @@ from typing import Any
 from cluster.versions import KafkaVersion
 from harness.base.errors import InsyncError, UsageError
 from harness.base.rundir import RunDir, read_json, write_json
-from harness.matrix import Combination, Outcome, RunFn, order, run_combinations
+from harness.matrix import Combination, Outcome, RunFn, order, run_combinations, with_run
 from harness.run.setup import preflight
 from harness.scenario.load import find
 from harness.scenario.model import Expectation, Scenario
@@ -104,11 +104,6 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
     valid = verdict.get("valid")
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
                                  replicas_of(verdict))
-
-
-def with_run(result: Any) -> dict[str, Any]:
-    """A fresh run's verdict with its ``run`` block, as results.json holds them."""
-    return {**result.verdict, "run": getattr(result, "summary", {}) or {}}
 
 
 def replicas_of(verdict: Mapping[str, Any]) -> bool | str | None:
