@@ -1,8 +1,9 @@
 """The producer side of a queue client: one producer per process, sends and delivery reports.
 
-``send`` produces each record of the op to its key's partition without
-waiting, then serves delivery reports until every record of *this* op has one
-(several records in flight per producer, batched by librdkafka); the
+``send`` queues the op's records to its key's partition in one
+``produce_batch`` call (one batch, whatever ``linger.ms`` and the interpreter's
+load), then serves delivery reports until every record of *this* op has one
+(several records in flight per producer); the
 completion carries ``[offset, value]`` where a report gave an offset. Whether
 an error means ``fail`` or ``info`` is decided by ``workloads.outcomes`` alone.
 Transactions (``workloads.queue.txn``) use the same producer, ``produce`` and
@@ -95,25 +96,20 @@ class Sender:
         mops = op["value"]
         producer = self.producer()
         reports = Reports()
-        unsent: Outcome | None = None
-        produced = 0
-        for i, (_, key, value) in enumerate(mops):
-            try:
-                self.produce(producer, key, value, reports, i)
-            except (BufferError, KafkaException) as err:  # this one never entered the queue
-                unsent = classify(err, "produce")
-                break
-            produced += 1
+        unsent: dict[int, Outcome] = {}
+        for start, end in runs_of_one_key(mops):
+            unsent.update(self.produce_run(producer, mops, start, end, reports))
+        produced = len(mops) - len(unsent)
         self.await_reports(producer, reports, produced)
-        if produced == len(mops) == len(reports) and all(
+        if not unsent and len(reports) == len(mops) and all(
                 error is None for error, _ in reports.values()):
             return Completed("ok", sent(mops, reports))  # every record delivered: the usual op
         late = Outcome("info", f"no delivery report after {self.opts.op_timeout_s}s",
                        "no delivery report: the record may have been appended")
         outcomes: list[Outcome | None] = []
         for i in range(len(mops)):
-            if i >= produced:
-                outcomes.append(unsent)
+            if i in unsent:
+                outcomes.append(unsent[i])
             elif i not in reports:
                 outcomes.append(late)
             else:
@@ -135,6 +131,26 @@ class Sender:
             producer.poll(min(left, 1.0))
         return True
 
+    def produce_run(self, producer: Producer, mops: list[Any], start: int, end: int,
+                    reports: Reports) -> dict[int, Outcome]:
+        """Queue ``mops[start:end]`` (sends to one key) in one call, so librdkafka puts them
+        in one batch: produced one by one by a thread that must take the GIL for each, an
+        op's records could straddle ``linger.ms`` and go out in two requests. Returns the
+        records that never entered the queue, by position, with why (each is ``fail``)."""
+        topic, partition = self.topics.real(mops[start][1])
+        messages: list[dict[str, Any]] = []
+        for i in range(start, end):
+            payload = str(mops[i][2]).encode()
+            reports.expect(payload, i)
+            messages.append({"value": payload})
+        try:
+            producer.produce_batch(topic, messages, partition=partition, on_delivery=reports)
+        except (BufferError, KafkaException) as err:  # none of them entered the queue
+            outcome = classify(err, "produce")
+            return dict.fromkeys(range(start, end), outcome)
+        return {start + j: classify(m["_error"], "produce")
+                for j, m in enumerate(messages) if "_error" in m}
+
     def produce(self, producer: Producer, key: str, value: int, reports: Reports, i: int) -> None:
         """Queue one record; its delivery report lands in ``reports[i]``."""
         topic, partition = self.topics.real(key)
@@ -152,6 +168,17 @@ class Sender:
                 producer.close()
             except Exception as err:  # closing a broken client: note it, carry on
                 LOG.debug("closing producer of process %s: %s", self.process, err)
+
+
+def runs_of_one_key(mops: list[Any]) -> list[tuple[int, int]]:
+    """``[start, end)`` of each run of consecutive micro-ops that send to one key."""
+    runs: list[tuple[int, int]] = []
+    for i, mop in enumerate(mops):
+        if runs and mops[runs[-1][0]][1] == mop[1]:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
 
 
 def sent(mops: list[Any], reports: Reports) -> list[Any]:

@@ -63,6 +63,9 @@ class FakeProducer:
 
     ``poll`` serves up to ``per_poll`` reports per call; when it serves none it moves
     ``clock`` on by its timeout, as a real wait would. ``stuck``: nothing is delivered.
+    ``refuse(queued)`` says whether the next record may enter the queue (None) or not (the
+    error: ``produce`` raises it, ``produce_batch`` marks the message with it, as
+    confluent-kafka does), given how many records are queued already.
     """
 
     deliver: Deliver
@@ -74,9 +77,31 @@ class FakeProducer:
     clock: Clock = field(default_factory=Clock)
     calls: list[str] = field(default_factory=list)
     polls: int = 0
+    refuse: Callable[[int], BaseException | KafkaError | None] = lambda queued: None
+    batches: list[int] = field(default_factory=list)  # the size of each produce_batch
 
     def produce(self, topic: str, value: bytes, partition: int, on_delivery: Any) -> None:
+        error = self.refuse(len(self.queued))
+        if isinstance(error, BaseException):
+            raise error
+        if error is not None:
+            raise KafkaException(error)
         self.queued.append((on_delivery, Msg(topic, partition, -1, value)))
+
+    def produce_batch(self, topic: str, messages: list[dict[str, Any]], partition: int,
+                      on_delivery: Any) -> int:
+        self.batches.append(len(messages))
+        queued = 0
+        for m in messages:
+            error = self.refuse(len(self.queued))
+            if isinstance(error, BaseException):
+                error = KafkaError(KafkaError._QUEUE_FULL, str(error))
+            if error is not None:
+                m["_error"] = error
+                continue
+            self.queued.append((on_delivery, Msg(topic, partition, -1, m["value"])))
+            queued += 1
+        return queued
 
     def _serve(self, most: int | None) -> int:
         served = 0

@@ -61,13 +61,8 @@ def test_delivery_errors_follow_outcomes(code: int, retries: int | None, expecte
 
 
 def test_produce_raising_is_fail_and_no_report_is_info() -> None:
-    class Full(FakeProducer):
-        def produce(self, *a: Any, **kw: Any) -> None:
-            raise BufferError("queue full")
-
-    assert (
-        client(Full(ok_at(1))).invoke({"f": "send", "value": [["send", "t0-1", 5]]}).type == "fail"
-    )
+    full = FakeProducer(ok_at(1), refuse=lambda queued: BufferError("queue full"))
+    assert client(full).invoke({"f": "send", "value": [["send", "t0-1", 5]]}).type == "fail"
     stuck = FakeProducer(ok_at(1), stuck=True)
     done = client(stuck).invoke({"f": "send", "value": [["send", "t0-1", 5]]})
     assert done.type == "info" and "no delivery report" in done.error
@@ -87,6 +82,17 @@ def test_an_op_of_many_records_queues_them_all_then_gives_each_its_offset() -> N
     done = client(producer).invoke(send_op("t0-1", [0, 1, 2, 3, 4]))
     assert (done.type, done.value) == ("ok", [["send", "t0-1", [100 + v, v]] for v in range(5)])
     assert producer.polls == 3  # served two reports at a time: every record was in flight
+    assert producer.batches == [5]  # queued in one call: one batch, whatever linger.ms is
+
+
+def test_sends_to_different_keys_queue_one_batch_per_run_of_one_key() -> None:
+    producer = FakeProducer(by_value({v: (None, v) for v in range(5)}))
+    op = {"f": "send", "value": [["send", "t0-1", 0], ["send", "t0-1", 1], ["send", "t0-2", 2],
+                                 ["send", "t0-1", 3], ["send", "t0-1", 4]]}
+    done = client(producer).invoke(op)
+    assert done.type == "ok"
+    assert producer.batches == [2, 1, 2]
+    assert [m[2] for m in done.value] == [[v, v] for v in range(5)]
 
 
 def test_an_op_waits_for_its_own_records_only() -> None:
@@ -126,17 +132,15 @@ def test_mixed_record_outcomes_make_the_op_fail_only_when_all_certainly_failed(
 
 
 def test_a_full_queue_midway_keeps_what_was_queued() -> None:
-    class FullAfterTwo(FakeProducer):
-        def produce(self, *a: Any, **kw: Any) -> None:
-            if len(self.queued) == 2:
-                raise BufferError("queue full")
-            super().produce(*a, **kw)
+    def full_at_two(queued: int) -> KafkaError | None:
+        return KafkaError(K._QUEUE_FULL) if queued == 2 else None
 
-    written = client(FullAfterTwo(ok_at(3))).invoke(send_op("t0-1", [1, 2, 3]))
+    written = client(FakeProducer(ok_at(3), refuse=full_at_two)).invoke(
+        send_op("t0-1", [1, 2, 3]))
     assert written.type == "info"  # two were written, the third certainly not
     assert written.value == [["send", "t0-1", [3, 1]], ["send", "t0-1", [3, 2]],
                              ["send", "t0-1", 3]]
-    rejected = FullAfterTwo(lambda t, p, v: (NER, -1))
+    rejected = FakeProducer(lambda t, p, v: (NER, -1), refuse=full_at_two)
     done = client(rejected, retries=0, idempotence=False).invoke(send_op("t0-1", [1, 2, 3]))
     assert done.type == "fail"  # none of the three is in the log
 
@@ -163,12 +167,14 @@ def test_a_delivery_report_for_a_record_the_op_never_produced_is_not_its_own() -
     """The op's one delivery callback tells its records apart by value: a report for
     another value (another op's record) leaves this op's record without a report."""
     foreign = FakeProducer(ok_at(4))
-    real_produce = foreign.produce
+    real_produce_batch = foreign.produce_batch
 
-    def produce(topic: str, value: bytes, partition: int, on_delivery: Any) -> None:
-        real_produce(topic, value + b"0", partition, on_delivery)  # a report for 10, not 1
+    def produce_batch(topic: str, messages: list[dict[str, Any]], partition: int,
+                      on_delivery: Any) -> int:
+        others = [{"value": m["value"] + b"0"} for m in messages]  # a report for 10, not 1
+        return real_produce_batch(topic, others, partition, on_delivery)
 
-    foreign.produce = produce  # type: ignore[method-assign]
+    foreign.produce_batch = produce_batch  # type: ignore[method-assign]
     done = client(foreign).invoke(send_op("t0-1", [1]))
     assert (done.type, done.value) == ("info", [["send", "t0-1", 1]])
     assert "no delivery report" in str(done.error)
