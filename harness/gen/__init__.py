@@ -27,6 +27,7 @@ from harness.gen.combinators import (
     stagger,
     synchronize,
     time_limit,
+    until_done,
 )
 from harness.gen.core import PENDING, Context, Gen, GenLike, Pending, Rng, Step, lift
 from harness.gen.plan import Ahead, Phase, plan_gen, run_phases
@@ -69,4 +70,5 @@ __all__ = [
     "stagger",
     "synchronize",
     "time_limit",
+    "until_done",
 ]

@@ -1,5 +1,6 @@
 """Combinators that decide *what* runs: ``limit``, ``time_limit``, ``mix``, ``interleave``,
-``any_of``. The constructor functions (seconds, plain values) are in ``combinators``.
+``any_of``, ``until_done``. The constructor functions (seconds, plain values) are in
+``combinators``.
 """
 
 from __future__ import annotations
@@ -207,3 +208,64 @@ class AnyOf(Gen):
     def update(self, ctx: Context, event: Op) -> Gen:
         gens = _updated(self.gens, ctx, event)
         return self if gens is self.gens else AnyOf(gens)
+
+
+@dataclass(frozen=True, slots=True)
+class Until(Gen):
+    """The ops of ``lead`` and ``rest``, soonest first (as :class:`AnyOf`), until ``tail``
+    ns after ``lead`` is done: a fault script and the workload, the run's main phase
+    ending a little after the script's last step instead of at a time limit sized for
+    the slowest cluster. ``cutoff`` is set when ``lead`` is first found done.
+
+    The children get the contexts ``AnyOf((rest, lead))`` would give them, so with a
+    ``lead`` that never ends the ops are the same as ``any_of(rest, lead)``'s.
+    """
+
+    lead: Gen | None
+    rest: Gen | None
+    tail: int
+    cutoff: int | None = None
+
+    def op(self, ctx: Context) -> Step:
+        if self.lead is None:
+            return self._rest_op(ctx)
+        lead_step = self.lead.op(_child(ctx, 1))
+        if lead_step is None:
+            return Until(None, self.rest, self.tail, ctx.time + self.tail).op(ctx)
+        rest_step = None if self.rest is None else self.rest.op(_child(ctx, 0))
+        lead_x, lead_next = lead_step
+        rest_x, rest_next = (None, None) if rest_step is None else rest_step
+        # As AnyOf: a child that waits keeps its new state, one that offered an op not
+        # taken keeps its old one; the soonest op wins, the rest on a tie.
+        lead = lead_next if isinstance(lead_x, Pending) else self.lead
+        rest = rest_next if isinstance(rest_x, Pending) or rest_x is None else self.rest
+        x: Op | Pending
+        if rest_x is not None and not isinstance(rest_x, Pending) and not soonest(lead_x, rest_x):
+            x, rest = rest_x, rest_next
+        elif not isinstance(lead_x, Pending):
+            x, lead = lead_x, lead_next
+        else:
+            x = min_wake([lead_x.wake, rest_x.wake if isinstance(rest_x, Pending) else None])
+        if lead is None:
+            return x, Until(None, rest, self.tail, ctx.time + self.tail)
+        if lead is self.lead and rest is self.rest:
+            return x, self
+        return x, Until(lead, rest, self.tail)
+
+    def _rest_op(self, ctx: Context) -> Step:
+        """Once ``lead`` is done: ``rest``'s ops before ``cutoff``."""
+        if self.rest is None or self.cutoff is None:
+            return None
+        step = TimeLimit(0, self.rest, self.cutoff).op(_child(ctx, 0))
+        if step is None:
+            return None
+        x, nxt = step
+        assert isinstance(nxt, TimeLimit)
+        return x, self if nxt.gen is self.rest else Until(None, nxt.gen, self.tail, self.cutoff)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        lead = None if self.lead is None else self.lead.update(ctx, event)
+        rest = None if self.rest is None else self.rest.update(ctx, event)
+        if lead is self.lead and rest is self.rest:
+            return self
+        return Until(lead, rest, self.tail, self.cutoff)

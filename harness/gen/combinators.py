@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.base.history import Op
-from harness.gen.choose import AnyOf, Interleave, Limit, Mix, TimeLimit
+from harness.gen.choose import AnyOf, Interleave, Limit, Mix, TimeLimit, Until
 from harness.gen.core import (
     Gen,
     GenLike,
@@ -68,6 +68,11 @@ def interleave(gens: Sequence[GenLike]) -> Gen:
 
 def any_of(*gens: GenLike) -> Gen:
     return AnyOf(tuple(g for g in map(lift, gens) if g is not None))
+
+
+def until_done(lead: GenLike, rest: GenLike, *, tail: float) -> Gen:
+    """The ops of both, soonest first, until ``tail`` seconds after ``lead`` is done."""
+    return Until(lift(lead), lift(rest), ns(tail))
 
 
 def on_threads(pred: Callable[[Thread], bool], gen: GenLike) -> Gen:

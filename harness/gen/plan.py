@@ -23,7 +23,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.base.history import Op
-from harness.gen.combinators import any_of, clients, nemesis, phases, sleep, stagger, time_limit
+from harness.gen.combinators import (
+    any_of,
+    clients,
+    nemesis,
+    phases,
+    sleep,
+    stagger,
+    time_limit,
+    until_done,
+)
 from harness.gen.core import Context, Gen, GenLike, Step, lift
 
 MAIN, HEAL, QUIET, DRAIN = "main", "heal", "quiet", "drain"
@@ -51,14 +60,22 @@ def run_phases(
     quiet_s: float = 0.0,
     drain: GenLike = None,
     final_time_limit_s: float = 60.0,
+    script_tail_s: float | None = None,
 ) -> tuple[Phase, ...]:
     """The phases around any workload's client generator; those with nothing to do are left out.
 
     ``rate``: client ops per second in total; None or 0 means as fast as clients go.
+    ``script_tail_s``: the main phase also ends this long after the nemesis generator is
+    done (a fault script's last step), if that is before ``time_limit_s``.
     """
     workload = lift(client_gen)
     paced = workload if not rate else stagger(1.0 / rate, workload, catch_up=CATCH_UP_S)
-    main = time_limit(time_limit_s, any_of(clients(paced), nemesis(nemesis_gen)))
+    faults = nemesis(nemesis_gen)
+    if script_tail_s is not None and lift(nemesis_gen) is not None:
+        both = until_done(faults, clients(paced), tail=script_tail_s)
+    else:
+        both = any_of(clients(paced), faults)
+    main = time_limit(time_limit_s, both)
     plan = [Phase(MAIN, main, time_limit_s)]
     if lift(final_nemesis) is not None:
         plan.append(Phase(HEAL, nemesis(final_nemesis)))

@@ -99,6 +99,9 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("nemesis_targets", items, "symbolic targets, e.g. one,majority", "TARGETS"),
     Spec("nemesis_packet", items, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
     Spec("nemesis_schedule", text, "a file of fault ops to run instead of random ones", "FILE"),
+    Spec("script_tail", opt_number, "with --nemesis-schedule: end the main phase this many "
+         "seconds after the script's last step, if before --time-limit (default: run the "
+         "whole --time-limit)", "SECONDS", range=Range(0, DAY_S)),
     Spec("partition_clients", boolean, "partitions also cut the harness off (nemesis)",
          "true|false"),
     Spec("seed", whole, "seed of the generator's choices (default: random)",
@@ -135,6 +138,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     nemesis_targets: list[str] = field(default_factory=list)
     nemesis_packet: list[str] = field(default_factory=lambda: ["loss", "rate"])
     nemesis_schedule: str | None = None
+    script_tail: float | None = None
     partition_clients: bool = False
     seed: int | None = None
     results_dir: str = "results"
@@ -170,6 +174,9 @@ class RunOptions(ClusterOptions, WorkloadSettings):
         self.check_placement()
         if self.nemesis_schedule:
             read_text(self.nemesis_schedule, "--nemesis-schedule")
+        elif self.script_tail is not None:
+            raise UsageError("--script-tail needs a fault script",
+                             hint="pass --nemesis-schedule FILE, or drop --script-tail")
         usable_dir(self.results_dir, "--results-dir")
         return self
 

@@ -290,8 +290,10 @@ def _check_runs(f: _File, scenario: Scenario) -> None:
             try:
                 opts = scenario.options(version, variant)
                 # Checked as the run would be, but results go nowhere here: no
-                # directory of the caller's is asked whether it is writable.
-                replace(opts, results_dir=tempfile.gettempdir()).validate().cluster_spec()
+                # directory of the caller's is asked whether it is writable; and the
+                # script file is written only for a run (a script tail needs one).
+                replace(opts, results_dir=tempfile.gettempdir(),
+                        script_tail=None).validate().cluster_spec()
             except UsageError as err:
                 which = f" variant {variant}" if variant else ""
                 raise UsageError(f"scenario file {f.path}:{which} on Kafka {version.line}: "

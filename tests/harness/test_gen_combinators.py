@@ -38,6 +38,7 @@ from harness.gen import (
     sleep,
     stagger,
     time_limit,
+    until_done,
 )
 from harness.gen.combinators import Limit
 from harness.gen.core import fill_in
@@ -185,6 +186,49 @@ def test_clients_and_nemesis_route_to_their_threads() -> None:
     assert len(invokes(history, "kill")) == 3
 
 
+def script(n: int, gap: float) -> Gen:
+    """``n`` nemesis ops, ``gap`` seconds apart: a fault script's shape."""
+    return nemesis([{"f": "kill", "value": None}, sleep(gap)] * n)
+
+
+def test_until_done_ends_its_tail_after_the_script_whatever_the_time_limit() -> None:
+    gen = time_limit(600, until_done(script(3, 5), clients(stagger(0.1, repeat(POLL))), tail=4))
+    history = simulate(gen, concurrency=2, latency_fn=jitter, seed=3)
+    kills = invokes(history, "kill")
+    assert len(kills) == 3
+    last_kill_done = max(op["time"] for op in history
+                         if op["f"] == "kill" and op["type"] != "invoke")
+    polls = invokes(history, "poll")
+    # the sleep, the tail, and the gap to the first question after the sleep (an op's wait)
+    assert max(op["time"] for op in polls) < last_kill_done + ns(5) + ns(4) + ns(0.5)
+    assert max(op["time"] for op in polls) > last_kill_done + ns(5)  # the tail did run
+    assert history[-1]["time"] < ns(40)  # not the 600 s limit
+
+
+def test_until_done_without_an_end_is_any_of() -> None:
+    """A lead that never ends: the same history as ``any_of(rest, lead)`` (same draws)."""
+    def make(combine: Callable[[Gen, Gen], Gen]) -> list[Op]:
+        lead = nemesis(cycle([{"f": "kill", "value": None}, sleep(2)]))
+        rest = clients(stagger(0.05, mix([repeat(POLL), repeat({"f": "send", "value": 1})])))
+        return simulate(time_limit(20, combine(lead, rest)), concurrency=3, latency_fn=jitter,
+                        seed=11)
+
+    assert make(lambda lead, rest: until_done(lead, rest, tail=1)) == make(
+        lambda lead, rest: any_of(rest, lead))
+
+
+@given(st.integers(1, 4), st.floats(0, 3), st.floats(0.5, 6), st.integers(0, 2**16))
+@settings(max_examples=25, deadline=None)
+def test_until_done_never_runs_an_op_past_its_cutoff(
+    steps: int, gap: float, tail: float, seed: int
+) -> None:
+    history = simulate(until_done(script(steps, gap), clients(repeat(POLL)), tail=tail),
+                       concurrency=2, latency_fn=jitter, seed=seed)
+    lead_done = max(op["time"] for op in history if op["f"] == "kill")
+    assert all(op["time"] <= lead_done + ns(gap) + ns(tail) for op in invokes(history, "poll"))
+    assert len(invokes(history, "kill")) == steps
+
+
 def test_each_thread_gives_every_thread_its_own_copy() -> None:
     history = simulate(clients(each_thread([{"f": "open"}, {"f": "a"}, {"f": "b"}])),
                        concurrency=4, latency_fn=jitter, seed=5)
@@ -294,12 +338,13 @@ class Deaf(Gen):
         lambda g: stagger(0.01, g),
         clients,
         lambda g: any_of(g, Deaf()),
+        lambda g: until_done(Deaf(), g, tail=1),
         lambda g: mix([g, Deaf()]),
         lambda g: interleave([g, Deaf()]),
         lambda g: phases(g, Deaf()),
         lambda g: Ahead(time_limit(5, clients(stagger(0.01, g))), (clients(g),)),
     ],
-    ids=["limit", "time-limit", "stagger", "clients", "any-of", "mix", "interleave",
+    ids=["limit", "time-limit", "stagger", "clients", "any-of", "until-done", "mix", "interleave",
          "phases", "ahead"],
 )
 def test_a_combinator_whose_children_did_not_change_stays_the_same_value(

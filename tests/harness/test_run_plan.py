@@ -172,3 +172,25 @@ def test_ahead_asks_only_the_current_phase_and_tells_every_later_one() -> None:
     quiet = nxt.next()
     assert isinstance(quiet.current, Recorder) and quiet.current.seen == ("invoke:poll", "ok:poll")
     assert len(quiet.later) == 1 and quiet.next().next().current is None
+
+
+def test_a_script_tail_ends_the_main_phase_after_the_fault_script(tmp_path: Path) -> None:
+    """With a fault script and ``--script-tail``, the main phase ends that long after the
+    script's last step, long before its ``--time-limit``; without, it runs the limit."""
+    schedule = tmp_path / "script.jsonl"
+    schedule.write_text("")  # the options check the file exists; the package is below
+
+    def main_phase(**settings: Any) -> list[Op]:
+        opts = RunOptions(time_limit=120.0, rate=50.0, concurrency=4, seed=3,
+                          nemesis_schedule=str(schedule), **settings).validate().resolved()
+        script = NemesisPackage(nemesis=None, generator=[
+            sleep(2), {"f": "kill", "value": "one"}, sleep(1), {"f": "start", "value": "all"}])
+        main = build_plan(opts, WORKLOADS[opts.workload], script)[0]
+        return simulate(main.gen, concurrency=4, seed=3, outcome_fn=FakeKafka(),
+                        latency_fn=lambda op, r: r.randint(1, 40) * MS)
+
+    short = main_phase(script_tail=5.0)
+    start = next(op for op in short if op["f"] == "start" and op["type"] != "invoke")
+    assert max(op["time"] for op in invokes(short)) <= start["time"] + ns(5.0)
+    assert max(op["time"] for op in invokes(short)) > start["time"] + ns(4.0)
+    assert max(op["time"] for op in invokes(main_phase())) > ns(119)
