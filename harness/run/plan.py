@@ -58,6 +58,8 @@ class DrainFeed:
     started: bool = False
 
     def observe(self, op: Op) -> None:
+        if not self.started and op.get("f") == "poll":
+            return  # reads before the drain are dropped by ``start`` anyway: skip folding them
         self.tracker = self.tracker.observe(op)
 
     def start(self) -> None:

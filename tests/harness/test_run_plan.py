@@ -194,3 +194,17 @@ def test_a_script_tail_ends_the_main_phase_after_the_fault_script(tmp_path: Path
     assert max(op["time"] for op in invokes(short)) <= start["time"] + ns(5.0)
     assert max(op["time"] for op in invokes(short)) > start["time"] + ns(4.0)
     assert max(op["time"] for op in invokes(main_phase())) > ns(119)
+
+
+def test_the_drain_feed_skips_reads_before_the_drain_and_counts_the_drains_own() -> None:
+    feed = DrainFeed(WORKLOADS["queue"].tracker())
+    send = {"process": 0, "type": "ok", "f": "send", "value": [["send", "t0-0", [0, 7]]]}
+    poll = {"process": 1, "type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 7]]}]]}
+    feed.observe(send)
+    before = feed.tracker
+    feed.observe(poll)
+    assert feed.tracker is before  # nothing folded: start() would drop it
+    feed.start()
+    assert not feed.complete and feed.unread() == 1
+    feed.observe(poll)
+    assert feed.complete

@@ -74,7 +74,9 @@ class Drain(Gen):
 
     def update(self, ctx: Context, event: Op) -> Gen:
         state = self
-        new = keys_of(event) - self.keys
+        # A send's completion names the keys its invoke named: only invokes and reads count.
+        sent = event.get("f") == "send" and event.get("type") != "invoke"
+        new = () if sent else keys_of(event) - self.keys
         if new:
             state = replace(state, keys=self.keys | new)
         process = event.get("process")

@@ -332,8 +332,11 @@ class QueueGen(Gen):
 def keys_of(event: Op) -> set[str]:
     """Every key an op names: sent to, read from, assigned or subscribed."""
     value = event.get("value")
-    if event.get("f") in ("assign", "subscribe"):
+    f = event.get("f")
+    if f in ("assign", "subscribe"):
         return set(value or ())
+    if f == "send" and value:  # ["send", key, value] each: the common op, kept cheap
+        return {mop[1] for mop in value}
     keys: set[str] = set()
     for mop in value or ():
         if isinstance(mop, list) and len(mop) >= 2:
