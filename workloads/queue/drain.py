@@ -119,6 +119,11 @@ def _seen(op: Op) -> _Seen | None:
     """The values an ``ok`` send, poll or txn acknowledged and read; None if nothing."""
     if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "txn"):
         return None
+    if op["f"] == "send" and op.get("value"):  # the common op: one key, kept cheap
+        mops = op["value"]
+        key = mops[0][1]
+        if all(mop[1] == key for mop in mops):
+            return {key: {v[1] if isinstance(v, list) else v for _, _, v in mops}}, {}
     sent: dict[str, set[Any]] = {}
     got: dict[str, set[Any]] = {}
     for mop in op.get("value") or ():
