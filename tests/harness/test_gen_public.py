@@ -11,7 +11,7 @@ def test_public_names_are_pinned() -> None:
         "Rng", "SimulationError", "Step", "any_of", "clients", "cycle", "each_thread",
         "fixed_latency", "interleave", "lift", "limit", "map_ops", "mix", "nemesis", "ns",
         "ok_outcome", "on_threads", "once", "phases", "plan_gen", "repeat", "run_phases",
-        "simulate", "sleep", "stagger", "synchronize", "time_limit",
+        "simulate", "sleep", "stagger", "synchronize", "time_limit", "until_done",
     ])
     for name in harness.gen.__all__:
         assert hasattr(harness.gen, name), name
