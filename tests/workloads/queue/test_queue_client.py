@@ -285,3 +285,17 @@ def test_commit_errors(
 
 def test_crash_is_info() -> None:
     assert client().invoke({"f": "crash", "value": None}).type == "info"
+
+
+def test_the_drains_reread_creates_no_topic_and_a_main_phase_assign_does() -> None:
+    """The drain reads what exists: a topic it cannot create must not stop it re-reading
+    the partitions of others (as NOT_CONTROLLER did on 0.10.2 after a controller failover)."""
+    class Refusing:
+        def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Any]:
+            raise AssertionError("no topic may be created")
+
+    c = client(consumer=FakeConsumer({("run1-t0", 0): [1]}))
+    c.topics._admin = Refusing()  # type: ignore[assignment]
+    c.prepare({"f": "assign", "value": ["t0-0", "t3-0"], "seek": "beginning"})
+    with pytest.raises(AssertionError, match="no topic"):
+        c.prepare({"f": "assign", "value": ["t0-0", "t3-0"]})
