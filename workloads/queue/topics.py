@@ -95,9 +95,9 @@ class Topics:
     def ensure(self, n: int) -> None:
         if n in self._ready:
             return
-        for ahead in range(n, n + self.lookahead + 1):
+        future = self._request(n)  # held: a failed attempt elsewhere may drop the entry
+        for ahead in range(n + 1, n + self.lookahead + 1):
             self._request(ahead)
-        future = self._futures[n]
         try:
             future.result(timeout=self.timeout_s)
         except KafkaException as err:
@@ -138,10 +138,11 @@ class Topics:
                 raise
         return name
 
-    def _request(self, n: int) -> None:
+    def _request(self, n: int) -> Future[Any]:
+        """The creation of topic ``n``, asked for now unless it already was."""
         with self._lock:
             if n in self._futures:
-                return
+                return self._futures[n]
             if self._admin is None:
                 self._admin = self._admin_factory()
             topic = NewTopic(
@@ -153,6 +154,7 @@ class Topics:
             futures = self._admin.create_topics([topic], request_timeout=self.timeout_s)
             self._futures[n] = futures[topic.topic]
             LOG.debug("creating topic %s", topic.topic)
+            return self._futures[n]
 
     @property
     def created(self) -> list[str]:

@@ -9,6 +9,7 @@ tests/harness/test_run_integration.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -299,3 +300,26 @@ def test_the_drains_reread_creates_no_topic_and_a_main_phase_assign_does() -> No
     c.prepare({"f": "assign", "value": ["t0-0", "t3-0"], "seek": "beginning"})
     with pytest.raises(AssertionError, match="no topic"):
         c.prepare({"f": "assign", "value": ["t0-0", "t3-0"]})
+
+
+def test_a_topic_whose_creation_failed_is_asked_for_again_by_the_next_call() -> None:
+    """A failure drops the topic's entry so a later call retries; ``ensure`` now holds the
+    future it waits on, so another thread dropping the entry meanwhile is no KeyError."""
+    t = topics()
+    calls: list[str] = []
+
+    class Failing:
+        def create_topics(self, new: list[Any], request_timeout: float) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for topic in new:
+                calls.append(topic.topic)
+                f: Future[Any] = Future()
+                f.set_exception(KafkaException(KafkaError(KafkaError.NOT_CONTROLLER)))
+                out[topic.topic] = f
+            return out
+
+    t._admin = Failing()  # type: ignore[assignment]
+    for _ in range(2):
+        with pytest.raises(KafkaException):
+            t.ensure(0)
+    assert calls.count("run1-t0") == 2  # dropped after the first failure, asked again
