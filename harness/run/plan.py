@@ -46,7 +46,7 @@ def build_plan(
         quiet_s=opts.quiet_time,
         drain=workload.final_generator(opts),
         final_time_limit_s=opts.final_time_limit,
-        script_tail_s=opts.script_tail if opts.nemesis_schedule else None,
+        script_tail_s=opts.script_tail,
     )
 
 
