@@ -1,10 +1,12 @@
 """Clock faults: per-node wall-clock skew through libfaketime in the broker JVM only.
 
 The host clock is never touched. Brokers started with ``ClusterSpec.faketime``
-preload libfaketime and read their offset from ``FAKETIME_CONTROL`` (at most a
-second late); this nemesis rewrites that file atomically. The monotonic clock
-stays real (``cluster.kafka_node.faketime_env`` says why), so timeouts keep
-working while timestamps, log retention and LogAppendTime see the skew.
+preload libfaketime and read their offset from ``FAKETIME_CONTROL`` (up to two
+seconds late: libfaketime re-reads it when the whole-second part of the real time
+is more than ``FAKETIME_CACHE_DURATION`` past its last read); this nemesis rewrites
+that file atomically. The monotonic clock stays real
+(``cluster.kafka_node.faketime_env`` says why), so timeouts keep working while
+timestamps, log retention and LogAppendTime see the skew.
 
 Ops and values:
 
@@ -12,7 +14,10 @@ Ops and values:
   (the offset accumulates: two bumps of +30 s give +60 s);
 * ``strobe-clock`` ``{"target", "delta-ms", "period-ms", "duration-s"}``: flip
   between the current offset and offset+delta every period, for the duration
-  (the op completes when strobing ends) → ``{"strobed": [...], "flips": {...}}``;
+  (the op completes when strobing ends) → ``{"strobed": [...], "flips": {...}}``.
+  ``flips`` counts the control file's flips; the broker reads the file once every
+  one to two seconds, so with a shorter period it sees the offset jump at its own
+  read times, between whichever values the file holds then;
 * ``freeze-clock`` ``{"target": t}`` → ``{"frozen": {"n1": "2026-11-21 02:10:00"}}``;
 * ``reset-clock`` ``{"target": t}`` (default ``all``) → ``{"offsets-ms": {"n1": 0}}``.
 """
