@@ -99,9 +99,30 @@ def found(verdict: Mapping[str, Any]) -> list[str]:
     return sorted(kinds)
 
 
+def untested(verdict: Mapping[str, Any]) -> bool:
+    """Whether the run's faults had nothing to lose: faults were in force, yet no send was
+    acknowledged while they were, nor after any heal (``run.coverage``). A run without a
+    coverage block, or without faults, is not judged here."""
+    coverage = (verdict.get("run") or {}).get("coverage")
+    if not isinstance(coverage, Mapping):
+        return False
+    in_faults = coverage.get("in_faults") or {}
+    if not in_faults.get("in_force_s"):
+        return False
+    healed_then_acked = any(r.get("first_ack_after_s") is not None
+                            for r in coverage.get("recoveries") or ())
+    return not in_faults.get("acked_sends") and not healed_then_acked
+
+
 def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
-    """Whether one run ended as the case expects (an ``unknown`` verdict never does)."""
+    """Whether one run ended as the case expects (an ``unknown`` verdict never does).
+
+    A valid run only matches a ``valid`` expectation if it tested something: a negative
+    control whose cluster acknowledged nothing from its first fault on lost nothing
+    because it was given nothing to lose (``untested``)."""
     valid = verdict.get("valid")
+    if case.expected.valid is True and valid is True and untested(verdict):
+        return False
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
                                  replicas_of(verdict))
 
@@ -120,6 +141,8 @@ def run_line(k: int, verdict: Mapping[str, Any]) -> str:
     kinds = ", ".join(f"{t} ({counts[t]})" if t in counts else t for t in found(verdict))
     why = verdict.get("error") or verdict.get("reason")
     tail = f"; {kinds}" if kinds else (f"; {why}" if word == "unknown" and why else "")
+    if valid is True and untested(verdict):
+        tail += "; no send acknowledged from the first fault on: it tested nothing"
     replicas = replicas_of(verdict)
     if replicas is not None:
         tail += ("; replicas consistent" if replicas is True else
@@ -140,7 +163,8 @@ def observed(verdicts: Sequence[Mapping[str, Any]]) -> str:
         for t in found(v):
             kinds[t] = kinds.get(t, 0) + 1
     parts += [f"{t} {c}/{n}" for t, c in sorted(kinds.items())]
-    parts += [f"valid {valid}/{n}"] if valid else []
+    idle = sum(1 for v in verdicts if v.get("valid") is True and untested(v))
+    parts += [f"valid {valid}/{n}" + (f" ({idle} untested)" if idle else "")] if valid else []
     parts += [f"unknown {unknown}/{n}"] if unknown else []
     return ", ".join(parts)
 

@@ -19,7 +19,15 @@ from harness.cli import main
 from harness.run.options import RunOptions
 from harness.run.runner import RunResult
 from harness.scenario import load_catalogue
-from harness.scenario.runs import Case, CaseResult, catalogue_cases, make_case, matches, observed
+from harness.scenario.runs import (
+    Case,
+    CaseResult,
+    catalogue_cases,
+    make_case,
+    matches,
+    observed,
+    run_line,
+)
 
 START = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 LOSS = {"valid": False, "anomaly-counts": {"lost-write": 3}, "anomalies": {"lost-write": []}}
@@ -226,6 +234,38 @@ def test_a_run_matches_the_expectation_of_its_version(
         names = case.expected.anomalies or ("lost-write",)
         verdict = {"valid": False, "anomaly-counts": dict.fromkeys(names, 1)}
     assert matches(case, verdict) is expected
+
+
+def _covered(acked_in_faults: int, first_acks: list[float | None]) -> dict[str, Any]:
+    """A valid verdict whose run had 25 s of faults, with these coverage figures."""
+    return {"valid": True, "run": {"coverage": {
+        "in_faults": {"in_force_s": 25.0, "acked_sends": acked_in_faults},
+        "recoveries": [{"f": "stop-partition", "healed_at_s": 20.0 + i, "first_ack_after_s": a}
+                       for i, a in enumerate(first_acks)]}}}
+
+
+@pytest.mark.parametrize(
+    ("verdict", "expected"),
+    [(_covered(0, [None, None]), False), (_covered(0, [None, 3.5]), True),
+     (_covered(12, [None]), True), (_covered(0, []), False),
+     ({"valid": True, "run": {"coverage": {"in_faults": {"in_force_s": 0}}}}, True),
+     (VALID, True)],
+    ids=["nothing-acked", "acked-after-a-heal", "acked-in-faults", "no-heal-no-ack",
+         "no-faults", "no-coverage"],
+)
+def test_a_valid_control_matches_only_if_its_faults_had_something_to_lose(
+    tmp_path: Path, verdict: dict[str, Any], expected: bool
+) -> None:
+    case = _case(tmp_path, "controller-failover", "2.8")
+    assert matches(case, verdict) is expected
+    assert run_line(1, verdict).endswith("it tested nothing") is not expected
+
+
+def test_an_untested_run_still_counts_where_the_bug_is_expected(tmp_path: Path) -> None:
+    case = _case(tmp_path, "acks1-leader-failover", "2.8")
+    loss = {**_covered(0, [None]), "valid": False, "anomaly-counts": {"lost-write": 2}}
+    assert matches(case, loss) is True
+    assert observed([_covered(0, [None]), VALID]) == "valid 2/2 (1 untested)"
 
 
 def test_observed_counts_each_outcome() -> None:
