@@ -4,7 +4,9 @@ In one invocation, on one real cluster (``--nodes``, default 3; removed at the
 end unless ``--keep-cluster``), after an uncounted warm-up run (``--warm-up-seconds``:
 a fresh cluster's brokers are slow at first, and the loop measured first paid for it;
 then the bare loop in uncounted slices until its rate holds steady),
-the loops run one after the other, the bare one before and after the insync one:
+the loops run one after the other: the bare loop, then ``--runs`` times (default 3) an
+insync run and the bare loop again (``harness.bench.pairs``: the ratio is the median of
+each run's ratio to the bare loops either side of it):
 
 * **insync**: a fault-free ``insync run`` of ``--seconds`` (default 30) at
   default settings: the real runner, generator, clients, history, drain and
@@ -44,9 +46,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,8 @@ from harness.bench.loops import (
     load_of,
     memory_loop,
 )
+from harness.bench.pairs import bare_loops, interleaved, summed
+from harness.bench.run_text import render
 from workloads.queue.options import PARTITIONS_PER_TOPIC as PARTITIONS  # the run's topics
 
 HELP = "acknowledged sends/s recorded by insync run vs a bare producer loop and a free one"
@@ -102,6 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warm-up-seconds", type=float, default=WARM_UP_S,
                         help="an uncounted run first, so the brokers' JVMs are warm "
                         f"(default: {WARM_UP_S:.0f}; 0: none)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="measured insync runs, each between two bare loops; the ratio "
+                        "is the median of their ratios (default: 3)")
     parser.add_argument("--cluster-name", default="run-bench")
     parser.add_argument("--results-dir", default="results",
                         help="where the measured run is stored (default: ./results)")
@@ -196,13 +204,16 @@ def insync_loop(
 # -- the whole benchmark -------------------------------------------------------------------
 
 
-def verdict(loops: dict[str, Loop]) -> dict[str, Any]:
-    """The ratios insync/bare (real cluster) and memory/fake bare, and whether each goal
-    holds; a side whose loops did not run is left out."""
+def verdict(loops: dict[str, Loop], pair_ratios: Sequence[float | None] = ()) -> dict[str, Any]:
+    """The ratios insync/bare (real cluster: the median of ``pair_ratios`` when given,
+    ``harness.bench.pairs``) and memory/fake bare, and whether each goal holds; a side
+    whose loops did not run is left out."""
     out: dict[str, Any] = {}
     if "insync" in loops:
         insync, bare = loops["insync"], loops["bare"]
-        ratio = insync.rate / bare.rate if bare.rate else None
+        known = [r for r in pair_ratios if r is not None]
+        ratio = (statistics.median(known) if known
+                 else insync.rate / bare.rate if bare.rate else None)
         out.update({"ratio": None if ratio is None else round(ratio, 3),
                     "target_sends_s": TARGET_SENDS_S, "target_ratio": TARGET_RATIO,
                     "meets_sends_s": insync.rate >= TARGET_SENDS_S,
@@ -224,64 +235,6 @@ def fake_loops(opts: Any, latency: Latency, seconds: float) -> dict[str, Loop]:
     bare = fake_bare_loop(latency, producers=opts.concurrency,
                           sends_per_op=opts.sends_per_op, seconds=seconds)
     return {"memory": memory, "fake_bare": bare}
-
-
-LABELS = {"insync": "insync run (recorded)", "bare": "bare producer loop",
-          "ceiling": "free-running producer", "memory": "harness, fake Kafka",
-          "fake_bare": "bare loop, fake Kafka"}
-
-
-def render_loop(label: str, loop: dict[str, Any]) -> str:
-    """One loop's line: sends/s, and where known ops/s, busy share and CPU."""
-    share, per_send = loop["cpu_share"], loop.get("cpu_us_per_send")
-    cpu = "n/a (see the run's)" if share is None else f"{share:.0%} of one core"
-    line = (f"  {label:22}: {loop['sends_s']:8.0f} acked sends/s over "
-            f"{loop['seconds']:.0f}s, CPU {cpu}")
-    if per_send is not None:
-        line += f", {per_send:.0f} us/send"
-    if "ops_s" in loop:
-        line += f"; {loop['ops_s']:.0f} ops/s"
-    if "busy_share" in loop:
-        line += f", busy share {loop['busy_share']:.2f}"
-    return line
-
-
-def render_fake(result: dict[str, Any]) -> list[str]:
-    """The fake-Kafka part: both loops and their ratio."""
-    loops, v, lat = result["loops"], result["verdict"], result["latency"]
-    lines = [f"  on a fake Kafka of {lat['op_ms']:g} ms per request + {lat['record_ms']:g} ms "
-             "per record:"]
-    lines += [render_loop(LABELS[name], loops[name]) for name in ("memory", "fake_bare")]
-    lines.append(f"  ratio on the fake: {v['fake_ratio']} (goal >= {v['target_fake_ratio']}: "
-                 f"{'met' if v['meets_fake_ratio'] else 'NOT met'})")
-    return lines
-
-
-def render(result: dict[str, Any]) -> str:
-    loops, run = result["loops"], result["run"]
-    s = run["settings"]
-    lines = [f"{s['concurrency']} client threads/producers at --rate {s['rate']:g}, "
-             f"1-{s['sends_per_op']} records per op"]
-    if "insync" not in loops:  # --no-kafka
-        return "\n".join([*lines, *render_fake(result)])
-    lines[0] = f"nodes {result['nodes']}, {lines[0]}, producer {json.dumps(s['producer'])}"
-    lines += [render_loop(LABELS[name], loops[name]) for name in ("insync", "bare", "ceiling")]
-    if "bare_sends_s" in run:
-        lines.append(f"  bare loop before / after the run: {run['bare_sends_s'][0]} / "
-                     f"{run['bare_sends_s'][1]} acked sends/s (the ratio uses their mean)")
-    if run.get("settle_sends_s"):
-        lines.append("  bare loop until steady (uncounted, "
-                     f"{SETTLE_SLICE_S:g} s slices): "
-                     + " / ".join(str(rate) for rate in run["settle_sends_s"]))
-    lines.append(f"  insync run: valid {run['valid']}, {run['ops']} ops, CPU "
-                 f"{run.get('cpu_s_whole_run')}s in all (cluster, run, drain, check), "
-                 f"{run['send_ops_in_flight']} send ops / {run['records_in_flight']} records "
-                 f"in flight, {run['records_per_op']} records per send op ({run['run_dir']})")
-    v = result["verdict"]
-    lines.append(f"  ratio insync/bare: {v['ratio']} (goal >= {v['target_ratio']}: "
-                 f"{'met' if v['meets_ratio'] else 'NOT met'}); recorded sends/s goal >= "
-                 f"{v['target_sends_s']:.0f}: {'met' if v['meets_sends_s'] else 'NOT met'}")
-    return "\n".join([*lines, *render_fake(result)])
 
 
 def settle(run_slice: Callable[[], Loop], within: float = SETTLED_WITHIN,
@@ -328,16 +281,23 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
                          sends_per_op=opts.sends_per_op, seconds=seconds)
 
     settled = settle(lambda: bare(SETTLE_SLICE_S)) if args.warm_up_seconds > 0 else []
-    # bare before and after the measured run: what drifts in between (JIT, page cache,
-    # other load on the host) weighs on both sides of the ratio alike
-    before = bare()
-    loops["insync"], opts, facts = insync_loop(flags, args.profile, owned)
-    after = bare()
-    loops["bare"] = Loop(before.acked + after.acked, before.seconds + after.seconds,
-                         None if before.cpu_s is None or after.cpu_s is None
-                         else before.cpu_s + after.cpu_s)
-    facts["bare_sends_s"] = [round(before.rate), round(after.rate)]
+    facts: dict[str, Any] = {}
+
+    def measured() -> Loop:
+        nonlocal opts, facts
+        loop, opts, facts = insync_loop(flags, args.profile, owned)
+        return loop
+
+    # each run between two bare loops: what drifts in between (JIT, page cache, other
+    # load on the host) weighs on both sides of its ratio alike (harness.bench.pairs)
+    pairs = interleaved(bare, measured, args.runs)
+    loops["insync"] = summed([p.insync for p in pairs])
+    loops["bare"] = summed(bare_loops(pairs))
+    facts["bare_sends_s"] = [round(loop.rate) for loop in bare_loops(pairs)]
+    facts["insync_sends_s"] = [round(p.insync.rate) for p in pairs]
+    facts["pair_ratios"] = [None if p.ratio is None else round(p.ratio, 3) for p in pairs]
     facts["settle_sends_s"] = [round(rate) for rate in settled]
+    facts["settle_slice_s"] = SETTLE_SLICE_S
     loops["ceiling"] = free_loop(make, topic, args.ceiling_seconds)
     client.delete_topics([topic])[topic].result(60)
     conf = settings.producer_config(0)
@@ -368,7 +328,7 @@ def result_of(args: argparse.Namespace, opts: Any, loops: dict[str, Loop],
         "latency": latency.as_dict(),
         "run": {**run, "settings": settings_used},
         "loops": {name: loop.as_dict() for name, loop in loops.items()},
-        "verdict": verdict(loops),
+        "verdict": verdict(loops, run.get("pair_ratios") or ()),
     }
 
 
@@ -380,6 +340,11 @@ def main(args: argparse.Namespace) -> int:
     flags = run_flags(args)
     parse(flags).validate()  # bad options: one UsageError line before Docker is asked anything
     latency_of(args)
+    if args.runs < 1:
+        from harness.base.errors import UsageError
+
+        raise UsageError(f"--runs {args.runs}: the bench needs at least one measured run",
+                         hint="give --runs 1 or more")
     if args.no_kafka:
         result = result_of(args, parse_run(flags), {}, {"argv": flags})
         print(json.dumps(result) if args.json else render(result))

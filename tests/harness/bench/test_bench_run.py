@@ -20,6 +20,8 @@ from fake_engine import Engine
 
 from harness.base.errors import UsageError
 from harness.bench import run as bench_run
+from harness.bench.pairs import bare_loops, interleaved, median_ratio, summed
+from harness.bench.run_text import render
 from harness.run.options import THREADS_PER_NODE, RunOptions, parse
 
 
@@ -53,8 +55,8 @@ def test_run_options_reach_the_run_and_a_malformed_one_is_refused() -> None:
 @pytest.mark.parametrize(
     "argv",
     [["--run-option", "sends-per-op"], ["--run-option", "sends-per-op=0"],
-     ["--run-option", "no-such-option=1"]],
-    ids=["not-flag-value", "out-of-range", "unknown"],
+     ["--run-option", "no-such-option=1"], ["--runs", "0"]],
+    ids=["not-flag-value", "out-of-range", "unknown", "no-measured-run"],
 )
 def test_bad_run_options_are_one_line_before_docker_is_asked(
     argv: list[str], tmp_path: Path, engine: Engine
@@ -163,12 +165,55 @@ def test_the_verdict_holds_the_goals_and_renders() -> None:
                       "records_in_flight": 100.0, "records_per_op": 16.5, "run_dir": "r",
                       "settings": {"concurrency": 12, "sends_per_op": 32, "rate": 1000.0,
                                    "producer": {"linger.ms": 1}}}}
-    text = bench_run.render(result)
+    text = render(result)
     assert "2500 acked sends/s" in text and "ratio insync/bare: 0.625" in text
     assert "NOT met" not in text and "CPU n/a" in text
     assert "500 ops/s, busy share 0.93" in text and "100 us/send" in text
     assert "fake Kafka of 8 ms per request + 0.05 ms per record" in text
     assert "ratio on the fake: 0.9 (goal >= 0.7: met)" in text
+
+
+def test_each_run_is_judged_against_the_bare_loops_either_side_and_the_median_decides(
+) -> None:
+    rates = iter([20_000, 9_000, 18_000, 11_000, 22_000, 7_000, 14_000])
+    order: list[str] = []
+
+    def loop(kind: str) -> bench_run.Loop:
+        order.append(kind)
+        return bench_run.Loop(next(rates) * 10, 10.0, 1.0 if kind == "bare" else None)
+
+    pairs = interleaved(lambda: loop("bare"), lambda: loop("insync"), 3)
+    assert order == ["bare", "insync", "bare", "insync", "bare", "insync", "bare"]
+    assert [round(p.ratio or 0, 3) for p in pairs] == [0.474, 0.55, 0.389]
+    assert median_ratio(pairs) == pytest.approx(0.474, abs=1e-3)
+    assert [round(b.rate) for b in bare_loops(pairs)] == [20_000, 18_000, 22_000, 14_000]
+    assert summed(bare_loops(pairs)).rate == 18_500 and summed(bare_loops(pairs)).cpu_s == 4.0
+    assert summed([p.insync for p in pairs]).cpu_s is None
+    loops = {"insync": summed([p.insync for p in pairs]), "bare": summed(bare_loops(pairs))}
+    # the pooled rates would say 0.487: the median pair decides, not the pool
+    assert bench_run.verdict(loops, [p.ratio for p in pairs])["ratio"] == 0.474
+    with pytest.raises(ValueError):
+        interleaved(lambda: loop("bare"), lambda: loop("insync"), 0)
+
+
+def test_the_pairs_render_in_the_order_they_ran() -> None:
+    loops = {"insync": bench_run.Loop(9000, 1.0, None), "bare": bench_run.Loop(20_000, 1.0, 1.0),
+             "ceiling": bench_run.Loop(40_000, 1.0, 1.0),
+             "memory": bench_run.Loop(9000, 1.0, 1.0),
+             "fake_bare": bench_run.Loop(10_000, 1.0, 1.0)}
+    result = {"nodes": 3, "verdict": bench_run.verdict(loops, [0.45, 0.5]),
+              "latency": {"op_ms": 8.0, "record_ms": 0.05},
+              "loops": {name: loop.as_dict() for name, loop in loops.items()},
+              "run": {"valid": True, "ops": 9, "send_ops_in_flight": 6.1,
+                      "records_in_flight": 100.0, "records_per_op": 16.5, "run_dir": "r",
+                      "bare_sends_s": [20_000, 19_000, 21_000], "insync_sends_s": [8800, 10_000],
+                      "pair_ratios": [0.45, 0.5], "settle_sends_s": [], "settle_slice_s": 10.0,
+                      "settings": {"concurrency": 12, "sends_per_op": 32, "rate": 1000.0,
+                                   "producer": {"linger.ms": 5}}}}
+    text = render(result)
+    assert "20000 | 8800, 19000 | 10000 | 21000" in text
+    assert "either side: 0.45, 0.5 (the ratio is their median)" in text
+    assert "ratio insync/bare: 0.475 (goal >= 0.5: NOT met)" in text
 
 
 def test_a_loop_reports_ops_busy_share_and_cpu_per_send_only_where_known() -> None:
