@@ -165,3 +165,27 @@ def parse_overrides(items: list[str], mode: Mode) -> dict[str, str]:
             )
         out[key] = value.strip()
     return out
+
+
+#: ``zookeeper.session.timeout.ms`` by default: 6 s until 2.5, 18 s since (KIP-537).
+ZK_SESSION_DEFAULT_MS = {(0,): 6000, (2, 5): 18000}
+#: ZooKeeper expires sessions in buckets of its tick (insync's ``tickTime`` is 2 s), and
+#: a second more lets the controller see the broker's registration go.
+ZK_EXPIRY_SLACK_S = 3
+
+
+def zk_reregister_wait_s(version: tuple[int, ...], overrides: Mapping[str, str]) -> int:
+    """How long after a SIGKILL a ZooKeeper-mode broker must wait before it starts again.
+
+    The killed broker's registration (``/brokers/ids/N``, an ephemeral node) lives until
+    its session expires. A broker started before that, from 0.11 on, dies at startup
+    ("A broker is already registered on the path /brokers/ids/2 ... restarted it faster
+    than the zookeeper timeout"), measured on 0.11.0 and the cause of runs on 2.8 whose
+    restarted broker was gone seconds later; 0.10.2 waits for the node itself.
+    """
+    configured = overrides.get("zookeeper.session.timeout.ms")
+    if configured is not None and configured.strip().isdigit():
+        ms = int(configured)
+    else:
+        ms = ZK_SESSION_DEFAULT_MS[max(k for k in ZK_SESSION_DEFAULT_MS if version >= k)]
+    return -(-ms // 1000) + ZK_EXPIRY_SLACK_S

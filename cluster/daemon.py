@@ -37,8 +37,9 @@ REAP_POLL_S = 0.01
 
 #: ``sh -c`` script, run with $0 = ``insync-signal``: $1 pidfile, $2 signal, $3 the states
 #: that get the signal (space separated), $4 how many REAP_POLL_S polls to wait for the
-#: process to be reaped (0: do not wait). Prints the state found, then the pid signalled
-#: if it was signalled, then ``alive`` if it outlived the wait.
+#: process to be reaped (0: do not wait), $5 (optional) a file to write the time (epoch
+#: seconds) the signal was sent to. Prints the state found, then the pid signalled if it
+#: was signalled, then ``alive`` if it outlived the wait.
 SIGNAL_SCRIPT = f"""
 p=$(cat "$1" 2>/dev/null) || {{ echo stopped; exit 0; }}
 case "$(ps -o stat= -p "$p" 2>/dev/null)" in
@@ -48,6 +49,7 @@ case "$(ps -o stat= -p "$p" 2>/dev/null)" in
 esac
 case " $3 " in *" $st "*) ;; *) echo "$st"; exit 0 ;; esac
 kill -"$2" "$p" 2>/dev/null || {{ echo stopped; exit 0; }}
+if [ -n "$5" ]; then mkdir -p "$(dirname "$5")" && date +%s > "$5"; fi
 n=$4
 # kill -0 succeeds on a zombie: wait until init has reaped it, so a start that
 # follows at once cannot take the dead JVM for a live one.
@@ -73,6 +75,8 @@ class Daemon:
     prelude: str = ""
     #: Where the pidfile lives (under an SSH host's base directory, there).
     run_dir: str = RUN_DIR
+    #: How long the start command may take (its prelude may wait first).
+    launch_timeout_s: float = 60.0
 
     @property
     def pidfile(self) -> str:
@@ -105,7 +109,7 @@ env {envs} setsid {shlex.join(self.argv)} >> {shlex.quote(self.stdout_log)} 2>&1
 echo $! > {pidfile}
 echo "stopped $(cat {pidfile})"
 """
-        out = self.remote.exec(["sh", "-c", script]).stdout.strip()
+        out = self.remote.exec(["sh", "-c", script], timeout=self.launch_timeout_s).stdout.strip()
         words = out.splitlines()[-1].split() if out else []
         if len(words) == 1:  # a bare pid: started now
             words = ["stopped", *words]
@@ -138,14 +142,16 @@ echo "stopped $(cat {pidfile})"
         return ("paused" if stat.startswith("T") else "running"), pid
 
     def signal_if(
-        self, sig: str, when: Collection[State] = UP, *, reap_s: float = 0.0
+        self, sig: str, when: Collection[State] = UP, *, reap_s: float = 0.0,
+        stamp: str = "",
     ) -> tuple[State, int | None]:
         """One command: send ``sig`` if the process is in one of the states ``when``;
-        with ``reap_s``, also wait (polling every REAP_POLL_S) until it is reaped.
-        Returns the state found and the pid signalled (``None``: not signalled)."""
+        with ``reap_s``, also wait (polling every REAP_POLL_S) until it is reaped; with
+        ``stamp``, write the time it was sent to that file. Returns the state found and
+        the pid signalled (``None``: not signalled)."""
         polls = max(0, round(reap_s / REAP_POLL_S))
         argv = ["sh", "-c", SIGNAL_SCRIPT, "insync-signal", self.pidfile, sig,
-                " ".join(sorted(when)), str(polls)]  # fmt: skip
+                " ".join(sorted(when)), str(polls), stamp]  # fmt: skip
         words = self.remote.exec(argv, timeout=60 + reap_s).stdout.split()
         if not words or words[0] not in _STATES:
             raise ClusterError(f"on {self.remote.name}: cannot signal {self.name}: {words}")

@@ -16,7 +16,13 @@ from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from cluster import jvm, power_loss_fs
-from cluster.broker_config import CONFIG_PATH, DATA_DIR, properties_for, render
+from cluster.broker_config import (
+    CONFIG_PATH,
+    DATA_DIR,
+    properties_for,
+    render,
+    zk_reregister_wait_s,
+)
 from cluster.daemon import PAUSED, RUN_DIR, RUNNING, UP, Daemon, State
 from cluster.remote import Remote, sh, write_file
 from cluster.spec import ClusterSpec
@@ -35,6 +41,9 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 #: The clock nemesis writes the broker's offset here ("+0", "+90.5", "-3", or an
 #: absolute "YYYY-MM-DD hh:mm:ss" that freezes the clock).
 FAKETIME_CONTROL = "/var/run/insync/faketime"
+#: When a ZooKeeper-mode broker was last SIGKILLed (epoch seconds); its next start waits
+#: for the old session to expire, then removes it.
+KILLED_AT = f"{RUN_DIR}/kafka.killed-at"
 
 
 def faketime_env(root: str = "") -> dict[str, str]:
@@ -101,14 +110,32 @@ class KafkaNode:
             heap_mb=self.spec.heap_mb,
         )
         env = self.broker_env
-        prelude = ""
+        preludes = []
         if self.spec.faketime:
             env = {**faketime_env(self.root), **self.broker_env}
             ctl = self.at(FAKETIME_CONTROL)
             # a restarted broker keeps the node's current skew: in the start command
-            prelude = f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}"
+            preludes.append(f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
+        wait_s = 0
+        if self.spec.mode == "zookeeper":
+            wait_s = zk_reregister_wait_s(self.version.number, self.spec.broker_config)
+            preludes.append(self._reregister_wait(wait_s))
+        prelude = "\n".join(preludes)
         return Daemon(self.remote, "kafka", argv, self.at(f"{KAFKA_LOG_DIR}/stdout.log"), env,
-                      prelude=prelude, run_dir=self.at(RUN_DIR))
+                      prelude=prelude, run_dir=self.at(RUN_DIR),
+                      launch_timeout_s=60.0 + wait_s)
+
+    def _reregister_wait(self, wait: int) -> str:
+        """Shell for the start command: after a SIGKILL (``KILLED_AT`` holds when), wait
+        until the old ZooKeeper session has expired (``zk_reregister_wait_s``), saying so
+        in the broker's stdout log, so a restarted broker does not die at registration."""
+        marker = self.at(KILLED_AT)
+        log = self.at(f"{KAFKA_LOG_DIR}/stdout.log")
+        return (f"if [ -f {marker} ]; then "
+                f"w=$(( $(cat {marker}) + {wait} - $(date +%s) )); "
+                f"if [ $w -gt 0 ]; then echo \"=== insync: waiting $w s for the killed "
+                f"broker's ZooKeeper session to expire\" >> {log} 2>/dev/null || true; "
+                f"sleep $w; fi; rm -f {marker}; fi")
 
     @property
     def zookeeper(self) -> Daemon | None:
@@ -186,8 +213,10 @@ class KafkaNode:
         return self.kill_if_up()[1]
 
     def kill_if_up(self) -> tuple[State, int | None]:
-        """SIGKILL a running or paused broker and wait until it is reaped."""
-        return self.broker.signal_if("KILL", UP, reap_s=30)
+        """SIGKILL a running or paused broker and wait until it is reaped; in ZooKeeper
+        mode, note when (``KILLED_AT``), for the next start's wait."""
+        stamp = self.at(KILLED_AT) if self.spec.mode == "zookeeper" else ""
+        return self.broker.signal_if("KILL", UP, reap_s=30, stamp=stamp)
 
     def pause_if_running(self) -> tuple[State, int | None]:
         return self.broker.signal_if("STOP", RUNNING)
