@@ -27,6 +27,9 @@ def render_zoo_cfg(
         "syncLimit=5",
         f"dataDir={data_dir}",
         f"clientPort={ZK_CLIENT_PORT}",
+        # ZooKeeper caps a client's session at 20 ticks (40 s) by default; a scenario may
+        # need a broker's session to outlast another broker's start (hw-truncation: 60 s).
+        "maxSessionTimeout=120000",
         "quorumListenOnAllIPs=true",
         "4lw.commands.whitelist=srvr,ruok,stat,mntr",
         "admin.enableServer=false",
