@@ -20,7 +20,7 @@ from cluster import jvm
 from cluster.config_keys import known_broker_keys, validate_keys
 from cluster.distribution import ensure_distribution
 from cluster.model import Cluster, Say, each_node
-from cluster.readiness import wait_ready
+from cluster.readiness import wait_ready, wait_zookeeper
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion, resolve_version
 from harness.base.errors import UsageError
@@ -83,6 +83,8 @@ def start(cluster: Cluster, known_keys: frozenset[str] | None) -> None:
         for node in cluster.nodes.values():
             if node.zookeeper is not None:
                 node.zookeeper.start()
+        waited = wait_zookeeper(cluster)
+        LOG.info("ZooKeeper serving after %.1fs more", waited)
     else:
         cluster_id = jvm.new_cluster_id()
         each_node(lambda n: n.format_storage(cluster_id), cluster.nodes.values())

@@ -38,6 +38,9 @@ class Nodes:
                 pid = self.running.setdefault((node, daemon), next(self.pids))
                 self.log.append((node, f"start {daemon}", argv))
                 return 0, f"{pid}\n", ""
+            elif "srvr" in script:  # cluster.readiness.zk_mode_script: serving once started
+                self.log.append((node, "zk mode", argv))
+                return 0, "follower\n" if (node, "zookeeper") in self.running else "", ""
             elif "ps -o stat=" in script:
                 broker = self.running.get((node, "kafka"))
                 return 0, "" if broker is None else f"{broker} Sl\n", ""
@@ -89,6 +92,10 @@ def test_zookeeper_ensemble_starts_before_any_broker_and_nothing_is_formatted() 
     assert zk == ["n1", "n2", "n3"]
     first_broker = next(i for i, (_, what) in enumerate(order) if what == "start kafka")
     assert first_broker == 3, order
+    events = [what for _, what, _ in nodes.log]
+    asked = [i for i, what in enumerate(events) if what == "zk mode"]
+    assert asked and max(asked) < events.index("start kafka"), "brokers after a serving quorum"
+    assert {n for n, what, _ in nodes.log if what == "zk mode"} <= {"n1", "n2", "n3"}
     assert all(what != "format" for _, what, _ in nodes.log)
     assert f"write {ZK_CONFIG_PATH}" in nodes.events("n1")
     assert f"write {ZK_CONFIG_PATH}" not in nodes.events("n4")
