@@ -80,12 +80,19 @@ class HistoryWriter:
         self._lock = threading.Lock()
         self._index = 0
         self._pending: dict[Process, Op] = {}
+        #: Closed: the run is over (an interrupted run closes it after waiting 30 s for
+        #: busy workers); a worker whose op ends later is not recorded, and not an error.
+        self._closed = False
+        self.dropped = 0
 
     # -- the low-level append -------------------------------------------------
 
     def append(self, op: Mapping[str, Any]) -> Op:
         """Stamp ``op`` with index and time, write and flush it; return what was written."""
         with self._lock:
+            if self._closed:
+                self.dropped += 1
+                return dict(op)
             self._check(op)
             written: Op = {"index": self._index, "time": self._clock() - self._start}
             if "index" in op or "time" in op:  # the writer's own stamps win
@@ -152,6 +159,9 @@ class HistoryWriter:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             self._file.flush()
             if self._owns_file:
                 self._file.close()

@@ -192,3 +192,17 @@ def test_process_numbers_never_repeat_across_threads() -> None:
 def test_process_table_needs_a_thread() -> None:
     with pytest.raises(ValueError):
         ProcessTable(0)
+
+
+def test_an_op_ending_after_the_history_closed_is_dropped_not_raised(tmp_path: Path) -> None:
+    """An interrupted run closes its history after waiting 30 s for busy workers; a
+    nemesis start still waiting out a ZooKeeper session ended later and its thread died
+    with "write to closed file"."""
+    path = tmp_path / "h.jsonl"
+    writer = HistoryWriter(path)
+    writer.append({"process": "nemesis", "type": "invoke", "f": "start", "value": "all"})
+    writer.close()
+    late = writer.append({"process": "nemesis", "type": "info", "f": "start", "value": {}})
+    assert late["f"] == "start" and writer.dropped == 1
+    writer.close()  # twice: harmless
+    assert len(path.read_text().splitlines()) == 1
