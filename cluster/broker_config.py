@@ -180,8 +180,8 @@ def zk_reregister_wait_s(version: tuple[int, ...], overrides: Mapping[str, str])
     The killed broker's registration (``/brokers/ids/N``, an ephemeral node) lives until
     its session expires. A broker started before that, from 0.11 on, dies at startup
     ("A broker is already registered on the path /brokers/ids/2 ... restarted it faster
-    than the zookeeper timeout"), measured on 0.11.0 and the cause of runs on 2.8 whose
-    restarted broker was gone seconds later; 0.10.2 waits for the node itself.
+    than the zookeeper timeout"), measured on 0.11.0, and on 2.8 ("node already exists and
+    owner ... does not match current session"); 0.10.2 waits for the node itself.
     """
     configured = overrides.get("zookeeper.session.timeout.ms")
     if configured is not None and configured.strip().isdigit():
