@@ -3,7 +3,8 @@
 ``missing`` asks one shell script per host for everything the broker and the
 faults use (Java 17+ for the broker, ``iptables`` that works for partitions,
 libfaketime for clock faults, ``ps``/``setsid``/``kill`` for the daemons and
-process faults, ``sha256sum`` for the jar manifest), so a user learns every
+process faults, ``sha256sum`` for the jar manifest, ``python3`` for the ZooKeeper
+readiness check), so a user learns every
 gap of every host from one error, not one per attempt.
 
 ``sync_jars`` keeps a manifest (relative path -> sha256) next to the copy of
@@ -32,6 +33,7 @@ COMMANDS: Mapping[str, str] = {
     "java": "the broker",
     "iptables": "partition faults",
     "ps": "daemon and pause checks",
+    "python3": "asking ZooKeeper whether it serves (srvr), in zookeeper mode",
     "setsid": "starting daemons",
     "sha256sum": "the jar manifest",
     "tail": "log excerpts",
