@@ -48,10 +48,10 @@ def interleaved(bare: Callable[[], Loop], insync: Callable[[], Loop], runs: int)
     return pairs
 
 
-def median_ratio(pairs: Sequence[Pair]) -> float | None:
-    """The median of the pairs' ratios (None if no pair has one)."""
-    ratios = [r for r in (p.ratio for p in pairs) if r is not None]
-    return statistics.median(ratios) if ratios else None
+def median_ratio(ratios: Sequence[float | None]) -> float | None:
+    """The bench's ratio: the median of its pairs' ratios (None if no pair has one)."""
+    known = [r for r in ratios if r is not None]
+    return statistics.median(known) if known else None
 
 
 def bare_loops(pairs: Sequence[Pair]) -> list[Loop]:

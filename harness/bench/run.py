@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -64,7 +63,7 @@ from harness.bench.loops import (
     load_of,
     memory_loop,
 )
-from harness.bench.pairs import bare_loops, interleaved, summed
+from harness.bench.pairs import bare_loops, interleaved, median_ratio, summed
 from harness.bench.run_text import render
 from workloads.queue.options import PARTITIONS_PER_TOPIC as PARTITIONS  # the run's topics
 
@@ -211,9 +210,9 @@ def verdict(loops: dict[str, Loop], pair_ratios: Sequence[float | None] = ()) ->
     out: dict[str, Any] = {}
     if "insync" in loops:
         insync, bare = loops["insync"], loops["bare"]
-        known = [r for r in pair_ratios if r is not None]
-        ratio = (statistics.median(known) if known
-                 else insync.rate / bare.rate if bare.rate else None)
+        ratio = median_ratio(pair_ratios)
+        if ratio is None:
+            ratio = insync.rate / bare.rate if bare.rate else None
         out.update({"ratio": None if ratio is None else round(ratio, 3),
                     "target_sends_s": TARGET_SENDS_S, "target_ratio": TARGET_RATIO,
                     "meets_sends_s": insync.rate >= TARGET_SENDS_S,
