@@ -128,30 +128,44 @@ class Reader:
         leaving the start to a committed-offset lookup let a run read a partition
         dropped and re-added by the same consumer from offset 0 twice in a row
         (the lookup and ``auto.offset.reset`` each restarted the fetch). With
-        ``--txn`` offsets are committed in transactions, so they are looked up.
-        The drain's ``"seek": "beginning"`` re-adds every partition at its first
-        offset.
+        ``--txn`` offsets are committed in transactions, so new partitions start at
+        the group's committed offsets, looked up here before anything changes and
+        named explicitly: left to librdkafka's own lookup, a 4.1 run's consumer read
+        t0-0 from offset 0 (the reset) and, inside the same transaction, jumped to
+        offset 2,942 when the lookup answered (``int-poll-skip`` that Kafka did not
+        cause). The drain's ``"seek": "beginning"`` re-adds every partition at its
+        first offset.
         """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"
         held = self._assigned
         drop = held if beginning else held - set(keys)
         add = [k for k in keys if beginning or k not in held]
-        start = OFFSET_BEGINNING if beginning or not self.opts.txn else None
         consumer = self.consumer(draining=beginning)
         changed = False
         try:
+            starts = (self._committed(consumer, add) if add and self.opts.txn and not beginning
+                      else [self._partition(k, OFFSET_BEGINNING) for k in add])
             if drop:
                 consumer.incremental_unassign([self._partition(k) for k in sorted(drop)])
                 changed = True
             if add:
-                consumer.incremental_assign([self._partition(k, start) for k in add])
+                consumer.incremental_assign(starts)
         except Exception as err:
             outcome = classify(err, "assign")
             # half done (unassigned, not assigned): only a fresh consumer is certain
             return Completed(outcome.type, keys, outcome.error, reset=changed or outcome.recreate)
         self._assigned = set(keys)
         return Completed("ok", keys)
+
+    def _committed(self, consumer: Consumer, keys: list[str]) -> list[TopicPartition]:
+        """``keys``' partitions at the group's committed offsets (the beginning where none
+        is committed); raises what the lookup raised."""
+        found = consumer.committed([self._partition(k) for k in keys],
+                                   timeout=self.opts.op_timeout_s)
+        return [TopicPartition(tp.topic, tp.partition,
+                               tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
+                for tp in found]
 
     def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
         topic, partition = self.topics.real(key)

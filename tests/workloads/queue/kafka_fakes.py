@@ -157,6 +157,10 @@ class FakeConsumer:
     seeks: list[tuple[str, int, int]] = field(default_factory=list)
     calls: list[tuple[str, list[Any]]] = field(default_factory=list)
     round_robin: bool = False
+    #: the group's committed offsets, as ``committed()`` answers; ``committed_error``
+    #: makes it raise instead
+    committed_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    committed_error: KafkaError | None = None
 
     def _next(self) -> Msg | None:
         if self.round_robin and self.assigned:
@@ -195,6 +199,14 @@ class FakeConsumer:
                 self.positions[(tp.topic, tp.partition)] = tp.offset
             elif tp.offset == OFFSET_BEGINNING:
                 self.positions[(tp.topic, tp.partition)] = 0
+
+    def committed(self, tps: list[TopicPartition], timeout: float = -1) -> list[TopicPartition]:
+        self.calls.append(("committed", sorted(tp.partition for tp in tps)))
+        if self.committed_error is not None:
+            raise KafkaException(self.committed_error)
+        return [TopicPartition(tp.topic, tp.partition,
+                               self.committed_offsets.get((tp.topic, tp.partition), -1001))
+                for tp in tps]
 
     def incremental_unassign(self, tps: list[TopicPartition]) -> None:
         gone = {(tp.topic, tp.partition) for tp in tps}

@@ -211,11 +211,27 @@ def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
     ]
 
 
-def test_with_txn_a_new_partition_starts_at_the_committed_offset() -> None:
-    consumer = FakeConsumer({("run1-t0", 2): [20]})
+def test_with_txn_a_new_partition_starts_at_the_committed_offset_named_explicitly() -> None:
+    # Looked up before the assignment changes and named in it: left to librdkafka's own
+    # lookup, a consumer read from the reset offset and then jumped to the committed one.
+    consumer = FakeConsumer({("run1-t0", 2): [20, 21, 22], ("run1-t0", 3): [30]},
+                            committed_offsets={("run1-t0", 2): 2})
     c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
-    c.invoke({"f": "assign", "value": ["t0-2"]})
-    assert consumer.calls[-1] == ("assign", [(2, -1001)])  # OFFSET_INVALID: look it up
+    assert c.invoke({"f": "assign", "value": ["t0-2", "t0-3"]}).type == "ok"
+    assert consumer.calls[-2:] == [("committed", [2, 3]),
+                                   ("assign", [(2, 2), (3, OFFSET_BEGINNING)])]
+    assert c.invoke({"f": "poll"}).value == [["poll", {"t0-2": [[2, 22]], "t0-3": [[0, 30]]}]]
+
+
+def test_with_txn_a_failed_offset_lookup_fails_the_assign_and_changes_nothing() -> None:
+    consumer = FakeConsumer({}, committed_error=KafkaError(K.COORDINATOR_NOT_AVAILABLE))
+    c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
+    consumer.assigned = [TopicPartition("run1-t0", 1)]
+    c.reader._assigned = {"t0-1"}
+    done = c.invoke({"f": "assign", "value": ["t0-2"]})
+    assert done.type == "fail" and not done.reset
+    assert consumer.calls == [("committed", [2])]  # t0-1 still held, t0-2 not added
+    assert c.reader._assigned == {"t0-1"}
 
 
 def test_a_half_done_assign_resets_the_client() -> None:
