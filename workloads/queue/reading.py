@@ -132,8 +132,8 @@ class Reader:
         the group's committed offsets, looked up here before anything changes and
         named explicitly: left to librdkafka's own lookup, a 4.1 run's consumer read
         t0-0 from offset 0 (the reset) and, inside the same transaction, jumped to
-        offset 2,942 when the lookup answered (``int-poll-skip`` that Kafka did not
-        cause). The drain's ``"seek": "beginning"`` re-adds every partition at its
+        offset 2,942, most likely when the lookup answered (an ``int-poll-skip`` no
+        broker fault explains; the committed offsets were not recorded, so unproven). The drain's ``"seek": "beginning"`` re-adds every partition at its
         first offset.
         """
         keys: list[str] = list(op["value"])
