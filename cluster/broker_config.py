@@ -84,6 +84,10 @@ def _defaults(props: BrokerProperties) -> dict[str, str]:
     rf = props.replication_factor
     return {
         "auto.create.topics.enable": "false",
+        # The default was false before 1.0: a run's topics were then never deleted, and a
+        # catalogue reusing one 0.10.2 cluster kept every earlier run's partitions (each
+        # run's DeleteTopics timed out), so later runs shared the brokers with them.
+        "delete.topic.enable": "true",
         "default.replication.factor": str(rf),
         "offsets.topic.replication.factor": str(rf),
         "offsets.topic.num.partitions": "6",
