@@ -133,8 +133,9 @@ class Reader:
         named explicitly: left to librdkafka's own lookup, a 4.1 run's consumer read
         t0-0 from offset 0 (the reset) and, inside the same transaction, jumped to
         offset 2,942, most likely when the lookup answered (an ``int-poll-skip`` no
-        broker fault explains; the committed offsets were not recorded, so unproven). The drain's ``"seek": "beginning"`` re-adds every partition at its
-        first offset.
+        broker fault explains; the committed offsets were not recorded, so unproven).
+        The drain's ``"seek": "beginning"`` re-adds every partition at its first
+        offset.
         """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"

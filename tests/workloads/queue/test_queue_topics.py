@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import Future
+from typing import Any
+
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 from kafka_fakes import topics
 
 from workloads.queue.topics import topic_number
@@ -21,3 +26,56 @@ def test_ensure_creates_the_topic_and_the_next_ones() -> None:
     t = topics()
     t.ensure_keys(["t0-1", "t0-2"])
     assert t.created == ["run1-t0", "run1-t1", "run1-t2"]
+
+
+class _DeletingAdmin:
+    """An admin client whose deletions fail with ``errors[name]`` (a Kafka error code)."""
+
+    def __init__(self, log: list[list[str]], errors: dict[str, int]) -> None:
+        self.log, self.errors = log, errors
+
+    def delete_topics(self, names: list[str], request_timeout: float) -> dict[str, Future[Any]]:
+        self.log.append(list(names))
+        out: dict[str, Future[Any]] = {}
+        for name in names:
+            f: Future[Any] = Future()
+            if name in self.errors:
+                f.set_exception(KafkaException(KafkaError(self.errors[name])))
+            else:
+                f.set_result(None)
+            out[name] = f
+        return out
+
+
+def test_delete_all_asks_a_fresh_admin_and_asks_again_for_what_failed(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The run's admin may still name a controller the faults moved: every attempt makes
+    # a new one, and the second asks only for what the first could not delete.
+    log: list[list[str]] = []
+    admins = iter([
+        _DeletingAdmin(log, {"run1-t0": KafkaError.NOT_CONTROLLER,
+                             "run1-t1": KafkaError.REQUEST_TIMED_OUT}),
+        _DeletingAdmin(log, {"run1-t1": KafkaError.UNKNOWN_TOPIC_OR_PART}),
+    ])
+    t = topics()
+    t.ensure(0)  # asks for t0, t1, t2 through the run's admin (NoAdmin)
+    t._admin_factory = lambda: next(admins)  # type: ignore[assignment,return-value]
+    with caplog.at_level(logging.INFO, logger="insync.topics"):
+        t.delete_all()
+    assert log == [["run1-t0", "run1-t1", "run1-t2"], ["run1-t0", "run1-t1"]]
+    # t1's timed-out deletion went through after all: not reported as left behind
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_delete_all_reports_what_is_left_after_the_last_attempt(
+        caplog: pytest.LogCaptureFixture) -> None:
+    log: list[list[str]] = []
+    t = topics()
+    t.ensure(0)
+    t._admin_factory = lambda: _DeletingAdmin(  # type: ignore[assignment,return-value]
+        log, {"run1-t2": KafkaError.NOT_CONTROLLER})
+    with caplog.at_level(logging.INFO, logger="insync.topics"):
+        t.delete_all()
+    assert log == [["run1-t0", "run1-t1", "run1-t2"], ["run1-t2"]]
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "run1-t2" in warned[0]
