@@ -223,18 +223,24 @@ def run_combinations(
                 result = run_fn(c.opts, say=say, on_cluster=own)
                 durations.append(clock() - t0)
                 mark(result, c, k)
-                if after is not None:
+                stopped = bool(getattr(result, "interrupted", False))
+                # A stopped run is not a finished one: resuming runs it again, so it joins
+                # neither the tallies nor the table (a catalogue stopped mid-run counted its
+                # undrained history, "unseen", as a control that failed).
+                if after is not None and not stopped:
                     after(result, c, k)
-                outcome.tallies[c.name].add(result.verdict)
-                outcome.verdicts.setdefault(c.name, {})[k] = with_run(result)
+                if not stopped:
+                    outcome.tallies[c.name].add(result.verdict)
+                    outcome.verdicts.setdefault(c.name, {})[k] = with_run(result)
                 outcome.ran += 1
-                word = {True: "valid", False: "INVALID"}.get(result.verdict.get("valid"), "unknown")
+                word = "interrupted" if stopped else {True: "valid", False: "INVALID"}.get(
+                    result.verdict.get("valid"), "unknown")
                 say(
                     f"[{i}/{len(todo)}] {c.name} run {k}: {word} "
                     f"({duration(durations[-1])}) -> {result.run_dir.path}"
                 )
                 say(progress(outcome.resumed + outcome.ran, total, durations))
-                if getattr(result, "interrupted", False):
+                if stopped:
                     outcome.interrupted = True
                     say(f"{label} interrupted: the same command resumes it")
                     break

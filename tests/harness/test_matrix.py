@@ -441,3 +441,27 @@ def test_help_documents_the_nemesis_axis_and_the_config_format(
     out = capsys.readouterr().out
     assert "--nemesis kill,partition --nemesis none" in out and "[matrix]" in out
     assert "repeat the flag" in out and "--keep-cluster" in out
+
+
+def test_a_stopped_run_joins_neither_the_tallies_nor_the_table(tmp_path: Path) -> None:
+    # A catalogue stopped mid-run (SIGTERM) had counted that run's undrained history as a
+    # control that failed; resuming runs it again, so until then it is no verdict at all.
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path} --cluster-name mx"))
+    calls: list[RunOptions] = []
+    after: list[int] = []
+    lines: list[str] = []
+
+    def stopped_second(opts: RunOptions, **_: Any) -> RunResult:
+        calls.append(opts)
+        rd = RunDir.create(tmp_path, opts.name or "run", START + timedelta(seconds=len(calls)))
+        stopped = len(calls) == 2
+        verdict = {"valid": False, "anomaly-counts": {"unseen": 8}} if stopped else {"valid": True}
+        rd.write_results({**verdict, "run": {"interrupted": stopped}})
+        return RunResult(rd, verdict, 1 if stopped else 0, stopped)
+
+    out = mx.run_combinations([combo], 3, keep_cluster=True, run_fn=stopped_second,
+                              say=lines.append, after=lambda r, c, k: after.append(k))
+    assert len(calls) == 2 and out.interrupted  # the driver stops after the stopped run
+    assert sorted(out.verdicts[combo.name]) == [1] and after == [1]
+    assert any(line.endswith("run 2: interrupted") or " run 2: interrupted " in line
+               for line in lines)
