@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 import pytest
+from ctrl_c import with_default_sigint
 
 from cluster import provisioner_for
 from cluster.docker.containers import labelled_ids
@@ -131,7 +132,7 @@ def test_sigint_keeps_the_history_collects_logs_and_tears_down(
 ) -> None:
     results = tmp_path / "results"
     proc = subprocess.Popen(
-        [
+        with_default_sigint([
             INSYNC,
             "run",
             "--cluster-name",
@@ -143,7 +144,7 @@ def test_sigint_keeps_the_history_collects_logs_and_tears_down(
             "--results-dir",
             str(results),
             "--teardown",
-        ],
+        ]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ},

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ctrl_c import with_default_sigint
 from serving import serving
 
 from checkers import check_file
@@ -140,8 +141,9 @@ def test_insync_serve_command_refuses_a_missing_dir(tmp_path: Path,
 def test_insync_serve_command_serves_until_interrupted(results_dir: Path) -> None:
     """The real command: prints its URL, answers on loopback, exits 0 on Ctrl-C."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", "serve", "--port", "0", "--results-dir",
-         str(results_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with_default_sigint([sys.executable, "-m", "harness", "serve", "--port", "0",
+                             "--results-dir", str(results_dir)]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
