@@ -93,6 +93,12 @@ class Topics:
             self.ensure(n)
 
     def ensure(self, n: int) -> None:
+        """Return once topic ``n`` exists. A failed creation is asked for again by the next
+        call, through a new admin client: after a 0.10.2 cluster lost power as a whole,
+        the run's admin client answered "Failed while waiting for controller" for about
+        90 s after a controller had been elected, every client thread blocked in topic
+        creation meanwhile (a fresh client finds the controller from fresh metadata; not
+        yet seen to shorten that wait on a real run)."""
         if n in self._ready:
             return
         future = self._request(n)  # held: a failed attempt elsewhere may drop the entry
@@ -104,9 +110,10 @@ class Topics:
             kerr = err.args[0] if err.args else None
             exists = isinstance(kerr, KafkaError) and kerr.code() == KafkaError.TOPIC_ALREADY_EXISTS
             if not exists:
-                with self._lock:  # let a later call try again
+                with self._lock:  # let a later call try again, through a fresh admin client
                     if self._futures.get(n) is future:
                         del self._futures[n]
+                        self._admin = None
                 raise
         with self._lock:
             self._ready.add(n)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
-from kafka_fakes import topics
+from kafka_fakes import NoAdmin, topics
 
 from workloads.queue.topics import topic_number
 
@@ -26,6 +26,38 @@ def test_ensure_creates_the_topic_and_the_next_ones() -> None:
     t = topics()
     t.ensure_keys(["t0-1", "t0-2"])
     assert t.created == ["run1-t0", "run1-t1", "run1-t2"]
+
+
+class _FailingAdmin:
+    """An admin client whose creations all fail as 0.10.2's did after a power loss."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Future[Any]]:
+        out: dict[str, Future[Any]] = {}
+        for topic in topics:
+            self.log.append(f"failing {topic.topic}")
+            f: Future[Any] = Future()
+            f.set_exception(KafkaException(KafkaError(
+                KafkaError._TIMED_OUT, "Failed while waiting for controller")))
+            out[topic.topic] = f
+        return out
+
+
+def test_a_failed_creation_is_asked_again_through_a_fresh_admin_client() -> None:
+    log: list[str] = []
+    admins = iter([_FailingAdmin(log), NoAdmin()])
+    t = topics()
+    t._admin_factory = lambda: next(admins)  # type: ignore[assignment,return-value]
+    with pytest.raises(KafkaException):
+        t.ensure(0)
+    assert log == ["failing run1-t0", "failing run1-t1", "failing run1-t2"]
+    t.ensure(0)  # the failing client is dropped: the second one creates t0
+    assert "run1-t0" in t.created
+    with pytest.raises(StopIteration):  # and it is kept for later topics
+        next(admins)
+    t.ensure(3)
 
 
 class _DeletingAdmin:
