@@ -53,6 +53,7 @@ class Topics:
     ) -> None:
         self._admin_factory = admin
         self._admin: AdminClient | None = None
+        self._retired: list[AdminClient] = []  # replaced after a failure, still answering
         self.prefix = prefix
         self.partitions = partitions
         self.replication_factor = replication_factor
@@ -113,6 +114,8 @@ class Topics:
                 with self._lock:  # let a later call try again, through a fresh admin client
                     if self._futures.get(n) is future:
                         del self._futures[n]
+                        if self._admin is not None:  # kept: its other requests are pending
+                            self._retired.append(self._admin)
                         self._admin = None
                 raise
         with self._lock:
@@ -182,7 +185,9 @@ class Topics:
         for attempt in range(attempts):
             if not names:
                 return
-            futures = self._admin_factory().delete_topics(names, request_timeout=timeout_s)
+            admin = self._admin_factory()  # held until every answer is in: a client
+            # collected mid-request fails all of them ("_DESTROY: Handle is terminating")
+            futures = admin.delete_topics(names, request_timeout=timeout_s)
             failed: list[str] = []
             for name, future in futures.items():
                 try:
@@ -195,6 +200,7 @@ class Topics:
                             "could not delete topic %s%s: %s", name,
                             "" if last else " (asking again)", err)
                     failed.append(name)
+            del admin
             names = failed
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import Future
 from typing import Any
 
@@ -111,3 +112,43 @@ def test_delete_all_reports_what_is_left_after_the_last_attempt(
     assert log == [["run1-t0", "run1-t1", "run1-t2"], ["run1-t2"]]
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warned) == 1 and "run1-t2" in warned[0]
+
+
+class _AnsweringLaterAdmin:
+    """Answers deletions a little later, as librdkafka does, unless it is collected first:
+    then every pending answer is ``_DESTROY``, as a destroyed librdkafka handle's are."""
+
+    def __init__(self, log: list[list[str]]) -> None:
+        self.log = log
+        self.pending: list[Future[Any]] = []
+
+    def delete_topics(self, names: list[str], request_timeout: float) -> dict[str, Future[Any]]:
+        self.log.append(list(names))
+        out = {name: Future() for name in names}
+        self.pending = list(out.values())
+        pending = self.pending  # the timer holds the answers, not the client
+        timer = threading.Timer(0.05, lambda: [f.set_result(None) for f in pending
+                                               if not f.done()])
+        timer.daemon = True
+        timer.start()
+        return out
+
+    def __del__(self) -> None:
+        for f in self.pending:
+            if not f.done():
+                f.set_exception(KafkaException(KafkaError(KafkaError._DESTROY)))
+
+
+def test_delete_all_holds_its_admin_client_until_every_answer_is_in(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # Dropped right after the call, a fresh client's deletions all failed "Handle is
+    # terminating" (a 0.10.2 catalogue run, 2026-11-23): both attempts, every topic.
+    log: list[list[str]] = []
+    t = topics()
+    t.ensure(0)
+    t._admin_factory = lambda: _AnsweringLaterAdmin(log)  # type: ignore[assignment,return-value]
+    with caplog.at_level(logging.INFO, logger="insync.topics"):
+        t.delete_all()
+    assert log == [["run1-t0", "run1-t1", "run1-t2"]]
+    assert not [r.getMessage() for r in caplog.records if "could not delete" in r.getMessage()]
+
