@@ -19,6 +19,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
+from time import monotonic
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -28,6 +29,10 @@ from confluent_kafka.cimpl import NewTopic
 from workloads.queue.generator import parse_key
 
 LOG = logging.getLogger("insync.topics")
+#: Creation errors worth asking again for, through a fresh admin client.
+_ASK_AGAIN = frozenset({KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT,
+                        KafkaError.NOT_CONTROLLER, KafkaError._TRANSPORT,
+                        KafkaError._DESTROY})
 
 
 def topic_number(topic: str) -> int:
@@ -50,18 +55,20 @@ class Topics:
         config: Mapping[str, str],
         lookahead: int = 2,
         timeout_s: float = 30.0,
+        ask_s: float = 5.0,
     ) -> None:
         self._admin_factory = admin
         self._admin: AdminClient | None = None
-        self._retired: list[AdminClient] = []  # replaced after a failure, still answering
         self.prefix = prefix
         self.partitions = partitions
         self.replication_factor = replication_factor
         self.config = dict(config)
         self.lookahead = lookahead
         self.timeout_s = timeout_s
+        self.ask_s = ask_s  # one creation request's answer, before asking again
         self._lock = threading.Lock()
         self._futures: dict[int, Future[Any]] = {}
+        self._asked_by: dict[int, int] = {}  # id() of the client each request went through
         self._ready: set[int] = set()
         self._warm_up: Future[Any] | None = None
         self._real: dict[str, tuple[str, int]] = {}  # key → real topic and partition
@@ -94,32 +101,52 @@ class Topics:
             self.ensure(n)
 
     def ensure(self, n: int) -> None:
-        """Return once topic ``n`` exists. A failed creation is asked for again by the next
-        call, through a new admin client: after a 0.10.2 cluster lost power as a whole,
-        the run's admin client answered "Failed while waiting for controller" for about
-        90 s after a controller had been elected, every client thread blocked in topic
-        creation meanwhile (a fresh client finds the controller from fresh metadata; not
-        yet seen to shorten that wait on a real run)."""
+        """Return once topic ``n`` exists, asking again while :attr:`timeout_s` lasts.
+
+        Each request may wait :attr:`ask_s` for an answer; one that timed out, or met a
+        moved or absent controller, is asked again through a fresh admin client (asking
+        twice is harmless: an existing topic is success). After every broker had been
+        down at once, the run's admin client kept answering "Failed while waiting for
+        controller" until its request timed out, well after the cluster was back (0.10.2
+        and 4.1 catalogue runs, 2026-11-23): every client thread blocked in topic
+        creation for up to 30 s, and the main phase wrote nothing after recovery.
+        Other refusals (no broker to hold a replica) end the op at once.
+        """
         if n in self._ready:
             return
+        deadline = monotonic() + self.timeout_s
         future = self._request(n)  # held: a failed attempt elsewhere may drop the entry
         for ahead in range(n + 1, n + self.lookahead + 1):
             self._request(ahead)
-        try:
-            future.result(timeout=self.timeout_s)
-        except KafkaException as err:
-            kerr = err.args[0] if err.args else None
-            exists = isinstance(kerr, KafkaError) and kerr.code() == KafkaError.TOPIC_ALREADY_EXISTS
-            if not exists:
-                with self._lock:  # let a later call try again, through a fresh admin client
-                    if self._futures.get(n) is future:
-                        del self._futures[n]
-                        if self._admin is not None:  # kept: its other requests are pending
-                            self._retired.append(self._admin)
-                        self._admin = None
-                raise
+        while True:
+            try:
+                future.result(timeout=max(0.0, deadline - monotonic()) + self.ask_s)
+                break
+            except KafkaException as err:
+                code = _code(err)
+                if code == KafkaError.TOPIC_ALREADY_EXISTS:
+                    break
+                self._forget(n, future, fresh_client=code in _ASK_AGAIN)
+                if code not in _ASK_AGAIN or monotonic() >= deadline:
+                    raise
+                LOG.info("creating topic %s: %s; asking again", self.name(f"t{n}"), err)
+                future = self._request(n)
         with self._lock:
             self._ready.add(n)
+
+    def _forget(self, n: int, future: Future[Any], *, fresh_client: bool) -> None:
+        """Drop a failed creation of topic ``n`` (the next call asks again), unless another
+        thread already did; with ``fresh_client``, the admin client that asked for it too.
+        Not for a plain refusal: a cluster short of brokers refused hundreds of creations
+        a second (0.10.2, INVALID_REPLICATION_FACTOR), each a new client had it been
+        replaced. A replaced client stays alive while any of its requests is pending:
+        each of its futures holds it (:meth:`_request`)."""
+        with self._lock:
+            if self._futures.get(n) is future:
+                del self._futures[n]
+                asked_by = self._asked_by.pop(n, None)
+                if fresh_client and asked_by == id(self._admin):  # not replaced already
+                    self._admin = None
 
     def warm_up_topic(self) -> str:
         """A one-partition topic for connecting clients before the run (not a key)."""
@@ -161,8 +188,13 @@ class Topics:
                 replication_factor=self.replication_factor,
                 config=dict(self.config),
             )
-            futures = self._admin.create_topics([topic], request_timeout=self.timeout_s)
-            self._futures[n] = futures[topic.topic]
+            admin = self._admin
+            future = admin.create_topics([topic], request_timeout=self.ask_s)[topic.topic]
+            # A collected client fails whatever it still has in flight: a client replaced
+            # after a failure lives until each of its requests has an answer.
+            future.add_done_callback(_Holding(admin))
+            self._futures[n] = future
+            self._asked_by[n] = id(admin)
             LOG.debug("creating topic %s", topic.topic)
             return self._futures[n]
 
@@ -208,3 +240,14 @@ def _code(err: BaseException) -> object:
     """The Kafka error code ``err`` carries, if it is a ``KafkaException``."""
     kerr = err.args[0] if isinstance(err, KafkaException) and err.args else None
     return kerr.code() if isinstance(kerr, KafkaError) else None
+
+
+class _Holding:
+    """A done-callback that keeps ``client`` alive until the future is done, then lets it go
+    (a future keeps its callbacks: holding on would keep every replaced client)."""
+
+    def __init__(self, client: object) -> None:
+        self.client: object | None = client
+
+    def __call__(self, _done: Future[Any]) -> None:
+        self.client = None

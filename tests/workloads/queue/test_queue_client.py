@@ -319,8 +319,9 @@ def test_the_drains_reread_creates_no_topic_and_a_main_phase_assign_does() -> No
 
 
 def test_a_topic_whose_creation_failed_is_asked_for_again_by_the_next_call() -> None:
-    """A failure drops the topic's entry so a later call retries; ``ensure`` now holds the
-    future it waits on, so another thread dropping the entry meanwhile is no KeyError."""
+    """A refusal drops the topic's entry so a later call retries; ``ensure`` now holds the
+    future it waits on, so another thread dropping the entry meanwhile is no KeyError.
+    (A timeout or a moved controller is asked again within the call: test_queue_topics.)"""
     t = topics()
     calls: list[str] = []
 
@@ -330,7 +331,7 @@ def test_a_topic_whose_creation_failed_is_asked_for_again_by_the_next_call() -> 
             for topic in new:
                 calls.append(topic.topic)
                 f: Future[Any] = Future()
-                f.set_exception(KafkaException(KafkaError(KafkaError.NOT_CONTROLLER)))
+                f.set_exception(KafkaException(KafkaError(KafkaError.INVALID_REPLICATION_FACTOR)))
                 out[topic.topic] = f
             return out
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
+import weakref
 from concurrent.futures import Future
 from typing import Any
 
@@ -30,35 +32,63 @@ def test_ensure_creates_the_topic_and_the_next_ones() -> None:
 
 
 class _FailingAdmin:
-    """An admin client whose creations all fail as 0.10.2's did after a power loss."""
+    """An admin client whose creations all fail with ``code``: by default as 0.10.2's and
+    4.1's did after every broker had been down ("Failed while waiting for controller")."""
 
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
+    def __init__(self, log: list[str], code: int = KafkaError._TIMED_OUT) -> None:
+        self.log, self.code = log, code
 
     def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Future[Any]]:
         out: dict[str, Future[Any]] = {}
         for topic in topics:
             self.log.append(f"failing {topic.topic}")
             f: Future[Any] = Future()
-            f.set_exception(KafkaException(KafkaError(
-                KafkaError._TIMED_OUT, "Failed while waiting for controller")))
+            f.set_exception(KafkaException(KafkaError(self.code, "refused")))
             out[topic.topic] = f
         return out
 
 
-def test_a_failed_creation_is_asked_again_through_a_fresh_admin_client() -> None:
+def test_a_timed_out_creation_is_asked_again_at_once_through_a_fresh_admin_client() -> None:
     log: list[str] = []
     admins = iter([_FailingAdmin(log), NoAdmin()])
     t = topics()
     t._admin_factory = lambda: next(admins)  # type: ignore[assignment,return-value]
+    t.ensure(0)  # no error: the second client created t0
+    assert log == ["failing run1-t0", "failing run1-t1", "failing run1-t2"]
+    assert "run1-t0" in t.created
+    t.ensure(1)  # t1's request failed with the first client: asked again, by the second
+    t.ensure(3)
+    with pytest.raises(StopIteration):  # which is kept while it answers
+        next(admins)
+
+
+def test_a_refused_creation_ends_the_call_and_keeps_the_client() -> None:
+    # A cluster short of brokers refuses at once; asked again by every op, a fresh client
+    # each time would have made hundreds a second.
+    log: list[str] = []
+    made: list[object] = []
+
+    def admin() -> _FailingAdmin:
+        made.append(object())
+        return _FailingAdmin(log, KafkaError.INVALID_REPLICATION_FACTOR)
+
+    t = topics()
+    t._admin_factory = admin  # type: ignore[assignment]
+    for _ in range(3):
+        with pytest.raises(KafkaException):
+            t.ensure(0)
+    assert len(made) == 1
+    assert log.count("failing run1-t0") == 3
+
+
+def test_asking_again_stops_when_the_time_is_up() -> None:
+    log: list[str] = []
+    t = topics()
+    t.timeout_s = 0.05
+    t._admin_factory = lambda: _FailingAdmin(log)  # type: ignore[assignment,return-value]
     with pytest.raises(KafkaException):
         t.ensure(0)
-    assert log == ["failing run1-t0", "failing run1-t1", "failing run1-t2"]
-    t.ensure(0)  # the failing client is dropped: the second one creates t0
-    assert "run1-t0" in t.created
-    with pytest.raises(StopIteration):  # and it is kept for later topics
-        next(admins)
-    t.ensure(3)
+    assert log.count("failing run1-t0") >= 2  # asked, then asked again, then gave up
 
 
 class _DeletingAdmin:
@@ -151,4 +181,61 @@ def test_delete_all_holds_its_admin_client_until_every_answer_is_in(
         t.delete_all()
     assert log == [["run1-t0", "run1-t1", "run1-t2"]]
     assert not [r.getMessage() for r in caplog.records if "could not delete" in r.getMessage()]
+
+
+class _SlowCreatingAdmin:
+    """Creates ``fail_first`` at once with a timeout, answers the rest 50 ms later unless it
+    is collected first (then ``_DESTROY``, as a destroyed librdkafka handle's are)."""
+
+    def __init__(self, name: str, log: list[str], fail_first: str | None = None) -> None:
+        self.name, self.log, self.fail_first = name, log, fail_first
+        self.pending: list[Future[Any]] = []
+
+    def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Future[Any]]:
+        out: dict[str, Future[Any]] = {}
+        for topic in topics:
+            self.log.append(f"{self.name} {topic.topic}")
+            f: Future[Any] = Future()
+            if topic.topic == self.fail_first:
+                f.set_exception(KafkaException(KafkaError(KafkaError._TIMED_OUT)))
+            else:
+                self.pending.append(f)
+            out[topic.topic] = f
+        pending = list(self.pending)
+        timer = threading.Timer(0.05, lambda: [f.set_result(None) for f in pending
+                                               if not f.done()])
+        timer.daemon = True
+        timer.start()
+        return out
+
+    def __del__(self) -> None:
+        for f in self.pending:
+            if not f.done():
+                f.set_exception(KafkaException(KafkaError(KafkaError._DESTROY)))
+
+
+def test_a_replaced_admin_client_lives_until_its_requests_are_answered() -> None:
+    # t0 timed out and the client was replaced; its requests for t1 and t2 were still in
+    # flight and must be answered, not destroyed with the client (then asked again).
+    log: list[str] = []
+    names = iter(["first", "second"])  # made on demand: nothing else holds a client
+
+    made: list[weakref.ref[_SlowCreatingAdmin]] = []
+
+    def admin() -> _SlowCreatingAdmin:
+        name = next(names)
+        client = _SlowCreatingAdmin(name, log, fail_first="run1-t0" if name == "first" else None)
+        made.append(weakref.ref(client))
+        return client
+
+    t = topics()
+    t._admin_factory = admin  # type: ignore[assignment]
+    t.ensure(0)
+    t.ensure(1)
+    t.ensure(2)
+    assert log[:4] == ["first run1-t0", "first run1-t1", "first run1-t2", "second run1-t0"]
+    assert "second run1-t1" not in log and "second run1-t2" not in log  # not asked again
+    gc.collect()
+    assert made[0]() is None  # answered, the replaced client is let go
+    assert made[1]() is t._admin
 
