@@ -68,6 +68,7 @@ class Topics:
         self.ask_s = ask_s  # one creation request's answer, before asking again
         self._lock = threading.Lock()
         self._futures: dict[int, Future[Any]] = {}
+        self._released: list[object] = []  # clients to let go of, on a thread of ours
         self._asked_by: dict[int, int] = {}  # id() of the client each request went through
         self._ready: set[int] = set()
         self._warm_up: Future[Any] | None = None
@@ -178,6 +179,8 @@ class Topics:
     def _request(self, n: int) -> Future[Any]:
         """The creation of topic ``n``, asked for now unless it already was."""
         with self._lock:
+            self._released.clear()  # replaced clients whose requests are answered: here,
+            # on a worker's thread, never on librdkafka's (``_Holding``)
             if n in self._futures:
                 return self._futures[n]
             if self._admin is None:
@@ -192,7 +195,7 @@ class Topics:
             future = admin.create_topics([topic], request_timeout=self.ask_s)[topic.topic]
             # A collected client fails whatever it still has in flight: a client replaced
             # after a failure lives until each of its requests has an answer.
-            future.add_done_callback(_Holding(admin))
+            future.add_done_callback(_Holding(admin, self._released))
             self._futures[n] = future
             self._asked_by[n] = id(admin)
             LOG.debug("creating topic %s", topic.topic)
@@ -243,11 +246,18 @@ def _code(err: BaseException) -> object:
 
 
 class _Holding:
-    """A done-callback that keeps ``client`` alive until the future is done, then lets it go
-    (a future keeps its callbacks: holding on would keep every replaced client)."""
+    """A done-callback that keeps ``client`` alive until the future is done, then hands it
+    to ``released`` (a future keeps its callbacks: holding on would keep every replaced
+    client). It must not drop the reference itself: it runs on librdkafka's own thread,
+    and a client destroyed there aborts the process ("calling rd_kafka_destroy() from
+    librdkafka owned thread is prohibited", a 0.11.0 catalogue run, 2026-11-23).
+    ``released`` is emptied by the workers' own threads (:meth:`Topics._request`)."""
 
-    def __init__(self, client: object) -> None:
+    def __init__(self, client: object, released: list[object]) -> None:
         self.client: object | None = client
+        self.released = released
 
     def __call__(self, _done: Future[Any]) -> None:
-        self.client = None
+        if self.client is not None:
+            self.released.append(self.client)  # list.append: atomic under the GIL
+            self.client = None

@@ -159,11 +159,13 @@ class _AnsweringLaterAdmin:
         pending = self.pending  # the timer holds the answers, not the client
         timer = threading.Timer(0.05, lambda: [f.set_result(None) for f in pending
                                                if not f.done()])
+        timer.name = "librdkafka-like"  # answers come on the client library's own thread
         timer.daemon = True
         timer.start()
         return out
 
     def __del__(self) -> None:
+        DESTROYED_ON.append(threading.current_thread().name)
         for f in self.pending:
             if not f.done():
                 f.set_exception(KafkaException(KafkaError(KafkaError._DESTROY)))
@@ -181,6 +183,9 @@ def test_delete_all_holds_its_admin_client_until_every_answer_is_in(
         t.delete_all()
     assert log == [["run1-t0", "run1-t1", "run1-t2"]]
     assert not [r.getMessage() for r in caplog.records if "could not delete" in r.getMessage()]
+
+
+DESTROYED_ON: list[str] = []
 
 
 class _SlowCreatingAdmin:
@@ -204,11 +209,13 @@ class _SlowCreatingAdmin:
         pending = list(self.pending)
         timer = threading.Timer(0.05, lambda: [f.set_result(None) for f in pending
                                                if not f.done()])
+        timer.name = "librdkafka-like"  # answers come on the client library's own thread
         timer.daemon = True
         timer.start()
         return out
 
     def __del__(self) -> None:
+        DESTROYED_ON.append(threading.current_thread().name)
         for f in self.pending:
             if not f.done():
                 f.set_exception(KafkaException(KafkaError(KafkaError._DESTROY)))
@@ -238,4 +245,6 @@ def test_a_replaced_admin_client_lives_until_its_requests_are_answered() -> None
     gc.collect()
     assert made[0]() is None  # answered, the replaced client is let go
     assert made[1]() is t._admin
+    # and never on the answering thread: librdkafka aborts the process for that
+    assert DESTROYED_ON and "librdkafka-like" not in DESTROYED_ON
 
