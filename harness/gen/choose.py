@@ -215,7 +215,14 @@ class Until(Gen):
     """The ops of ``lead`` and ``rest``, soonest first (as :class:`AnyOf`), until ``tail``
     ns after ``lead`` is done: a fault script and the workload, the run's main phase
     ending a little after the script's last step instead of at a time limit sized for
-    the slowest cluster. ``cutoff`` is set when ``lead`` is first found done.
+    the slowest cluster.
+
+    ``lead`` is done once it has no more ops *and* its last op has completed: a script's
+    last step is often a wait (``await-state`` until recovered) that takes longer than
+    the tail, and a cutoff counted from that step's invocation ended the main phase
+    before the cluster came back, so nothing was written after recovery (a 4.1
+    power-loss-all run: recovery took 42 s, the tail 20 s). ``busy``: the processes
+    running a ``lead`` op; ``cutoff`` is set when ``lead`` is found done with none.
 
     The children get the contexts ``AnyOf((rest, lead))`` would give them, so with a
     ``lead`` that never ends the ops are the same as ``any_of(rest, lead)``'s.
@@ -225,13 +232,14 @@ class Until(Gen):
     rest: Gen | None
     tail: int
     cutoff: int | None = None
+    busy: frozenset[object] = frozenset()
 
     def op(self, ctx: Context) -> Step:
         if self.lead is None:
             return self._rest_op(ctx)
         lead_step = self.lead.op(_child(ctx, 1))
         if lead_step is None:
-            return Until(None, self.rest, self.tail, ctx.time + self.tail).op(ctx)
+            return self._lead_done(ctx, self.rest, self.busy).op(ctx)
         rest_step = None if self.rest is None else self.rest.op(_child(ctx, 0))
         lead_x, lead_next = lead_step
         rest_x, rest_next = (None, None) if rest_step is None else rest_step
@@ -239,33 +247,54 @@ class Until(Gen):
         # taken keeps its old one; the soonest op wins, the rest on a tie.
         lead = lead_next if isinstance(lead_x, Pending) else self.lead
         rest = rest_next if isinstance(rest_x, Pending) or rest_x is None else self.rest
+        busy = self.busy
         x: Op | Pending
         if rest_x is not None and not isinstance(rest_x, Pending) and not soonest(lead_x, rest_x):
             x, rest = rest_x, rest_next
         elif not isinstance(lead_x, Pending):
             x, lead = lead_x, lead_next
+            busy = busy | {lead_x["process"]}
         else:
             x = min_wake([lead_x.wake, rest_x.wake if isinstance(rest_x, Pending) else None])
         if lead is None:
-            return x, Until(None, rest, self.tail, ctx.time + self.tail)
-        if lead is self.lead and rest is self.rest:
+            return x, self._lead_done(ctx, rest, busy)
+        if lead is self.lead and rest is self.rest and busy is self.busy:
             return x, self
-        return x, Until(lead, rest, self.tail)
+        return x, Until(lead, rest, self.tail, None, busy)
+
+    def _lead_done(self, ctx: Context, rest: Gen | None, busy: frozenset[object]) -> Until:
+        """``lead`` has no more ops: the cutoff starts now if none of its ops is running."""
+        return Until(None, rest, self.tail, None if busy else ctx.time + self.tail, busy)
 
     def _rest_op(self, ctx: Context) -> Step:
-        """Once ``lead`` is done: ``rest``'s ops before ``cutoff``."""
-        if self.rest is None or self.cutoff is None:
+        """Once ``lead`` has no more ops: ``rest``'s, without limit while its last op runs,
+        then before ``cutoff``."""
+        if self.rest is None:
             return None
+        if self.cutoff is None:
+            if not self.busy:
+                return None
+            step = self.rest.op(_child(ctx, 0))
+            if step is None:
+                return None
+            x, nxt = step
+            return x, self if nxt is self.rest else Until(None, nxt, self.tail, None, self.busy)
         step = TimeLimit(0, self.rest, self.cutoff).op(_child(ctx, 0))
         if step is None:
             return None
-        x, nxt = step
-        assert isinstance(nxt, TimeLimit)
-        return x, self if nxt.gen is self.rest else Until(None, nxt.gen, self.tail, self.cutoff)
+        x, limited = step
+        assert isinstance(limited, TimeLimit)
+        return x, self if limited.gen is self.rest else Until(None, limited.gen, self.tail,
+                                                              self.cutoff)
 
     def update(self, ctx: Context, event: Op) -> Gen:
         lead = None if self.lead is None else self.lead.update(ctx, event)
         rest = None if self.rest is None else self.rest.update(ctx, event)
-        if lead is self.lead and rest is self.rest:
+        busy, cutoff = self.busy, self.cutoff
+        if busy and event["type"] != "invoke" and event["process"] in busy:
+            busy = busy - {event["process"]}
+            if lead is None and not busy and cutoff is None:
+                cutoff = ctx.time + self.tail
+        if lead is self.lead and rest is self.rest and busy is self.busy:
             return self
-        return Until(lead, rest, self.tail, self.cutoff)
+        return Until(lead, rest, self.tail, cutoff, busy)

@@ -100,8 +100,8 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("nemesis_packet", items, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
     Spec("nemesis_schedule", text, "a file of fault ops to run instead of random ones", "FILE"),
     Spec("script_tail", opt_number, "with --nemesis-schedule: end the main phase this many "
-         "seconds after the script's last step, if before --time-limit (default: run the "
-         "whole --time-limit)", "SECONDS", range=Range(0, DAY_S)),
+         "seconds after the script's last step has completed (a wait included), if before "
+         "--time-limit (default: run the whole --time-limit)", "SECONDS", range=Range(0, DAY_S)),
     Spec("partition_clients", boolean, "partitions also cut the harness off (nemesis)",
          "true|false"),
     Spec("seed", whole, "seed of the generator's choices (default: random)",

@@ -217,6 +217,24 @@ def test_until_done_without_an_end_is_any_of() -> None:
         lambda lead, rest: any_of(rest, lead))
 
 
+def test_until_done_counts_its_tail_from_the_end_of_the_scripts_last_op() -> None:
+    """A script whose last step is a 30 s wait (``await-state`` for a recovering cluster):
+    the workload runs on through the wait and for the tail after it, not for the tail
+    after the wait began (the main phase used to end before the cluster came back)."""
+    def slow_wait(op: Op, rng: random.Random) -> int:
+        return ns(30) if op["f"] == "await-state" else jitter(op, rng)
+
+    lead = nemesis([{"f": "kill", "value": None}, sleep(2), {"f": "await-state", "value": None}])
+    gen = time_limit(600, until_done(lead, clients(stagger(0.1, repeat(POLL))), tail=5))
+    history = simulate(gen, concurrency=2, latency_fn=slow_wait, seed=4)
+    wait_done = next(op["time"] for op in history
+                     if op["f"] == "await-state" and op["type"] != "invoke")
+    last_poll = max(op["time"] for op in invokes(history, "poll"))
+    assert wait_done > ns(30)
+    assert wait_done + ns(4) < last_poll <= wait_done + ns(5)
+    assert history[-1]["time"] < wait_done + ns(10)
+
+
 @given(st.integers(1, 4), st.floats(0, 3), st.floats(0.5, 6), st.integers(0, 2**16))
 @settings(max_examples=25, deadline=None)
 def test_until_done_never_runs_an_op_past_its_cutoff(
