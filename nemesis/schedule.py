@@ -72,10 +72,11 @@ from harness.base.waits import AWAIT_STATE, CONDITIONS
 
 ACTION_KEYS = frozenset({"at", "after", "f", "value"})
 WAIT_KEYS = frozenset({"at", "after", "wait", "key", "node", "timeout"})
-#: A topic-partition: ``t0-0``.
-KEY = re.compile(r"^[A-Za-z0-9._-]+-[0-9]+$")
+#: A topic-partition (``t0-0``), or ``*``: any workload partition (``nemesis.waits``).
+KEY = re.compile(r"^([A-Za-z0-9._-]+-[0-9]+|\*)$")
 #: A node a wait may name: a node name, or one target resolved from metadata.
-NODE = re.compile(r"^(n[0-9]+|controller|(leader|followers):[A-Za-z0-9._-]+-[0-9]+)$")
+NODE = re.compile(
+    r"^(n[0-9]+|controller|non-controllers|(leader|followers):[A-Za-z0-9._-]+-[0-9]+)$")
 STEP_FORMS = ("an action step has f, value and at or after; "
               "a wait step has wait, key, node, timeout and at or after")
 
@@ -126,8 +127,9 @@ def _wait(raw: Mapping[str, Any], where: str, number: int) -> ScheduleStep:
     needs_key, needs_node = CONDITIONS[until]
     value: dict[str, Any] = {"until": until}
     for name, needed, pattern, form in (
-        ("key", needs_key, KEY, "a topic-partition such as t0-0"),
-        ("node", needs_node, NODE, "a node name (n2), leader:KEY, followers:KEY or controller"),
+        ("key", needs_key, KEY, "a topic-partition such as t0-0, or * for any"),
+        ("node", needs_node, NODE,
+         "a node name (n2), leader:KEY, followers:KEY, controller or non-controllers"),
     ):
         x = raw.get(name)
         if x is None and needed:

@@ -11,6 +11,11 @@ of one workload partition* (drawn with the run's seeded RNG), ``leaders:N`` the
 leaders of N drawn partitions (which may share a node); ``primaries`` is an
 alias of ``leaders`` (Jepsen's word). On three nodes the leaders of *all* the
 partitions sit on every node, so "every leader" would mean "every node".
+``non-controllers`` is every *registered* broker but the active controller: a
+broker that is starting and has not registered yet is not among them, which is
+what lets a script act on "the other broker" while one it restarted comes up
+(KIP-101's sequence: the follower must register while its leader is paused,
+and the controller that tells it to follow must not be the one paused).
 
 Whether a resolved set may take the whole cluster or the KRaft quorum down is
 decided apart, in ``nemesis.impact``: only the targets ``is_explicit`` names
@@ -30,7 +35,7 @@ from harness.base.errors import UsageError
 #: ``primaries:N``, ``leader:KEY``, ``followers:KEY`` (the followers of one
 #: partition), a node name, or a list of names.
 PLAIN_TARGETS = ("one", "minority", "majority", "all")
-METADATA_TARGETS = ("leaders", "primaries", "controller")
+METADATA_TARGETS = ("leaders", "primaries", "controller", "non-controllers")
 TARGETS = PLAIN_TARGETS + METADATA_TARGETS
 #: Targets that ask outright for every node or a majority: never narrowed.
 WIDE_TARGETS = ("all", "majority")
@@ -41,6 +46,7 @@ DEFAULT_TARGETS = ("one", "minority", "leaders", "controller")
 DEFAULT_PLAIN_TARGETS = ("one", "minority")
 
 Target = str | Sequence[str]
+NON_CONTROLLERS = "non-controllers"
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,9 @@ def named_partition(target: object) -> str | None:
 
 
 def is_explicit(target: Target, nodes: Collection[str]) -> bool:
-    """Whether ``target`` asks outright for what it hits: ``all``, ``majority``, names, a
-    list, or the replicas of one named partition (``leader:KEY``, ``followers:KEY``).
+    """Whether ``target`` asks outright for what it hits: ``all``, ``majority``,
+    ``non-controllers``, names, a list, or the replicas of one named partition
+    (``leader:KEY``, ``followers:KEY``).
 
     A scenario that partitions or pauses the followers of one partition means
     exactly those nodes, whatever else they host: narrowing them would quietly
@@ -100,6 +107,8 @@ def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     take down every node or a majority of the KRaft controllers.
     """
     if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
+        return True
+    if target == NON_CONTROLLERS:
         return True
     return named_partition(target) is not None
 
@@ -127,6 +136,18 @@ def leaders(facts: Facts, rng: random.Random, count: int = 1) -> list[str]:
     return out
 
 
+def non_controllers(facts: Facts) -> list[str]:
+    """The registered brokers other than the active controller.
+
+    ``UsageError`` when the source cannot tell which brokers are registered.
+    """
+    if facts.brokers is None:
+        raise UsageError(f"target {NON_CONTROLLERS!r} needs the registered brokers, "
+                         "which this cluster's metadata source cannot give")
+    controller = facts.controller()
+    return [b for b in facts.brokers() if b != controller]
+
+
 def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Facts) -> list[str]:
     """The concrete nodes ``target`` names right now, in node order."""
     order = {n: i for i, n in enumerate(nodes)}
@@ -147,6 +168,8 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
         chosen = leaders(facts, rng, count)
     elif target == "controller":
         chosen = [facts.controller()]
+    elif target == NON_CONTROLLERS:
+        chosen = non_controllers(facts)
     elif target.startswith("leader:"):
         leader = _partition(facts, target.removeprefix("leader:")).leader
         chosen = [] if leader is None else [leader]

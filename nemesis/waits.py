@@ -21,6 +21,10 @@ not the generator), or the leader when the wait began. ``recovered`` runs the
 ``await-recovery`` wait itself (``RecoveryNemesis.wait``) and records its
 fields with ``held``.
 
+``key = "*"`` waits for the condition on *any* workload partition: a script
+that acts on ``non-controllers`` cannot name the partitions that node leads, and
+KIP-101's loss lands on whichever of them the restarted broker followed.
+
 ``await-state`` is not a fault kind: it starts and stops no fault window.
 """
 
@@ -35,13 +39,15 @@ from harness.base.waits import AWAIT_STATE
 from nemesis.nodes import Resolver, completion
 from nemesis.polling import POLL_S, Poller, bounded
 from nemesis.recovery import RecoveryNemesis
-from nemesis.targets import resolve
+from nemesis.targets import Facts, resolve
 
 if TYPE_CHECKING:
     from cluster import Cluster
 
 #: What one poll saw: the partition, or why the metadata could not say.
 Seen = PartitionState | str
+#: A wait's ``key`` meaning "any workload partition".
+ANY_KEY = "*"
 
 
 def holds(until: str, p: PartitionState, nodes: Sequence[str], baseline: str | None) -> bool:
@@ -114,6 +120,9 @@ class StateNemesis:
             return completion({**wait, "held": False, "seconds": 0.0, "polls": 0},
                               f"{asked['node']!r} names no node right now")
 
+        if key == ANY_KEY:
+            return self._any(asked, wait, str(until), nodes, facts, timeout=timeout, cut=cut)
+
         def look() -> Seen:
             try:
                 parts = facts.partitions()
@@ -142,6 +151,58 @@ class StateNemesis:
             value["nodes"] = nodes
         if until == "leader-changed":
             value["from-leader"] = baseline
+        if cut and not polled.held:
+            value["cut-short"] = True
+        return completion(value)
+
+    def _any(self, asked: Mapping[str, Any], wait: Mapping[str, Any], until: str,
+             nodes: Sequence[str], facts: Facts, *, timeout: float, cut: bool
+             ) -> dict[str, Any]:
+        """``key = "*"``: the wait holds when its condition holds of any workload partition.
+
+        ``leader-changed`` compares each partition with its leader at the wait's first
+        good look (a partition that appears later is not compared); the completion
+        names the partition that held (``observed.key``) and, for ``leader-changed``,
+        its ``from-leader``.
+        """
+        baselines: dict[str, str | None] | None = None if until == "leader-changed" else {}
+        found: list[str] = []
+
+        def look() -> Mapping[str, PartitionState] | str:
+            try:
+                return facts.partitions()
+            except Exception as err:  # the cluster cannot answer now: look again
+                return f"metadata: {type(err).__name__}: {err}"
+
+        def good(seen: Mapping[str, PartitionState] | str) -> bool:
+            nonlocal baselines
+            if isinstance(seen, str):
+                return False
+            if baselines is None:
+                baselines = {k: p.leader for k, p in seen.items()}
+                return False
+            for k in sorted(seen):
+                if until == "leader-changed" and k not in baselines:
+                    continue
+                if holds(until, seen[k], nodes, baselines.get(k)):
+                    found.append(k)
+                    return True
+            return False
+
+        polled = self.poller.until(look, good, timeout)
+        last = polled.last
+        value: dict[str, Any] = {**wait, "held": polled.held, "seconds": polled.seconds,
+                                 "polls": polled.polls}
+        if isinstance(last, str):
+            value["observed"] = {"error": last}
+        elif found:
+            value["observed"] = {"key": found[0], **observed(last[found[0]])}
+        else:
+            value["observed"] = {"partitions": len(last) if last is not None else 0}
+        if asked.get("node") is not None:
+            value["nodes"] = list(nodes)
+        if until == "leader-changed" and found and baselines is not None:
+            value["from-leader"] = baselines.get(found[0])
         if cut and not polled.held:
             value["cut-short"] = True
         return completion(value)

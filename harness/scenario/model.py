@@ -230,9 +230,10 @@ class Scenario:
         )
 
     def script_keys(self) -> list[str]:
-        """The partitions the fault script names (``leader:t0-0``, a wait's ``key``), in
-        order: the run pins them (``--pin-keys``), so the workload keeps writing to
-        them through the faults instead of moving on to fresh keys."""
+        """The partitions the fault script names (``leader:t0-0``, a wait's ``key``; not
+        ``*``, any partition), in order: the run pins them (``--pin-keys``), so the
+        workload keeps writing to them through the faults instead of moving on to fresh
+        keys."""
         from nemesis.targets import named_partition
 
         found: list[str] = []
@@ -240,7 +241,7 @@ class Scenario:
             value = step.get("value")
             targets = [value, *(value.values() if isinstance(value, Mapping) else ())]
             named = [step.get("key"), *map(named_partition, targets)]
-            found += [k for k in named if isinstance(k, str) and k not in found]
+            found += [k for k in named if isinstance(k, str) and k != "*" and k not in found]
         return found
 
     def run_options(

@@ -170,6 +170,16 @@ def test_every_condition_parses_with_exactly_the_keys_it_needs() -> None:
     assert all(s.waits and s.at is None and s.after == 0.0 for s in steps)
 
 
+def test_a_wait_may_name_any_partition_and_the_non_controllers() -> None:
+    text = "\n".join([
+        '{"wait": "leader-changed", "key": "*", "timeout": 1}',
+        '{"wait": "leader-is", "key": "*", "node": "non-controllers", "timeout": 1}',
+    ])
+    steps = parse_schedule(text, toml=False, known_fs=all_fs())
+    assert [(s.value["key"], s.value.get("node")) for s in steps] == [
+        ("*", None), ("*", "non-controllers")]
+
+
 WAIT = 'wait = "isr-is-leader"\nkey = "t0-0"\ntimeout = 30\n'
 
 
@@ -191,8 +201,8 @@ WAIT = 'wait = "isr-is-leader"\nkey = "t0-0"\ntimeout = 30\n'
     ('wait = "recovered"\nkey = "t0-0"\ntimeout = 3\n',
      "step 2: wait recovered takes no 'key' .wait recovered takes neither key nor node"),
     ('wait = "leader-is"\nkey = "t0-0"\nnode = "minority"\ntimeout = 3\n',
-     "step 2: 'node' must be a node name .n2., leader:KEY, followers:KEY or controller, "
-     "got 'minority'"),
+     "step 2: 'node' must be a node name .n2., leader:KEY, followers:KEY, controller or "
+     "non-controllers, got 'minority'"),
     (WAIT + "at = 1\nafter = 2\n", "step 2: 'at' and 'after' together .give one"),
     (WAIT + "after = -1\n", "step 2: 'after' must be a number of seconds >= 0, got -1"),
     (WAIT + 'f = "kill"\n', "step 2: a step has 'f' .an action. or 'wait' .a wait., not both"),

@@ -31,7 +31,8 @@ def facts(asked: list[str] | None = None) -> Facts:
             asked.append("controller")
         return "n3"
 
-    return Facts(partitions=parts, controller=controller)
+    return Facts(partitions=parts, controller=controller,
+                 brokers=lambda: ["n1", "n2", "n3", "n5"])  # n4 starting, not registered
 
 
 @pytest.mark.parametrize(("target", "expected"), [
@@ -39,6 +40,7 @@ def facts(asked: list[str] | None = None) -> Facts:
     ("leaders:9", ["n2", "n4"]),
     ("primaries:2", ["n2", "n4"]),
     ("controller", ["n3"]),
+    ("non-controllers", ["n1", "n2", "n5"]),  # registered, not n3, not the starting n4
     ("leader:t0-0", ["n2"]),
     ("followers:t0-0", ["n4", "n5"]),
     ("leader:t1-0", []),
@@ -104,11 +106,19 @@ def test_a_bad_leader_count_is_a_usage_error_and_not_a_target(target: str) -> No
     ("all", True), ("majority", True), ("n2", True), (["n1", "n2"], True),
     ("one", False), ("minority", False), ("leaders", False), ("leaders:2", False),
     ("controller", False), ("leader:t0-0", True), ("followers:t0-0", True),
+    ("non-controllers", True),
 ], ids=str)
 def test_wide_targets_names_and_named_partitions_are_explicit(
     target: str | list[str], explicit: bool
 ) -> None:
     assert is_explicit(target, NODES) == explicit
+
+
+def test_non_controllers_needs_a_source_that_knows_the_registered_brokers() -> None:
+    blind = Facts(partitions=lambda: PARTS, controller=lambda: "n3")
+    with pytest.raises(UsageError, match=r"non-controllers.*registered brokers"):
+        resolve("non-controllers", NODES, random.Random(0), blind)
+    assert is_target("non-controllers")
 
 
 @pytest.mark.parametrize("target", ["everyone", "leader:t9-9", ["n1", "n7"]], ids=str)

@@ -130,6 +130,58 @@ def test_leader_changed_without_an_action_compares_with_the_leader_when_it_began
     assert resolver.acted_on == {}
 
 
+def of(**leaders: str | None) -> dict[str, PartitionState]:
+    """Partitions t0-N (t0_1 -> t0-1) with these leaders, each its own ISR."""
+    return {k.replace("_", "-"): PartitionState("t0", int(k[3:]), v, REPLICAS,
+                                                (v,) if v else ())
+            for k, v in leaders.items()}
+
+
+def waiting_any(answers: Sequence[dict[str, PartitionState]]
+                ) -> tuple[StateNemesis, FakeTime, Cluster]:
+    """A wait over several partitions: one whole-metadata answer per poll, the last kept."""
+    asked = [0]
+
+    def parts() -> dict[str, PartitionState]:
+        asked[0] += 1
+        return answers[min(asked[0] - 1, len(answers) - 1)]
+
+    resolver = Resolver(0, lambda _c: Facts(partitions=parts, controller=lambda: "n3",
+                                            brokers=lambda: ["n1", "n3"]))
+    t = FakeTime()
+    recovery = RecoveryNemesis(resolver, 60.0, clock=t.clock, sleep=t.sleep)
+    cluster, _ = fake_cluster(3)
+    return StateNemesis(resolver, recovery, clock=t.clock, sleep=t.sleep), t, cluster
+
+
+def test_leader_changed_on_any_partition_names_the_partition_that_changed() -> None:
+    """KIP-101's script pauses a node it cannot name a partition of: the wait holds when
+    any partition moves, and says which (a partition that appears later is not compared)."""
+    nem, _, cluster = waiting_any([
+        of(t0_0="n1", t0_1="n2"),
+        of(t0_0="n1", t0_1="n2", t0_2="n3"),  # new: no baseline, never "changed"
+        of(t0_0="n1", t0_1="n3", t0_2="n1"),
+    ])
+    value = nem.invoke(cluster, wait("leader-changed", key="*"))["value"]
+    assert (value["held"], value["polls"], value["from-leader"]) == (True, 3, "n2")
+    assert value["observed"] == {"key": "t0-1", "leader": "n3", "isr": ["n3"]}
+
+
+def test_a_wait_on_any_partition_that_never_holds_says_how_many_it_watched() -> None:
+    nem, t, cluster = waiting_any([of(t0_0="n1", t0_1="n2")])
+    value = nem.invoke(cluster, wait("leader-changed", key="*", timeout=3))["value"]
+    assert (value["held"], value["observed"]) == (False, {"partitions": 2})
+    assert "from-leader" not in value and sum(t.slept) >= 3
+
+
+def test_a_node_condition_on_any_partition_resolves_non_controllers() -> None:
+    """non-controllers: the registered brokers (n1, n3) but the controller (n3)."""
+    nem, _, cluster = waiting_any([of(t0_0="n3", t0_1="n2"), of(t0_0="n3", t0_1="n1")])
+    value = nem.invoke(cluster, wait("leader-is", key="*", node="non-controllers"))["value"]
+    assert (value["held"], value["nodes"], value["polls"]) == (True, ["n1"], 2)
+    assert value["observed"]["key"] == "t0-1"
+
+
 def test_a_wait_that_resolves_leader_key_does_not_count_as_acting_on_it() -> None:
     nem, resolver, _, cluster = waiting([part("n1", *REPLICAS)])
     assert nem.invoke(cluster, wait("leader-is", node="leader:t0-0"))["value"]["held"] is True

@@ -145,6 +145,16 @@ def test_a_partition_named_inside_a_steps_value_is_pinned_too(tmp_path: Path) ->
     assert load_scenario(path).script_keys() == ["t0-0", "t1-2"]
 
 
+def test_a_wait_on_any_partition_pins_nothing(tmp_path: Path) -> None:
+    """``key = "*"`` is no partition: pinning it would make the workload write to "*"."""
+    from tests.support.scenario_text import MINIMAL
+
+    path = tmp_path / "tiny.toml"
+    path.write_text(MINIMAL + '\n[[step]]\nafter = 0\nwait = "leader-changed"\nkey = "*"\n'
+                    'timeout = 30\n')
+    assert load_scenario(path).script_keys() == ["t0-0"]
+
+
 @pytest.mark.parametrize(
     ("found", "matches"),
     [(["inconsistent-offsets"], True), (["unseen", "duplicate"], True),
