@@ -20,7 +20,7 @@ from cluster import jvm
 from cluster.config_keys import known_broker_keys, validate_keys
 from cluster.distribution import ensure_distribution
 from cluster.model import Cluster, Say, each_node
-from cluster.readiness import wait_ready, wait_zookeeper
+from cluster.readiness import unanswering_brokers, wait_ready, wait_zookeeper
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion, resolve_version
 from harness.base.errors import UsageError
@@ -59,8 +59,15 @@ def release_for(spec: ClusterSpec) -> Release:
 
 
 def reuse(cluster: Cluster, *, say: Say, ready_timeout_s: float) -> bool:
-    """Take over ``cluster`` as it runs if every broker is up; False if it must be rebuilt."""
+    """Take over ``cluster`` as it runs if every broker is up and answers; False if it
+    must be rebuilt (a catalogue reused a 0.10.2 cluster whose halted broker hung in
+    its shutdown: three runs in a row failed at topic creation)."""
     if not all(n.state() == "running" for n in cluster.nodes.values()):
+        return False
+    silent = unanswering_brokers(cluster)
+    if silent:
+        say(f"not reusing the running cluster {cluster.spec.name!r}: the broker on "
+            f"{', '.join(silent)} runs but answers no request (hung, e.g. in a shutdown)")
         return False
     say(
         f"reusing the running cluster {cluster.spec.name!r} (same settings); "

@@ -16,13 +16,34 @@ from confluent_kafka.cimpl import NewTopic
 from cluster.kafka_clients import admin, producer
 from cluster.metadata import registered_brokers
 from cluster.remote import sh
-from cluster.spec import ZK_CLIENT_PORT
+from cluster.spec import BROKER_PORT, ZK_CLIENT_PORT
 from harness.base.errors import ClusterError
 
 if TYPE_CHECKING:
     from cluster.model import Cluster
 
 PROBE_TOPIC = "insync-ready"
+
+
+def unanswering_brokers(cluster: Cluster, timeout_s: float = 5.0) -> list[str]:
+    """The nodes whose broker answers no metadata request sent to it alone.
+
+    A running JVM is not a serving broker: a 0.10.2 broker that halts ("log
+    truncation is not allowed") can hang in its own shutdown with its socket
+    server closed, and a write replicated to two brokers still succeeds around it.
+    """
+    from cluster.model import each_node  # model imports nothing of this module's users
+
+    def answers(node_address: str) -> bool:
+        client = admin(f"{node_address}:{BROKER_PORT}")
+        try:
+            client.list_topics(timeout=timeout_s)
+        except Exception:  # refused, timed out, or the client failed: it did not answer
+            return False
+        return True
+
+    answered = each_node(lambda n: answers(n.address), cluster.nodes.values())
+    return [name for name, ok in answered.items() if not ok]
 
 
 def _dead_node_error(cluster: Cluster) -> ClusterError | None:

@@ -106,10 +106,36 @@ def test_reuse_takes_a_running_cluster_and_waits_for_it(monkeypatch: pytest.Monk
     cluster = FakeProvisioner(nodes.handle).up(ClusterSpec(name="r", nodes=3))
     waited: list[float] = []
     monkeypatch.setattr(deploy, "wait_ready", lambda _c, timeout_s: waited.append(timeout_s))
+    monkeypatch.setattr(deploy, "unanswering_brokers", lambda _c: [])
     said: list[str] = []
     assert deploy.reuse(cluster, say=said.append, ready_timeout_s=12.0)
     assert waited == [12.0]
     assert said and "reusing the running cluster 'r'" in said[0]
+
+
+def test_reuse_refuses_a_cluster_whose_running_broker_answers_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 0.10.2 broker that halted can hang in its shutdown: its JVM runs, it serves
+    nothing, and a probe write replicated to the other two still succeeds."""
+    nodes = Nodes()
+    cluster = FakeProvisioner(nodes.handle).up(ClusterSpec(name="r", nodes=3))
+    monkeypatch.setattr(deploy, "unanswering_brokers", lambda _c: ["n1"])
+    monkeypatch.setattr(deploy, "wait_ready", lambda *_a, **_k: pytest.fail("must not wait"))
+    said: list[str] = []
+    assert not deploy.reuse(cluster, say=said.append, ready_timeout_s=12.0)
+    assert said == ["not reusing the running cluster 'r': the broker on n1 runs but answers "
+                    "no request (hung, e.g. in a shutdown)"]
+
+
+def test_a_broker_nobody_listens_for_is_unanswering() -> None:
+    """The real check, against an address on loopback where no broker listens."""
+    from cluster.readiness import unanswering_brokers
+
+    nodes = Nodes()
+    cluster = FakeProvisioner(nodes.handle).up(ClusterSpec(name="r", nodes=3))
+    for node in cluster.nodes.values():
+        node.address = "127.0.0.1"  # nothing listens on loopback's broker port here
+    assert unanswering_brokers(cluster, timeout_s=0.5) == ["n1", "n2", "n3"]
 
 
 def test_reuse_refuses_a_cluster_with_a_dead_broker(monkeypatch: pytest.MonkeyPatch) -> None:
