@@ -164,9 +164,10 @@ class StateNemesis:
         good look; a partition that appears later, or had no leader then, is not compared
         (a 0.10.2 hw-truncation run's wait held at once on a partition coming back online
         when the restarted broker registered, and resumed the paused broker 40 s before
-        the change it was there for); the completion
-        names the partition that held (``observed.key``) and, for ``leader-changed``,
-        its ``from-leader``.
+        the change it was there for). The completion names the first partition that
+        held (``observed.key``; for ``leader-changed`` its ``from-leader``) and, in
+        ``held-on``, every partition that held at that look with its leader: which
+        broker took each over is what tells a KIP-101 run from a plain failover.
         """
         baselines: dict[str, str | None] | None = None if until == "leader-changed" else {}
         found: list[str] = []
@@ -189,8 +190,7 @@ class StateNemesis:
                     continue  # new, or leaderless when the wait began: coming online is no change
                 if holds(until, seen[k], nodes, baselines.get(k)):
                     found.append(k)
-                    return True
-            return False
+            return bool(found)
 
         polled = self.poller.until(look, good, timeout)
         last = polled.last
@@ -200,6 +200,8 @@ class StateNemesis:
             value["observed"] = {"error": last}
         elif found:
             value["observed"] = {"key": found[0], **observed(last[found[0]])}
+            # every partition it held on, with its leader: which broker took each over
+            value["held-on"] = {k: last[k].leader for k in found}
         else:
             value["observed"] = {"partitions": len(last) if last is not None else 0}
         if asked.get("node") is not None:

@@ -167,6 +167,15 @@ def test_leader_changed_on_any_partition_names_the_partition_that_changed() -> N
     value = nem.invoke(cluster, wait("leader-changed", key="*"))["value"]
     assert (value["held"], value["polls"], value["from-leader"]) == (True, 3, "n2")
     assert value["observed"] == {"key": "t0-1", "leader": "n3", "isr": ["n3"]}
+    assert value["held-on"] == {"t0-1": "n3"}
+
+
+def test_a_wait_on_any_partition_records_every_partition_it_held_on() -> None:
+    nem, _, cluster = waiting_any([of(t0_0="n1", t0_1="n1", t0_2="n2"),
+                                   of(t0_0="n3", t0_1="n2", t0_2="n2")])
+    value = nem.invoke(cluster, wait("leader-changed", key="*"))["value"]
+    assert value["held-on"] == {"t0-0": "n3", "t0-1": "n2"}
+    assert (value["observed"]["key"], value["from-leader"]) == ("t0-0", "n1")
 
 
 def test_a_wait_on_any_partition_that_never_holds_says_how_many_it_watched() -> None:
