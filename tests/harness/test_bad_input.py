@@ -310,7 +310,8 @@ def test_a_schedule_that_is_a_directory_or_binary(
      "s.toml step 2: wait isr-is-leader needs 'timeout' (give the seconds it may wait"),
     ('wait = "isr-shrunk"\nkey = "t0-0"\ntimeout = 3\n', "s.toml step 2: 'wait' must be one of"),
     ('wait = "left-isr"\nkey = "t0-0"\nnode = "one"\ntimeout = 3\n',
-     "s.toml step 2: 'node' must be a node name (n2), leader:KEY, followers:KEY or controller"),
+     "s.toml step 2: 'node' must be a node name (n2), leader:KEY, followers:KEY, controller "
+     "or non-controllers"),
     ('after = 1\nat = 2\nf = "kill"\n', "s.toml step 2: 'at' and 'after' together (give one"),
 ], ids=["no-timeout", "unknown-condition", "random-node", "at-and-after"])
 def test_a_malformed_wait_step_is_refused_before_anything_starts(
