@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from cluster.metadata import PartitionState
 from harness.base.waits import AWAIT_STATE
 from nemesis.nodes import Resolver, completion
-from nemesis.polling import POLL_S, Poller, bounded
+from nemesis.polling import POLL_S, Polled, Poller, bounded
 from nemesis.recovery import RecoveryNemesis
 from nemesis.targets import Facts, resolve
 
@@ -71,6 +71,27 @@ def observed(seen: Seen) -> dict[str, Any]:
     if isinstance(seen, str):
         return {"error": seen}
     return {"leader": seen.leader, "isr": list(seen.isr)}
+
+
+def _partitions(facts: Facts) -> Mapping[str, PartitionState] | str:
+    """Every workload partition, or why the metadata could not say (then: look again)."""
+    try:
+        return facts.partitions()
+    except Exception as err:  # the cluster cannot answer now
+        return f"metadata: {type(err).__name__}: {err}"
+
+
+def _polled(wait: Mapping[str, Any], polled: Polled[Any], seen: Mapping[str, Any],
+            nodes: Sequence[str], *, cut: bool) -> dict[str, Any]:
+    """A polled wait's completion fields: the wait as asked, what the polls found and
+    saw, the nodes a ``node`` target resolved to, and whether the phase cut it short."""
+    value: dict[str, Any] = {**wait, "held": polled.held, "seconds": polled.seconds,
+                             "polls": polled.polls, "observed": dict(seen)}
+    if wait.get("node") is not None:
+        value["nodes"] = list(nodes)
+    if cut and not polled.held:
+        value["cut-short"] = True
+    return value
 
 
 class StateNemesis:
@@ -121,13 +142,12 @@ class StateNemesis:
                               f"{asked['node']!r} names no node right now")
 
         if key == ANY_KEY:
-            return self._any(asked, wait, str(until), nodes, facts, timeout=timeout, cut=cut)
+            return self._any(wait, str(until), nodes, facts, timeout=timeout, cut=cut)
 
         def look() -> Seen:
-            try:
-                parts = facts.partitions()
-            except Exception as err:  # the cluster cannot answer now: look again
-                return f"metadata: {type(err).__name__}: {err}"
+            parts = _partitions(facts)
+            if isinstance(parts, str):
+                return parts
             return parts.get(key) or f"no partition {key!r} in the metadata"
 
         # leader-changed compares with the leader the script last acted on, or else
@@ -145,17 +165,12 @@ class StateNemesis:
             return holds(str(until), seen, nodes, baseline)
 
         polled = self.poller.until(look, good, timeout)
-        value: dict[str, Any] = {**wait, "held": polled.held, "seconds": polled.seconds,
-                                 "polls": polled.polls, "observed": observed(polled.last)}
-        if asked.get("node") is not None:
-            value["nodes"] = nodes
+        value = _polled(wait, polled, observed(polled.last), nodes, cut=cut)
         if until == "leader-changed":
             value["from-leader"] = baseline
-        if cut and not polled.held:
-            value["cut-short"] = True
         return completion(value)
 
-    def _any(self, asked: Mapping[str, Any], wait: Mapping[str, Any], until: str,
+    def _any(self, wait: Mapping[str, Any], until: str,
              nodes: Sequence[str], facts: Facts, *, timeout: float, cut: bool
              ) -> dict[str, Any]:
         """``key = "*"``: the wait holds when its condition holds of any workload partition.
@@ -172,12 +187,6 @@ class StateNemesis:
         baselines: dict[str, str | None] | None = None if until == "leader-changed" else {}
         found: list[str] = []
 
-        def look() -> Mapping[str, PartitionState] | str:
-            try:
-                return facts.partitions()
-            except Exception as err:  # the cluster cannot answer now: look again
-                return f"metadata: {type(err).__name__}: {err}"
-
         def good(seen: Mapping[str, PartitionState] | str) -> bool:
             nonlocal baselines
             if isinstance(seen, str):
@@ -192,24 +201,21 @@ class StateNemesis:
                     found.append(k)
             return bool(found)
 
-        polled = self.poller.until(look, good, timeout)
+        polled = self.poller.until(lambda: _partitions(facts), good, timeout)
         last = polled.last
-        value: dict[str, Any] = {**wait, "held": polled.held, "seconds": polled.seconds,
-                                 "polls": polled.polls}
+        seen: dict[str, Any]
         if isinstance(last, str):
-            value["observed"] = {"error": last}
+            seen = {"error": last}
         elif found:
-            value["observed"] = {"key": found[0], **observed(last[found[0]])}
+            seen = {"key": found[0], **observed(last[found[0]])}
+        else:
+            seen = {"partitions": len(last)}
+        value = _polled(wait, polled, seen, nodes, cut=cut)
+        if found and not isinstance(last, str):
             # every partition it held on, with its leader: which broker took each over
             value["held-on"] = {k: last[k].leader for k in found}
-        else:
-            value["observed"] = {"partitions": len(last) if last is not None else 0}
-        if asked.get("node") is not None:
-            value["nodes"] = list(nodes)
-        if until == "leader-changed" and found and baselines is not None:
-            value["from-leader"] = baselines.get(found[0])
-        if cut and not polled.held:
-            value["cut-short"] = True
+            if until == "leader-changed" and baselines is not None:
+                value["from-leader"] = baselines.get(found[0])
         return completion(value)
 
     def teardown(self, cluster: Cluster) -> None:
