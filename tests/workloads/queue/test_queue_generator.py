@@ -32,6 +32,7 @@ from harness.gen import (
     run_phases,
     simulate,
     sleep,
+    time_limit,
 )
 from workloads.queue.drain import Drain
 from workloads.queue.generator import OPS, QueueGen, QueueOptions, key_name, parse_key
@@ -321,3 +322,37 @@ def test_the_fast_copy_of_a_state_carries_every_field() -> None:
         assert getattr(copy, f.name) is marker, f.name
         assert all(getattr(copy, g.name) is getattr(state, g.name)
                    for g in fields(QueueGen) if g.name != f.name)
+
+
+def test_a_process_whose_join_failed_sends_until_it_may_join_again() -> None:
+    """While a fresh key's topic cannot be created, every join fails at once: a process
+    tries again only ``rejoin_ns`` later, sends meanwhile, and reads nothing unjoined."""
+    def joins_fail_for_5_s(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        if op["f"] == "assign" and op["time"] < ns(5):
+            return {"type": "fail", "error": "INVALID_REPLICATION_FACTOR"}
+        return {"type": "ok"}
+
+    opts = QueueOptions(weights={"send": 1, "poll": 1}, rejoin_ns=ns(1))
+    history = simulate(time_limit(8, clients(QueueGen.start(opts))), concurrency=3, seed=4,
+                       outcome_fn=joins_fail_for_5_s, latency_fn=lambda op, r: 2 * MS)
+    for process in range(3):
+        mine = [op for op in invokes(history) if op["process"] == process]
+        joins = [op["time"] for op in mine if op["f"] == "assign"]
+        failed = [t for t in joins if t < ns(5)]
+        assert 4 <= len(failed) <= 6  # one a second while they fail, not one per op
+        assert all(b - a >= ns(1) for a, b in itertools.pairwise(failed))
+        first_ok_join = joins[len(failed)]
+        assert first_ok_join - failed[-1] >= ns(1)
+        assert [op for op in mine if op["f"] == "poll" and op["time"] < first_ok_join] == []
+        assert [op for op in mine if op["f"] == "send" and op["time"] < ns(5)]  # went on
+        assert [op for op in mine if op["f"] == "poll" and op["time"] > first_ok_join]
+
+
+def test_without_a_rejoin_delay_a_failed_join_is_tried_again_at_once() -> None:
+    def assign_fails(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        return {"type": "fail" if op["f"] == "assign" else "ok"}
+
+    opts = QueueOptions(weights={"send": 1, "poll": 1}, rejoin_ns=0)
+    history = simulate(clients(limit(10, QueueGen.start(opts))), concurrency=1,
+                       outcome_fn=assign_fails)
+    assert [op["f"] for op in invokes(history)] == ["assign"] * 10
