@@ -213,10 +213,9 @@ class QueueGen(Gen):
             retry = state.rejoin_at.get(process)
             if retry is not None and ctx.time < retry:  # its join failed: send meanwhile
                 return state._main_op(ctx, process, rng, until=retry)
-            value = sorted(map(state.key, state.active))
-            rejoin_at = {p: t for p, t in state.rejoin_at.items() if p != process}
-            return self._invoke(ctx, process, state.opts.consume, value, state._with(
-                joined={**state.joined, process: state.epoch}, rejoin_at=rejoin_at))
+            value = sorted(map(state.key, state.active))  # a past rejoin_at is inert
+            return self._invoke(ctx, process, state.opts.consume, value,
+                                state._with(joined={**state.joined, process: state.epoch}))
         return state._main_op(ctx, process, rng)
 
     def _crash_gap(self, ctx: Context, rng: Rng) -> int:
@@ -233,10 +232,10 @@ class QueueGen(Gen):
         join again, a send (nothing to do if no key is open: ask again then)."""
         keys = self._open()
         # no open key: every key has its writers, so do something else
-        if until is not None:
-            weights = self.opts.send_weights if keys else (0.0,)
-        else:
-            weights = self.opts.draw_weights[0 if keys else 1]
+        weights = (self.opts.send_weights if until is not None
+                   else self.opts.draw_weights[0 if keys else 1])
+        if not keys and until is not None:
+            return Pending(until), self  # it may only send: ask again when it may rejoin
         if sum(weights) <= 0:
             # only sends are asked for: wait for a writer to finish (or the time to rejoin)
             return (PENDING if until is None else Pending(until)), self
