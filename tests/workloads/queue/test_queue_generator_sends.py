@@ -221,3 +221,33 @@ def test_a_pinned_key_keeps_its_sends_through_a_stall_and_the_rest_keep_writing(
     unpinned = stalled_run(writers_per_key=2, stall_ns=ns(2))
     late = [op for op in send_ops(unpinned) if any(m[1] == "t0-0" for m in op["value"])]
     assert late and late[-1]["time"] <= late[0]["time"] + ns(2)  # retired, as before
+
+
+def test_a_refused_send_gives_its_key_back_its_budget() -> None:
+    """Sends to topics past ``t0`` are refused at once (``fail``: their topic cannot be
+    created while a broker is down) for the first 5 s. A refused send writes nothing, so it
+    spends none of its key's budget: the refused keys stay, and take their writes once their
+    topic can be made, instead of each being used up by refusals and replaced."""
+    kafka = FakeKafka()
+
+    def outcome(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        keys = {m[1] for m in op["value"] or () if m[0] == "send"}
+        if op["f"] == "send" and op["time"] < ns(5) and any(
+                parse_key(k)[0] != "t0" for k in keys):
+            return {"type": "fail", "error": "not started: INVALID_REPLICATION_FACTOR"}
+        return kafka(op, rng)
+
+    opts = QueueOptions(key_count=2, max_writes_per_key=64, partitions_per_topic=2,
+                        sends_per_op=8, writers_per_key=2, stall_ns=ns(2),
+                        weights={"send": 4, "poll": 1})
+    history = simulate(clients(time_limit(10, QueueGen.start(opts))), concurrency=4, seed=5,
+                       outcome_fn=outcome, latency_fn=lambda op, r: r.randint(1, 3) * MS)
+    refused = [op for op in history if op["type"] == "fail" and op["f"] == "send"]
+    assert len(refused) > 100  # the refusals came fast and many
+    refused_keys = {m[1] for op in refused for m in op["value"]}
+    assert refused_keys <= {"t1-0", "t1-1"}, refused_keys  # not a new key per refusal
+    acked: Counter[str] = Counter()
+    for op in history:
+        if op["type"] == "ok" and op["f"] == "send":
+            acked.update(m[1] for m in op["value"])
+    assert acked["t1-0"] == 64 and acked["t1-1"] == 64  # each took its whole budget later
