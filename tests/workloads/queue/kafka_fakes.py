@@ -241,11 +241,13 @@ class NoAdmin:
         return out
 
 
-def topics() -> Topics:
+def topics(lookahead: int = 2) -> Topics:
+    """Topics on an admin client that creates everything; two in reserve unless asked."""
     return Topics(
         NoAdmin,
         prefix="run1-",
         partitions=8,  # type: ignore[arg-type]
         replication_factor=3,
         config={},
+        lookahead=lookahead,
     )

@@ -82,6 +82,51 @@ def test_a_refused_creation_ends_the_call_and_keeps_the_client() -> None:
     assert log.count("failing run1-t0") == 3
 
 
+class _RefusingWhileDown:
+    """An admin client that refuses every creation (``INVALID_REPLICATION_FACTOR``, as a
+    cluster with a broker down refuses replication factor 3) while ``down`` is set."""
+
+    def __init__(self, log: list[str], down: list[bool]) -> None:
+        self.log, self.down = log, down
+
+    def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Future[Any]]:
+        out: dict[str, Future[Any]] = {}
+        for topic in topics:
+            self.log.append(("refused " if self.down[0] else "created ") + topic.topic)
+            f: Future[Any] = Future()
+            if self.down[0]:
+                f.set_exception(KafkaException(KafkaError(KafkaError.INVALID_REPLICATION_FACTOR)))
+            else:
+                f.set_result(None)
+            out[topic.topic] = f
+        return out
+
+
+def test_a_refused_lookahead_topic_is_asked_again_before_a_key_needs_it() -> None:
+    # Refused while a broker was down, a reserve topic stayed uncreated until a key needed
+    # it; by then the next fault could be in force, and the key's sends were refused.
+    log: list[str] = []
+    down = [False]
+    t = topics()
+    t.ask_s = 0.05
+    t._admin_factory = lambda: _RefusingWhileDown(log, down)  # type: ignore[assignment,return-value]
+    t.ensure(0)  # t0, and t1 and t2 in reserve
+    down[0] = True
+    t.ensure(1)  # t1's first use: t3 is asked for, and refused
+    assert log[-1] == "refused run1-t3"
+    t.ensure(1)  # t1 is ready: the reserve is looked at, and t3 asked for again
+    t.ensure(1)  # within ask_s: not looked at
+    assert log.count("refused run1-t3") == 2
+    down[0] = False
+    time.sleep(0.06)
+    t.ensure(1)  # the ops go on writing to ready topics: t3 is asked for again, and made
+    assert log[-1] == "created run1-t3"
+    time.sleep(0.06)
+    t.ensure(1)  # made: never asked for again
+    assert log.count("created run1-t3") == 1
+    assert "run1-t3" in t.created
+
+
 def test_asking_again_stops_when_the_time_is_up() -> None:
     log: list[str] = []
     t = topics()
