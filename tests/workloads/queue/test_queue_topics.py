@@ -75,11 +75,17 @@ def test_a_refused_creation_ends_the_call_and_keeps_the_client() -> None:
 
     t = topics()
     t._admin_factory = admin  # type: ignore[assignment]
+    t.refused_s = 0.05
     for _ in range(3):
         with pytest.raises(KafkaException):
             t.ensure(0)
+    assert log.count("failing run1-t0") == 1  # the refusal stands for refused_s: not asked
+    time.sleep(0.06)
+    for _ in range(2):
+        with pytest.raises(KafkaException, match="refused"):
+            t.ensure(0)
     assert len(made) == 1
-    assert log.count("failing run1-t0") == 3
+    assert log.count("failing run1-t0") == 2  # asked again once refused_s had passed
 
 
 class _RefusingWhileDown:
