@@ -26,17 +26,38 @@ RECORD_LINE = re.compile(r"(?:^|\|\s*)offset: (\d+)\b.*\bpayload: (\S*)\s*$")
 DUMP_TIMEOUT_S = 180.0
 
 
-def parse_dump(text: str) -> dict[int, str]:
-    """Offset -> value of every record line in ``DumpLogSegments`` output."""
-    out: dict[int, str] = {}
+class ReplicaRecords(dict[int, str]):
+    """One replica's records, offset -> value, and ``backwards``: each place where the log,
+    read in file order, goes to an offset at or below one already passed, as
+    ``(highest offset before, offset)``. A healthy log never does. KAFKA-3919's follower
+    did: before leader epochs (0.11) a follower that truncated to its high watermark
+    fetched from the middle of a compressed message set on a leader whose log had
+    diverged, and appended the whole set, whose first inner offsets lie below its
+    truncation point; only the set's last offset was checked. A value at an offset
+    held twice is the later one in the file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.backwards: list[tuple[int, int]] = []
+
+
+def parse_dump(text: str) -> ReplicaRecords:
+    """Offset -> value of every record line in ``DumpLogSegments`` output, in file order
+    (the segments given oldest first), noting where the offsets go backwards."""
+    out = ReplicaRecords()
+    highest = -1
     for line in text.splitlines():
         m = RECORD_LINE.search(line)
         if m is not None:
-            out[int(m.group(1))] = m.group(2)
+            offset = int(m.group(1))
+            if offset <= highest:
+                out.backwards.append((highest, offset))
+            highest = max(highest, offset)
+            out[offset] = m.group(2)
     return out
 
 
-def read_replica(node: KafkaNode, directory: str) -> dict[int, str] | None:
+def read_replica(node: KafkaNode, directory: str) -> ReplicaRecords | None:
     """The records of partition ``directory`` (``<topic>-<partition>``) on ``node``;
     None if the node holds no replica of it. Raises ``ClusterError`` if the dump fails."""
     path = node.at(f"{DATA_DIR}/{directory}")

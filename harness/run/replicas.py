@@ -34,18 +34,28 @@ def compare(cluster: Cluster, keys: Mapping[str, tuple[str, int]],
     """Every key's replicas compared: ``checkers.replicas.summarize`` of the partitions."""
     dirs = partition_dirs(keys)
     first = {key: read(cluster, d) for key, d in dirs.items()}
-    partitions = {key: compare_replicas(*got) for key, got in first.items()}
+    partitions = {key: compare_replicas(logs, errors, backwards_of(logs))
+                  for key, (logs, errors) in first.items()}
     diverged = [key for key, p in partitions.items() if p["valid"] is False]
     if diverged:
         sleep(settle_s)
         for key in diverged:
             logs, errors = read(cluster, dirs[key])
-            partitions[key] = compare_replicas(held_both_times(first[key][0], logs), errors)
+            partitions[key] = compare_replicas(held_both_times(first[key][0], logs), errors,
+                                               backwards_of(logs))
     out = summarize(partitions)
     for key, p in partitions.items():
         say(f"replicas of {key}: {line(p)}")
         LOG.info("replicas of %s: %s", key, p)
     return out
+
+
+def backwards_of(logs: Mapping[str, Mapping[int, str] | None]
+                 ) -> dict[str, list[tuple[int, int]]]:
+    """Where each node's log went back (``ReplicaRecords.backwards``; a log read some
+    other way has none). The second read's: a corruption that stays is in both."""
+    return {node: list(getattr(log, "backwards", ())) for node, log in logs.items()
+            if log is not None}
 
 
 def held_both_times(before: Mapping[str, Mapping[int, str] | None],
@@ -68,6 +78,12 @@ def line(p: Mapping[str, Any]) -> str:
                      for node, r in p.get("replicas", {}).items())
     if p.get("valid") is True:
         return f"consistent ({held})"
+    back = p.get("backwards") or {}
+    if back:
+        node, b = next(iter(back.items()))
+        before, offset = b["first"][0] if b["first"] else (None, None)
+        return (f"offsets go BACKWARDS in {', '.join(back)}'s log ({b['count']:,} time(s); "
+                f"{node}: offset {offset} after {before}; {held})")
     if p.get("valid") is False:
         first = p["offsets"][0] if p.get("offsets") else None
         where = (f"; offset {first['offset']}: " + ", ".join(

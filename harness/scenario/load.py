@@ -34,6 +34,7 @@ from harness.base.errors import UsageError
 from harness.base.values import key_values, read_text, shown
 from harness.scenario.model import (
     DEFAULT_MODES,
+    REPLICA_OUTCOMES,
     Expectation,
     Scenario,
     Variant,
@@ -162,9 +163,9 @@ class _File:
                                "list the anomalies that must appear (anomalies = [...], "
                                "or any = [...] for one of them)")
             replicas = e.get("replicas")
-            if replicas not in (None, "diverged", "consistent"):
-                raise self.bad(f"{at}.replicas", f"expected diverged or consistent, got "
-                               f"{shown(replicas)}", 'replicas = "consistent"')
+            if replicas not in (None, *REPLICA_OUTCOMES):
+                raise self.bad(f"{at}.replicas", f"expected {', '.join(REPLICA_OUTCOMES)}, "
+                               f"got {shown(replicas)}", 'replicas = "consistent"')
             if valid is None and (anomalies or not (absent or replicas)):
                 raise self.bad(f"{at}.valid", "missing",
                                "valid = true|false, or no valid with only absent = [...] "

@@ -63,6 +63,19 @@ class VersionRange:
         return self.lo.line if self.lo is self.hi else f"{self.lo.line}..{self.hi.line}"
 
 
+#: What a scenario may expect of the replica comparison (``Expectation.replicas``).
+REPLICA_OUTCOMES = ("diverged", "consistent", "offsets-backwards")
+
+
+def _replicas_match(expected: str, found: bool | str | None) -> bool:
+    """Whether a replica comparison's outcome (see ``Expectation.matches``) is ``expected``."""
+    if expected == "consistent":
+        return found is True
+    if expected == "offsets-backwards":
+        return found == "offsets-backwards"
+    return found is False or found == "offsets-backwards"  # diverged: any failed comparison
+
+
 @dataclass(frozen=True)
 class Expectation:
     """What a run on ``versions`` must end with (anomaly names as the checker reports
@@ -77,9 +90,12 @@ class Expectation:
       after it). A loss scenario says ``any = [those three]``;
     * ``valid`` None (the file leaves it out): none of ``absent`` appears, whatever
       else does (a fixed bug on a setting that still loses writes another way);
-    * ``replicas`` ``"diverged"`` / ``"consistent"``: what comparing the replicas' own logs
-      after the run (``--check-replicas``, ``checkers.replicas``) must find, with any
-      of the above or alone; a run whose replicas were not compared never matches it.
+    * ``replicas`` ``"diverged"`` / ``"consistent"`` / ``"offsets-backwards"``: what
+      comparing the replicas' own logs after the run (``--check-replicas``,
+      ``checkers.replicas``) must find, with any of the above or alone: diverged is any
+      failed comparison (different records at one offset, or a log going back),
+      offsets-backwards only a replica's log going back to offsets it had passed
+      (KAFKA-3919); a run whose replicas were not compared never matches it.
 
     ``absent`` may also narrow ``valid = false``.
     """
@@ -95,16 +111,16 @@ class Expectation:
     @property
     def bug_shows(self) -> bool:
         """Whether the scenario's bug is expected to show here (the version is affected)."""
-        return self.valid is False or self.replicas == "diverged"
+        return self.valid is False or self.replicas in ("diverged", "offsets-backwards")
 
     def matches(self, valid: bool | str, anomalies: Collection[str],
                 replicas: bool | str | None = None) -> bool:
         """Whether a verdict (its ``valid`` and the anomaly types found; ``replicas``: the
-        replica comparison's ``valid``, None if none ran) is this outcome; an ``unknown``
-        verdict never is."""
+        replica comparison's ``valid``, ``"offsets-backwards"`` for a failed one in which a
+        log went back, None if none ran) is this outcome; an ``unknown`` verdict never is."""
         if not isinstance(valid, bool):
             return False
-        if self.replicas is not None and replicas is not (self.replicas == "consistent"):
+        if self.replicas is not None and not _replicas_match(self.replicas, replicas):
             return False
         if self.valid is True:
             return valid

@@ -128,9 +128,13 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
 
 
 def replicas_of(verdict: Mapping[str, Any]) -> bool | str | None:
-    """The replica comparison's ``valid`` in a run's results (``run.replicas``), if any ran."""
+    """The replica comparison's ``valid`` in a run's results (``run.replicas``), if any ran;
+    ``"offsets-backwards"`` for a failed one in which a replica's log went back."""
     block = (verdict.get("run") or {}).get("replicas")
-    return block.get("valid") if isinstance(block, Mapping) else None
+    if not isinstance(block, Mapping):
+        return None
+    valid = block.get("valid")
+    return "offsets-backwards" if valid is False and block.get("offsets-backwards") else valid
 
 
 def run_line(k: int, verdict: Mapping[str, Any]) -> str:
@@ -146,7 +150,9 @@ def run_line(k: int, verdict: Mapping[str, Any]) -> str:
     replicas = replicas_of(verdict)
     if replicas is not None:
         tail += ("; replicas consistent" if replicas is True else
-                 "; replicas DIVERGED" if replicas is False else "; replicas not compared")
+                 "; replicas DIVERGED" if replicas is False else
+                 "; a replica's offsets went BACKWARDS" if replicas == "offsets-backwards" else
+                 "; replicas not compared")
     return f"run {k}: {word}{tail}"
 
 

@@ -63,3 +63,14 @@ def test_one_changed_record_held_twice_always_diverges(log: dict[int, str],
     out = compare_replicas({"n1": log, "n2": changed})
     assert out["valid"] is False and out["diverged"] == 1
     assert out["offsets"][0]["offset"] == offset
+
+
+def test_a_log_that_went_back_fails_the_comparison_even_where_the_values_agree() -> None:
+    out = compare_replicas({"n1": LEADER, "n2": LEADER}, backwards={"n2": [(9, 4)], "n1": []})
+    assert out["valid"] is False and out["diverged"] == 0
+    assert out["backwards"] == {"n2": {"count": 1, "first": [[9, 4]]}}
+    alone = compare_replicas({"n1": LEADER, "n2": None}, backwards={"n1": [(9, 4)]})
+    assert alone["valid"] is False  # one readable replica is enough to show it
+    assert summarize({"a": out})["offsets-backwards"] is True
+    assert summarize({"a": compare_replicas({"n1": LEADER, "n2": LEADER})})[
+        "offsets-backwards"] is False

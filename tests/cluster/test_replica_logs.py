@@ -89,3 +89,20 @@ def test_an_unreadable_node_is_reported_and_the_others_still_read() -> None:
     logs, errors = read_partition(cluster, "xt0-0")
     assert logs == {"n1": {0: "17", 1: "105"}, "n2": {0: "17", 1: "105"}}
     assert list(errors) == ["n3"] and "I/O error" in errors["n3"]
+
+
+# KAFKA-3919's follower, as 0.10's --deep-iteration prints it: after truncating to its
+# high watermark (4) it fetched a compressed set from a diverged leader whose inner
+# offsets start below it (2..6), and appended it whole after its own records 0..4.
+DUMP_010_BACKWARDS = "".join(
+    f"offset: {o} position: {i * 40} isvalid: true payloadsize: 3 magic: 1 "
+    f"compresscodec: GZIPCompressionCodec crc: 1 payload: {v}\n"
+    for i, (o, v) in enumerate([(0, 10), (1, 11), (2, 12), (3, 13), (4, 14),
+                                (2, 92), (3, 93), (4, 94), (5, 95), (6, 96)]))
+
+
+def test_a_log_that_goes_back_to_offsets_it_passed_is_noted_where_it_does() -> None:
+    log = parse_dump(DUMP_010_BACKWARDS)
+    assert log.backwards == [(4, 2), (4, 3), (4, 4)]  # each record at or below 4, after 4
+    assert log == {0: "10", 1: "11", 2: "92", 3: "93", 4: "94", 5: "95", 6: "96"}
+    assert parse_dump(DUMP_010).backwards == [] and parse_dump(DUMP_41).backwards == []

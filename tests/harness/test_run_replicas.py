@@ -64,3 +64,18 @@ def test_only_records_both_reads_saw_alike_are_compared() -> None:
                   sleep=lambda s: None, read=reads(first, second))
     part = out["partitions"]["t0-0"]
     assert part["diverged"] == 1 and part["offsets"][0]["offset"] == 2
+
+
+def test_a_replica_log_that_went_back_is_said_and_counted() -> None:
+    from cluster.replica_logs import ReplicaRecords
+
+    back = ReplicaRecords()
+    back.update(SAME)
+    back.backwards.append((2, 1))
+    said: list[str] = []
+    out = compare(None, {"t0-0": ("xt0", 0)}, said.append,  # type: ignore[arg-type]
+                  sleep=lambda s: None, read=reads({"n1": SAME, "n2": back},
+                                                   {"n1": SAME, "n2": back}))
+    assert out["valid"] is False and out["offsets-backwards"] is True
+    assert said == ["replicas of t0-0: offsets go BACKWARDS in n2's log (1 time(s); n2: "
+                    "offset 1 after 2; n1: 3 records, n2: 3 records)"]

@@ -53,7 +53,7 @@ CASES: list[tuple[str, str, str, str]] = [
     ("any-on-a-valid-run", "valid = true\n\n[[variant]]",
      'valid = true\nany = ["duplicate"]\n\n[[variant]]', "only valid = false may list any"),
     ("replicas-unknown-word", "valid = false", 'valid = false\nreplicas = "split"',
-     "expect[1].replicas: expected diverged or consistent"),
+     "expect[1].replicas: expected diverged, consistent, offsets-backwards"),
     ("valid-not-bool", "valid = false", 'valid = "no"', "expect[1].valid: expected true or false"),
     ("expect-gap", 'versions = "2.8..4.1"', 'versions = "3.9..4.1"',
      "expect: no expectation for Kafka 2.8"),

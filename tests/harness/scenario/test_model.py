@@ -171,13 +171,19 @@ def test_a_loss_expectation_takes_any_way_a_loss_shows(found: list[str], matches
     ("expect", "found", "replicas", "matches"),
     [("diverged", ["lost-write"], False, True), ("diverged", [], True, False),
      ("consistent", ["inconsistent-offsets"], True, True), ("consistent", [], False, False),
-     ("consistent", [], None, False), ("consistent", [], "unknown", False)],
+     ("consistent", [], None, False), ("consistent", [], "unknown", False),
+     ("offsets-backwards", [], "offsets-backwards", True),
+     ("offsets-backwards", ["lost-write"], False, False),
+     ("diverged", [], "offsets-backwards", True),
+     ("consistent", [], "offsets-backwards", False)],
     ids=["diverged-found", "diverged-but-consistent", "consistent-despite-loss",
-         "consistent-but-diverged", "never-compared", "not-comparable"],
+         "consistent-but-diverged", "never-compared", "not-comparable",
+         "backwards-found", "backwards-but-only-diverged", "backwards-is-divergence",
+         "consistent-but-backwards"],
 )
 def test_a_replicas_expectation_judges_the_replica_comparison(
         expect: str, found: list[str], replicas: bool | str | None, matches: bool) -> None:
     e = Expectation(_ANY, None, replicas=expect)
     assert e.matches(bool(found) is False, found, replicas) is matches
-    assert e.bug_shows is (expect == "diverged")
+    assert e.bug_shows is (expect != "consistent")
     assert e.describe() == f"any verdict; replicas {expect}"
