@@ -135,21 +135,31 @@ class Topics:
         while True:
             try:
                 future.result(timeout=max(0.0, deadline - monotonic()) + self.ask_s)
-                break
             except KafkaException as err:
-                code = _code(err)
-                if code == KafkaError.TOPIC_ALREADY_EXISTS:
-                    break
-                self._forget(n, future, fresh_client=code in _ASK_AGAIN)
-                if code not in _ASK_AGAIN:
+                if self._settle(n, future, err):
+                    return  # it was there already
+                if _code(err) not in _ASK_AGAIN:
                     self._refused[n] = (monotonic() + self.refused_s, err)
                     raise
                 if monotonic() >= deadline:
                     raise
                 LOG.info("creating topic %s: %s; asking again", self.name(f"t{n}"), err)
                 future = self._request(n)
-        with self._lock:
-            self._ready.add(n)
+                continue
+            self._settle(n, future, None)
+            return
+
+    def _settle(self, n: int, future: Future[Any], error: BaseException | None) -> bool:
+        """Note how the creation of topic ``n`` ended (``error``: None if it succeeded):
+        made, or there already, is ready (True); anything else is dropped so that the
+        next call asks again, through a fresh admin client after a timeout or a moved
+        controller (False)."""
+        if error is None or _code(error) == KafkaError.TOPIC_ALREADY_EXISTS:
+            with self._lock:
+                self._ready.add(n)
+            return True
+        self._forget(n, future, fresh_client=_code(error) in _ASK_AGAIN)
+        return False
 
     def _keep_ahead(self, n: int) -> None:
         """Ask again, at most once per :attr:`ask_s`, for each of the ``lookahead`` topics
@@ -165,13 +175,8 @@ class Topics:
             future = self._futures.get(ahead)
             if ahead in self._ready or future is None or not future.done():
                 continue
-            err = future.exception()
-            if err is None or _code(err) == KafkaError.TOPIC_ALREADY_EXISTS:
-                with self._lock:
-                    self._ready.add(ahead)
-                continue
-            self._forget(ahead, future, fresh_client=_code(err) in _ASK_AGAIN)
-            self._request(ahead)
+            if not self._settle(ahead, future, future.exception()):
+                self._request(ahead)
 
     def _forget(self, n: int, future: Future[Any], *, fresh_client: bool) -> None:
         """Drop a failed creation of topic ``n`` (the next call asks again), unless another
