@@ -54,10 +54,10 @@ def compare_replicas(logs: Mapping[str, ReplicaLog | None],
             for node, pairs in sorted((backwards or {}).items()) if pairs and node in held}
     if back:
         out["backwards"] = back
-    if len(held) < 2 and back:
-        out["valid"] = False
-        return out
     if len(held) < 2:
+        if back:  # one log going back is enough to show it
+            out["valid"] = False
+            return out
         out["valid"] = "unknown"
         out["reason"] = f"{len(held)} replica(s) could be read; comparing needs two"
         return out
