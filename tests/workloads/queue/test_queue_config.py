@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from workloads.queue.config import QUEUED_MAX_KBYTES, QUEUED_MIN_MESSAGES, ClientOptions
+from workloads.queue.config import (
+    FETCH_QUEUE_BACKOFF_MS,
+    QUEUED_MAX_KBYTES,
+    QUEUED_MIN_MESSAGES,
+    ClientOptions,
+)
 
 
 def test_configs_follow_the_options() -> None:
@@ -23,4 +28,18 @@ def test_main_phase_consumers_prefetch_little_and_the_drain_keeps_librdkafkas_de
     assert running["queued.max.messages.kbytes"] == QUEUED_MAX_KBYTES
     assert "queued.min.messages" not in draining
     assert "queued.max.messages.kbytes" not in draining
-    assert {k: v for k, v in running.items() if not k.startswith("queued.")} == draining
+    # a short queue is refetched soon after a poll drains it, not after librdkafka's 1 s
+    assert running["fetch.queue.backoff.ms"] == FETCH_QUEUE_BACKOFF_MS < 100
+    assert "fetch.queue.backoff.ms" not in draining
+    main_only = ("queued.", "fetch.queue.")
+    assert {k: v for k, v in running.items() if not k.startswith(main_only)} == draining
+
+
+def test_librdkafka_accepts_every_consumer_setting() -> None:
+    """An unknown or misspelt property is refused when the consumer is made, which in a
+    run would be every poll op's error; made here with nothing to connect to."""
+    from confluent_kafka import Consumer
+
+    for draining in (False, True):
+        conf = ClientOptions(bootstrap="127.0.0.1:1").consumer_config(draining=draining)
+        Consumer({"bootstrap.servers": "127.0.0.1:1", **conf}).close()
