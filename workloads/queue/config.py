@@ -27,7 +27,8 @@ QUEUED_MAX_KBYTES = 1024
 #: passed those thresholds. librdkafka's default, 1 s, outlasts the queue: a poll op
 #: takes up to 500 of the 1,000 records, the next one the rest, and every poll after
 #: found nothing and waited its whole ``poll_ms`` while the partition was being written
-#: (see :meth:`ClientOptions.consumer_config`).
+#: (three fault-free bench runs, 3 nodes, 2026-11-24: 536-702 such polls a run, 55-71 s of
+#: the client threads' ~380 s). Main-phase consumers only, as the thresholds are.
 FETCH_QUEUE_BACKOFF_MS = 10
 
 
@@ -106,9 +107,6 @@ class ClientOptions:
         if not draining:
             conf["queued.min.messages"] = QUEUED_MIN_MESSAGES
             conf["queued.max.messages.kbytes"] = QUEUED_MAX_KBYTES
-            # With queues this short, librdkafka's 1 s fetch backoff left them empty: in
-            # three fault-free bench runs (3 nodes, 2026-11-24) 536-702 polls a run found
-            # nothing and waited 100 ms each, 55-71 s of the client threads' ~380 s.
             conf["fetch.queue.backoff.ms"] = FETCH_QUEUE_BACKOFF_MS
         return conf
 
