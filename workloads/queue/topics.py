@@ -145,9 +145,9 @@ class Topics:
                     raise
                 LOG.info("creating topic %s: %s; asking again", self.name(f"t{n}"), err)
                 future = self._request(n)
-                continue
-            self._settle(n, future, None)
-            return
+            else:
+                self._settle(n, future, None)
+                return
 
     def _settle(self, n: int, future: Future[Any], error: BaseException | None) -> bool:
         """Note how the creation of topic ``n`` ended (``error``: None if it succeeded):
