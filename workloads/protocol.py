@@ -14,7 +14,8 @@ The runner (a floor above) finds a workload in ``workloads.WORKLOADS`` by
   unique to the run, the topics' durability settings);
 * :class:`WorkloadRun`: the workload within one run; ``setup`` before the
   clients start, a client per process, ``teardown`` at the end;
-* :class:`DrainTracker`: fed every completion, says when the drain is done;
+* :class:`DrainTracker`: fed every completion, says when the drain is done
+  (with :class:`EndOffsets`, an optional power, also when it read every key to its end);
 * :class:`CheckerSpec`: which checker judges the history, with what options.
 
 The settings ``S`` a workload's functions take is its own frozen dataclass
@@ -24,7 +25,7 @@ runner passes them whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -88,6 +89,28 @@ class ReplicaKeys(Protocol):
         ...
 
 
+class EndOffsetReader(Protocol):
+    """Looks up where keys' logs end now; used from one thread, closed when done."""
+
+    def ends(self, keys: Collection[str]) -> dict[str, int | None]:
+        """Key -> its end offset (the offset the next record would take) as a consumer
+        sees it; None where it cannot be told now (no leader, a timeout)."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+@runtime_checkable
+class EndOffsets(Protocol):
+    """An optional power of a ``WorkloadRun``: the end offsets of its keys, so the drain
+    can stop once it has read every key to its end instead of waiting out its time
+    limit for values that no log holds (``harness.run.drain_end``)."""
+
+    def end_offset_reader(self) -> EndOffsetReader:
+        ...
+
+
 class DrainTracker(Protocol):
     """When the final drain has read back everything it must: a value, fed every completion."""
 
@@ -106,6 +129,15 @@ class DrainTracker(Protocol):
 
     def unread_count(self) -> int:
         """How many things the drain has still to read (for the summary)."""
+        ...
+
+    def unread_keys(self) -> Collection[str]:
+        """The keys the drain has still to read something of."""
+        ...
+
+    def read_to(self, ends: Mapping[str, int | None]) -> bool:
+        """Whether every key in ``unread_keys`` has been read up to its end offset in
+        ``ends`` (a key missing or None there: no)."""
         ...
 
 

@@ -13,17 +13,21 @@ soon as the workload's drain tracker says everything was read again.
 :class:`DrainFeed` keeps that tracker up to date with every completion; from
 the drain's start only the drain's own reads count (the drain is a re-read
 from the beginning, so it must find everything again, not merely what earlier
-polls happened to see).
+polls happened to see). With an :class:`~harness.run.drain_end.EndWatch` (the
+workload's ``EndOffsets`` power) the drain also ends once every key with values
+still unread has been read to its settled end offset: those values are in no
+log, and reading on could not find them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.base.history import Op
 from harness.gen.plan import DRAIN, Ahead, Phase, run_phases
+from harness.run.drain_end import EndWatch
 from harness.run.options import RunOptions
 
 if TYPE_CHECKING:
@@ -55,6 +59,7 @@ class DrainFeed:
     """The workload's drain tracker, fed every completion (an interpreter observer)."""
 
     tracker: DrainTracker
+    ends: EndWatch | None = None
     started: bool = False
 
     def observe(self, op: Op) -> None:
@@ -66,10 +71,33 @@ class DrainFeed:
         """The drain begins: from now on only its own reads count."""
         self.tracker = self.tracker.reread()
         self.started = True
+        if self.ends is not None:
+            self.ends.start(self.unread_keys)
+
+    def unread_keys(self) -> Collection[str]:
+        """The keys the drain has still to read something of (asked from the look thread:
+        the tracker it sees is whichever value is current)."""
+        return self.tracker.unread_keys()
+
+    def finish(self) -> None:
+        """The drain is over: stop looking at end offsets."""
+        if self.ends is not None:
+            self.ends.stop()
 
     @property
     def complete(self) -> bool:
+        """Every acknowledged value was read again."""
         return self.started and self.tracker.complete
+
+    @property
+    def read_to_end(self) -> bool:
+        """Every key with values still unread was read to its settled end offset."""
+        return (self.started and self.ends is not None
+                and self.tracker.read_to(self.ends.settled))
+
+    @property
+    def done(self) -> bool:
+        return self.complete or self.read_to_end
 
     def unread(self) -> int:
         return self.tracker.unread_count()
@@ -79,14 +107,18 @@ def drive(interp: Interpreter, plan: Sequence[Phase], *, stats: Stats, feed: Dra
     """Run ``plan``'s phases in turn on ``interp``, the later ones listening to each."""
 
     def drained() -> bool:
-        return feed.complete
+        return feed.done
 
     step = Ahead.first(plan)
     for phase in plan:
         stats.enter(phase.name, phase.limit_s)
         if phase.name == DRAIN:
             feed.start()
-        ended = interp.run(step, stop=drained if phase.name == DRAIN else None)
+        try:
+            ended = interp.run(step, stop=drained if phase.name == DRAIN else None)
+        finally:
+            if phase.name == DRAIN:
+                feed.finish()
         if not isinstance(ended, Ahead):  # run() returns the state it ends in: an Ahead
             raise TypeError(f"the interpreter ended {phase.name!r} in {ended!r}, not an Ahead")
         step = ended.next()

@@ -50,7 +50,7 @@ from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, build_plan, drive
-from harness.run.setup import build_package, preflight, run_env, test_json
+from harness.run.setup import build_package, end_watch, preflight, run_env, test_json
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
 from harness.run.verdict import judge, unknown
@@ -163,6 +163,7 @@ class Run:
         self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
         self.stats.enter("workload-setup")
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
+        self.feed.ends = end_watch(self.opts, self.session)
         with stage(self.say, f"workload {self.opts.workload!r} set up"):
             self.session.setup()
         if self.package is not None and self.package.nemesis is not None:
@@ -211,7 +212,9 @@ class Run:
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
             drive(interp, plan, stats=self.stats, feed=self.feed)
         if self.feed.started and not self.feed.complete:
-            self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread")
+            self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread"
+                     + (": every key was read to its end offset" if self.feed.read_to_end
+                        else ""))
 
     def _cleanup(self) -> None:
         self.stats.enter("cleanup")
@@ -291,6 +294,7 @@ class Run:
                 "duration_s": round(time.monotonic() - self.t0, 3),
                 "interrupted": self.interrupted,
                 "drain_complete": self.feed.complete,
+                "drain_read_to_end": self.feed.read_to_end,
                 "unread_after_drain": self.feed.unread(),
             }
         )

@@ -15,9 +15,10 @@ from cluster.broker_config import replica_lag_s
 from harness.base.errors import UsageError
 from harness.base.rundir import iso
 from harness.base.version import insync_version
+from harness.run.drain_end import EndWatch, window_s
 from harness.run.options import RunOptions
 from workloads import workload_of
-from workloads.protocol import RunEnv
+from workloads.protocol import EndOffsets, RunEnv, WorkloadRun
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -153,3 +154,11 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
         "nemesis": nemesis,
         "teardown": opts.teardown,
     }
+
+
+def end_watch(opts: RunOptions, session: WorkloadRun) -> EndWatch | None:
+    """The drain's look at end offsets, if the workload can give them; an end is trusted
+    once it held longer than a lagging follower could hold the high watermark back."""
+    if not isinstance(session, EndOffsets):
+        return None
+    return EndWatch(session.end_offset_reader, window_s(replica_lag_s(opts.broker_config)))

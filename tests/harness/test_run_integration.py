@@ -1,7 +1,8 @@
 """``insync run`` end to end on ONE real 3-node KRaft cluster, no faults.
 
 Three short runs (assign, subscribe, transactions) must each be valid, record
-at least 500 ops, and re-read in the drain every value Kafka acknowledged.
+at least 500 ops, and re-read in the drain every value Kafka acknowledged; the
+drain's end-offset reader is checked on the same cluster.
 The last test runs ``insync run --teardown`` as a subprocess and interrupts it
 with SIGINT mid-run: the history so far must still check (exit 0/1/2, not 3),
 node logs must be collected, and nothing labelled with the cluster may remain.
@@ -25,8 +26,11 @@ from ctrl_c import with_default_sigint
 
 from cluster import provisioner_for
 from cluster.docker.containers import labelled_ids
+from cluster.kafka_clients import admin, producer
 from cluster.spec import ClusterSpec
 from harness.run import RunResult, parse, run
+from workloads.queue.ends import QueueEnds
+from workloads.queue.topics import Topics
 
 pytestmark = pytest.mark.integration
 
@@ -125,6 +129,27 @@ def test_transactions_are_valid(cluster: str, tmp_path: Path) -> None:
     assert any(op["f"] == "txn" and op["type"] == "ok" for op in ops)
     aborted = [op for op in ops if op["type"] == "fail" and op.get("error") == "aborted on purpose"]
     assert aborted, "no intentional abort happened"
+
+
+def test_the_drains_end_offsets_are_where_a_consumer_reads_to(cluster: str) -> None:
+    """``QueueEnds`` on real brokers: a key's end is the count of records written to it
+    (the offset the next would take), an empty partition's is 0, and a topic that does
+    not exist (auto-creation is off) has no end to tell."""
+    bootstrap = provisioner_for().attach(cluster).bootstrap
+    topics = Topics(lambda: admin(bootstrap), prefix="ends-", partitions=2,
+                    replication_factor=3, config={})
+    topics.ensure(0)
+    sender = producer(bootstrap, acks="all")
+    name, partition = topics.real("t0-1")
+    for i in range(25):
+        sender.produce(name, value=str(i).encode(), partition=partition)
+    assert sender.flush(30) == 0
+    reader = QueueEnds(bootstrap, topics)
+    try:
+        assert reader.ends({"t0-0", "t0-1", "t7-0"}) == {"t0-0": 0, "t0-1": 25, "t7-0": None}
+    finally:
+        reader.close()
+        topics.delete_all()
 
 
 def test_sigint_keeps_the_history_collects_logs_and_tears_down(

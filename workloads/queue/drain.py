@@ -110,9 +110,11 @@ def drain_complete(
 #: Completions a :class:`DrainTracker` holds before folding them into its sets.
 FOLD_EVERY = 256
 
-#: What one ``ok`` completion adds: values acknowledged and values read, per key.
-_Seen = tuple[dict[str, set[Any]], dict[str, set[Any]]]
+#: What one ``ok`` completion adds: values acknowledged and values read, per key, and the
+#: highest offset read per key.
+_Seen = tuple[dict[str, set[Any]], dict[str, set[Any]], dict[str, int]]
 _Sets = Mapping[str, frozenset[Any]]
+_Tops = Mapping[str, int]
 
 
 def _seen(op: Op) -> _Seen | None:
@@ -123,9 +125,10 @@ def _seen(op: Op) -> _Seen | None:
         mops = op["value"]
         key = mops[0][1]
         if all(mop[1] == key for mop in mops):
-            return {key: {v[1] if isinstance(v, list) else v for _, _, v in mops}}, {}
+            return {key: {v[1] if isinstance(v, list) else v for _, _, v in mops}}, {}, {}
     sent: dict[str, set[Any]] = {}
     got: dict[str, set[Any]] = {}
+    tops: dict[str, int] = {}
     for mop in op.get("value") or ():
         if mop[0] == "send":
             v = mop[2][1] if isinstance(mop[2], list) else mop[2]
@@ -134,20 +137,28 @@ def _seen(op: Op) -> _Seen | None:
             for key, records in mop[1].items():
                 if records:
                     got.setdefault(key, set()).update(value for _, value in records)
-    return (sent, got) if sent or got else None
+                    top = max(offset for offset, _ in records)
+                    tops[key] = max(top, tops.get(key, top))
+    return (sent, got, tops) if sent or got else None
 
 
-def _fold(acked: _Sets, read: _Sets, missing: _Sets,
-          batch: tuple[_Seen, ...]) -> tuple[_Sets, _Sets, _Sets]:
-    """``acked``, ``read`` and ``missing`` after ``batch`` (oldest first), each touched
-    key's sets copied once for the whole batch."""
+_Folded = tuple[_Sets, _Sets, _Sets, _Tops]
+
+
+def _fold(acked: _Sets, read: _Sets, missing: _Sets, reached: _Tops,
+          batch: tuple[_Seen, ...]) -> _Folded:
+    """``acked``, ``read``, ``missing`` and ``reached`` after ``batch`` (oldest first), each
+    touched key's sets copied once for the whole batch."""
     sent: dict[str, set[Any]] = {}
     got: dict[str, set[Any]] = {}
-    for s, g in batch:
+    new_reached = dict(reached)
+    for s, g, tops in batch:
         for key, vs in s.items():
             sent.setdefault(key, set()).update(vs)
         for key, vs in g.items():
             got.setdefault(key, set()).update(vs)
+        for key, top in tops.items():
+            new_reached[key] = max(top, new_reached.get(key, top))
     new_acked, new_read, new_missing = dict(acked), dict(read), dict(missing)
     for key, vs in got.items():
         new_read[key] = new_read.get(key, frozenset()) | vs
@@ -160,7 +171,7 @@ def _fold(acked: _Sets, read: _Sets, missing: _Sets,
             new_missing[key] = frozenset(left)
         else:
             new_missing.pop(key, None)
-    return new_acked, new_read, new_missing
+    return new_acked, new_read, new_missing, new_reached
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +192,9 @@ class DrainTracker:
     never changes, what a fold computes is cached in it.
     """
 
-    folded: tuple[_Sets, _Sets, _Sets] = ({}, {}, {})
+    folded: _Folded = ({}, {}, {}, {})
     notes: tuple[_Seen, ...] = ()
-    _cache: list[tuple[_Sets, _Sets, _Sets]] = field(default_factory=list, compare=False,
-                                                     repr=False)
+    _cache: list[_Folded] = field(default_factory=list, compare=False, repr=False)
 
     def observe(self, op: Op) -> DrainTracker:
         seen = _seen(op)
@@ -197,7 +207,7 @@ class DrainTracker:
             return DrainTracker(_fold(*self.folded, notes))
         return DrainTracker(self.folded, notes)
 
-    def _sets(self) -> tuple[_Sets, _Sets, _Sets]:
+    def _sets(self) -> _Folded:
         if not self.notes:
             return self.folded
         if not self._cache:
@@ -220,8 +230,30 @@ class DrainTracker:
         return self._sets()[2]
 
     @property
+    def reached(self) -> _Tops:
+        """Per key, the highest offset an ``ok`` read returned."""
+        return self._sets()[3]
+
+    @property
     def complete(self) -> bool:
         return not self.missing
+
+    def unread_keys(self) -> frozenset[str]:
+        """The keys with acknowledged values still to be read."""
+        return frozenset(self.missing)
+
+    def read_to(self, ends: Mapping[str, int | None]) -> bool:
+        """Whether every key with values still unread has been read to its end: an ``ok``
+        read returned the offset just below ``ends[key]`` (the key's end offset; None:
+        unknown). Reads go through a log in order, so such a key's log holds none of its
+        unread values (``harness.run.drain_end`` decides when the ends are to be trusted).
+        """
+        reached = self.reached
+        for key in self.missing:
+            end = ends.get(key)
+            if end is None or reached.get(key, -1) < end - 1:
+                return False
+        return True
 
     def unread_count(self) -> int:
         """How many acknowledged values are still to be read."""
@@ -235,4 +267,4 @@ class DrainTracker:
         """
         acked = self.acked
         missing = {key: values for key, values in acked.items() if values}
-        return DrainTracker((acked, {}, missing))
+        return DrainTracker((acked, {}, missing, {}))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from workloads.protocol import RunEnv
 from workloads.queue.client import QueueClient
+from workloads.queue.ends import QueueEnds
 from workloads.queue.options import PARTITIONS_PER_TOPIC, QueueSettings, client_options
 from workloads.queue.topics import Topics
 
@@ -38,6 +39,10 @@ class QueueRun:
 
     def client(self, thread: int, process: int) -> QueueClient:
         return QueueClient(self.client_options, self.topics, thread, process)
+
+    def end_offset_reader(self) -> QueueEnds:
+        """The drain's look at where each key's log ends (``EndOffsets``)."""
+        return QueueEnds(self.client_options.bootstrap, self.topics)
 
     def replica_keys(self) -> dict[str, tuple[str, int]]:
         """``--check-replicas``: key -> its real topic and partition."""

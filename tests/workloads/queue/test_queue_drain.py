@@ -190,3 +190,56 @@ def check_tracker(ops: list[tuple[str, str, list[tuple[str, int]], bool]],
     assert {k: set(v) for k, v in tracker.acked.items()} == {k: v for k, v in acked.items() if v}
     assert {k: set(v) for k, v in tracker.missing.items()} == {k: v for k, v in missing.items()
                                                                if v}
+
+
+def poll_of(key: str, *records: tuple[int, int]) -> Op:
+    return {"process": 1, "type": "ok", "f": "poll",
+            "value": [["poll", {key: [list(r) for r in records]}]]}
+
+
+def send_of(key: str, *values: int) -> Op:
+    return {"process": 0, "type": "ok", "f": "send",
+            "value": [["send", key, [None, v]] for v in values]}
+
+
+def test_a_key_counts_as_read_to_its_end_once_a_read_returned_the_offset_below_it() -> None:
+    tracker = DrainTracker().observe(send_of("t0-0", 1, 2, 3)).reread()
+    assert tracker.unread_keys() == {"t0-0"}
+    assert not tracker.read_to({"t0-0": 3})  # nothing read yet
+    tracker = tracker.observe(poll_of("t0-0", (0, 1), (1, 3)))  # value 2 is in no log
+    assert tracker.reached == {"t0-0": 1} and tracker.unread_keys() == {"t0-0"}
+    assert tracker.read_to({"t0-0": 2})
+    assert not tracker.read_to({"t0-0": 3}), "offset 2 may still hold the value"
+    assert not tracker.read_to({"t0-0": None}), "an end not known is never reached"
+    assert not tracker.read_to({}), "nor is a missing one"
+
+
+def test_only_keys_with_values_unread_need_their_end() -> None:
+    tracker = (DrainTracker().observe(send_of("t0-0", 1)).observe(send_of("t0-1", 2))
+               .reread().observe(poll_of("t0-1", (0, 2))))
+    assert tracker.unread_keys() == {"t0-0"}
+    assert tracker.read_to({"t0-0": 0}), "an empty log: nothing to read of it"
+    assert not tracker.read_to({"t0-1": 1})
+
+
+def test_the_drain_reaches_only_what_it_reads_itself() -> None:
+    before = DrainTracker().observe(send_of("t0-0", 1)).observe(poll_of("t0-0", (5, 9)))
+    assert before.reached == {"t0-0": 5}
+    assert before.reread().reached == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a-0", "a-1"]), st.integers(0, 30)), max_size=40),
+       st.dictionaries(st.sampled_from(["a-0", "a-1"]),
+                       st.one_of(st.none(), st.integers(0, 32))))
+def test_read_to_is_every_unread_key_read_to_the_offset_below_its_end(
+        reads: list[tuple[str, int]], ends: dict[str, int | None]) -> None:
+    tracker = DrainTracker().observe(send_of("a-0", -1)).observe(send_of("a-1", -2)).reread()
+    for i in range(0, len(reads), 3):  # a few records per poll, unordered across polls
+        batch = reads[i:i + 3]
+        for key in {k for k, _ in batch}:
+            tracker = tracker.observe(poll_of(key, *[(o, o + 100) for k, o in batch if k == key]))
+    top = {k: max(o for kk, o in reads if kk == k) for k, _ in reads}
+    expected = all(ends.get(k) is not None and top.get(k, -1) >= ends[k] - 1  # type: ignore[operator]
+                   for k in ("a-0", "a-1"))
+    assert tracker.read_to(ends) == expected

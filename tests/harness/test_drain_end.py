@@ -1,0 +1,139 @@
+"""The drain ends once every key with values unread was read to a settled end offset.
+
+``Settling`` and ``EndWatch.step`` by hand (a fake clock, readers built from a
+handler function); then ``drive`` on the real interpreter against an in-memory
+Kafka that acknowledged writes it never stored, with and without the watch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+from mem_kafka import MemClient, MemKafka, kafka_like
+
+from harness.base.history import HistoryWriter
+from harness.gen.plan import DRAIN, HEAL
+from harness.run.drain_end import EndWatch, Settling, window_s
+from harness.run.interpreter import Interpreter
+from harness.run.options import RunOptions
+from harness.run.plan import DrainFeed, build_plan, drive
+from harness.run.stats import Stats
+from workloads import WORKLOADS
+
+Ends = Callable[[Collection[str]], dict[str, int | None]]
+
+
+class Reader:
+    """An ``EndOffsetReader`` from a handler function; remembers what it was asked."""
+
+    def __init__(self, handler: Ends) -> None:
+        self.handler = handler
+        self.asked: list[set[str]] = []
+        self.closed = False
+
+    def ends(self, keys: Collection[str]) -> dict[str, int | None]:
+        self.asked.append(set(keys))
+        return self.handler(keys)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_an_end_counts_once_it_held_for_the_window() -> None:
+    s = Settling(window=10.0)
+    assert s.look({"a": 5, "b": None}, at=0.0) == {}
+    assert s.look({"a": 5, "b": None}, at=9.9) == {}
+    assert s.look({"a": 5, "b": None}, at=10.0) == {"a": 5}, "an unknown end never counts"
+
+
+def test_an_end_that_moves_starts_its_window_again() -> None:
+    s = Settling(window=10.0)
+    s.look({"a": 5}, at=0.0)
+    assert s.look({"a": 7}, at=8.0) == {}  # a follower caught up: the watermark moved
+    assert s.look({"a": 7}, at=17.0) == {}
+    assert s.look({"a": 7}, at=18.0) == {"a": 7}
+    assert s.look({"a": None}, at=19.0) == {}, "a look that failed is not the same end"
+
+
+def test_the_window_outlasts_a_lagging_follower() -> None:
+    assert window_s(5.0) == 10.0 and window_s(30.0) == 60.0 and window_s(1.0) == 10.0
+
+
+def test_each_look_asks_for_the_keys_still_unread_and_publishes_what_settled() -> None:
+    now = [0.0]
+    watch = EndWatch(lambda: reader, window=2.0, clock=lambda: now[0])
+    reader = Reader(lambda keys: {k: 3 for k in keys})
+    watch.step(reader, {"a", "b"})
+    now[0] = 2.0
+    watch.step(reader, {"a"})
+    watch.step(reader, set())  # nothing left to read: no look
+    assert reader.asked == [{"a", "b"}, {"a"}] and watch.looks == 2
+    assert watch.settled == {"a": 3, "b": 3}
+
+
+def test_the_thread_closes_its_reader_and_a_reader_that_fails_only_stops_the_looks() -> None:
+    reader = Reader(lambda keys: {k: 0 for k in keys})
+    watch = EndWatch(lambda: reader, window=0.0, every_s=0.01)
+    watch.start(lambda: {"a"})
+    deadline = time.monotonic() + 5
+    while watch.looks < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    watch.stop()
+    assert watch.looks >= 3 and reader.closed and watch.settled == {"a": 0}
+
+    def broken(keys: Collection[str]) -> dict[str, int | None]:
+        raise RuntimeError("no broker answers")
+
+    failing = Reader(broken)
+    watch = EndWatch(lambda: failing, window=0.0, every_s=0.01)
+    watch.start(lambda: {"a"})
+    watch.stop()
+    assert failing.closed and watch.settled == {}
+
+
+def drain_seconds(tmp_path: Path, *, watched: bool) -> tuple[float, DrainFeed]:
+    """One short run on an in-memory Kafka that acknowledges every 7th value but never
+    stores it; the drain phase's length in seconds, and the feed. ``watched``: with an
+    ``EndWatch`` whose reader takes each key's end from the in-memory logs."""
+    opts = RunOptions(time_limit=1.0, rate=300.0, quiet_time=0.2, final_time_limit=6.0,
+                      concurrency=3, seed=1).validate().resolved()
+    plan = tuple(p for p in build_plan(opts, WORKLOADS[opts.workload]) if p.name != HEAL)
+    kafka = MemKafka(lose=set(range(0, 100_000, 7)))
+
+    def ends(keys: Collection[str]) -> dict[str, int | None]:
+        with kafka.lock:
+            return {k: len(kafka.logs[k]) if k in kafka.logs else None for k in keys}
+
+    watch = EndWatch(lambda: Reader(ends), window=0.3, every_s=0.05) if watched else None
+    t0 = time.monotonic_ns()
+    history = HistoryWriter(tmp_path / "history.jsonl", start_ns=t0)
+    feed, stats = DrainFeed(WORKLOADS[opts.workload].tracker(), ends=watch), Stats()
+    interp = Interpreter(
+        history=history, concurrency=3, seed=1, start_ns=t0,
+        client_factory=lambda thread, process: MemClient(kafka, process, kafka_like),
+        observers=(stats.observe, feed.observe),
+    )
+    interp.start()
+    try:
+        drive(interp, plan, stats=stats, feed=feed)
+    finally:
+        assert interp.stop(5)
+        history.close()
+    start, end = stats.phase_times[DRAIN]
+    return end - start, feed
+
+
+def test_a_drain_with_lost_writes_ends_once_read_to_the_ends_not_at_its_limit(
+        tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "watched").mkdir()
+    # without the watch the drain cannot tell the lost values are nowhere: its whole limit
+    slow, plain = drain_seconds(tmp_path / "plain", watched=False)
+    assert not plain.complete and not plain.read_to_end and plain.unread() > 0
+    assert slow >= 5.5
+    fast, feed = drain_seconds(tmp_path / "watched", watched=True)
+    assert not feed.complete and feed.read_to_end and feed.unread() > 0
+    assert feed.ends is not None and feed.ends.looks > 0
+    assert fast < 3.0, f"the drain took {fast:.1f} s of its 6"
