@@ -105,7 +105,7 @@ class EndOffsetReader(Protocol):
 class EndOffsets(Protocol):
     """An optional power of a ``WorkloadRun``: the end offsets of its keys, so the drain
     can stop once it has read every key to its end instead of waiting out its time
-    limit for values that no log holds (``harness.run.drain_end``)."""
+    limit for values no consumer can read (``harness.run.drain_end``)."""
 
     def end_offset_reader(self) -> EndOffsetReader:
         ...

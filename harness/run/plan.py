@@ -91,8 +91,9 @@ class DrainFeed:
 
     @property
     def read_to_end(self) -> bool:
-        """Every key with values still unread was read to its settled end offset."""
-        return (self.started and self.ends is not None
+        """Values are still unread, and every key holding some was read to its settled
+        end offset (so the drain may stop: reading on could not find them)."""
+        return (self.started and self.ends is not None and not self.tracker.complete
                 and self.tracker.read_to(self.ends.settled))
 
     @property

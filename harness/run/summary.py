@@ -63,7 +63,7 @@ def render(result: RunResult) -> str:
         if not s.get("drain_complete", True):
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"
-                + ("; every key was read to its end offset, so no log holds them"
+                + ("; every key was read to its end offset: no consumer can read them"
                    if s.get("drain_read_to_end") else "")
             )
     lines.append(f"run directory: {result.run_dir.path}")

@@ -137,3 +137,17 @@ def test_a_drain_with_lost_writes_ends_once_read_to_the_ends_not_at_its_limit(
     assert not feed.complete and feed.read_to_end and feed.unread() > 0
     assert feed.ends is not None and feed.ends.looks > 0
     assert fast < 3.0, f"the drain took {fast:.1f} s of its 6"
+
+
+def test_read_to_end_is_said_only_of_a_drain_that_left_values_unread() -> None:
+    send = {"process": 0, "type": "ok", "f": "send", "value": [["send", "t0-0", [0, 7]]]}
+    poll = {"process": 1, "type": "ok", "f": "poll", "value": [["poll", {"t0-0": [[0, 7]]}]]}
+    watch = EndWatch(lambda: Reader(lambda keys: {}), window=0.0)
+    feed = DrainFeed(WORKLOADS["queue"].tracker(), ends=watch)
+    feed.observe(send)
+    feed.tracker = feed.tracker.reread()
+    feed.started = True  # as start() leaves it, without the look thread
+    watch.settled = {"t0-0": 1}
+    assert not feed.read_to_end and not feed.done, "offset 0 not read yet"
+    feed.observe(poll)
+    assert feed.complete and feed.done and not feed.read_to_end

@@ -77,7 +77,11 @@ def test_summary_names_verdict_anomalies_and_how_to_reproduce(tmp_path: Path) ->
     assert text.splitlines()[0] == "verdict: INVALID"
     assert "lost-write: 2" in text and "G0: 1 (informational)" in text
     assert "2 acknowledged value(s) not read again" in text
+    assert "end offset" not in text
     assert f"insync run --replay {run_dir.path / 'test.json'}" in text
+    ended = render(RunResult(run_dir, verdict, 1, summary={**summary, "drain_read_to_end": True}))
+    assert ("2 acknowledged value(s) not read again; every key was read to its end offset: "
+            "no consumer can read them") in ended
 
 
 def test_summary_prefers_the_true_anomaly_counts(tmp_path: Path) -> None:
