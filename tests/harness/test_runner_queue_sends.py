@@ -25,8 +25,9 @@ from harness.run import parse, run
 from workloads import WORKLOADS
 from workloads.client import Completed
 from workloads.queue import options
-from workloads.queue.generator import QueueGen, parse_key
+from workloads.queue.generator import QueueGen
 from workloads.queue.options import QueueSettings
+from workloads.queue.shape import parse_key
 
 pytestmark = pytest.mark.usefixtures("engine")  # a fake docker on PATH: nothing reaches Docker
 

@@ -21,7 +21,8 @@ from typing import Any
 from workloads.client import Completed
 from workloads.protocol import CheckerSpec, RunEnv, Workload
 from workloads.queue.drain import Drain, DrainTracker
-from workloads.queue.generator import QueueGen, QueueOptions
+from workloads.queue.generator import QueueGen
+from workloads.queue.shape import QueueOptions
 
 
 @dataclass

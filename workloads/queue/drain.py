@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Step
-from workloads.queue.generator import keys_of
+from workloads.queue.shape import keys_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,106 +50,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Pending, Rng, Step
-
-OPS: tuple[str, ...] = ("send", "poll", "txn", "assign", "subscribe", "crash")
-
-
-@lru_cache(maxsize=4096)
-def key_name(n: int, partitions_per_topic: int) -> str:
-    """The name of key number ``n``: ``t{topic}-{partition}`` (cached: the generator
-    names every active key several times per op)."""
-    return f"t{n // partitions_per_topic}-{n % partitions_per_topic}"
-
-
-def parse_key(key: str) -> tuple[str, int]:
-    """``"t3-5"`` → ``("t3", 5)``: the topic and partition a key names."""
-    topic, _, partition = key.rpartition("-")
-    if not topic or not partition.isdigit():
-        raise ValueError(f"not a key of the form <topic>-<partition>: {key!r}")
-    return topic, int(partition)
-
-
-def _default_weights() -> dict[str, float]:
-    return {"send": 4.0, "poll": 4.0, "txn": 1.0, "assign": 0.1, "subscribe": 0.0, "crash": 0.0}
-
-
-@dataclass(frozen=True)
-class QueueOptions:
-    """The shape of a queue workload.
-
-    ``weights``: relative frequency of each op kind (missing kinds weigh 0).
-    ``consume``: how a process joins the current keys before it reads.
-    ``txn_send_ratio``: the share of a transaction's micro-ops that are sends.
-    ``sends_per_op``: a ``send`` op writes 1 to this many records, to one key.
-    ``writers_per_key``: the most ops sending to one key in flight at once
-    (None: no bound).
-    ``stall_ns``: a key retires early once a send to it has been in flight this
-    long (None: never).
-    ``pinned``: keys never retired for a stall (a fault script's keys: a scenario that
-    kills the leader of ``t0-0`` must keep writing to ``t0-0`` once it has a leader
-    again, or the truncation it provokes leaves no trace in the history).
-    ``client_life_ns``: how long a client lives, on average, before a ``crash`` op
-    closes it (None: no timed crashes; a ``crash`` weight still draws them per op).
-    ``rejoin_ns``: how long a process whose join failed waits before it joins again
-    (it sends meanwhile, and reads nothing until it has joined).
-    Crashes come on a clock, as Jepsen's ``--crash-client-interval`` has them: one
-    every ``client_life_ns / clients`` on average, spaced uniformly at random from
-    0 to twice that, whatever the op rate. Drawn per op they followed the rate: at
-    600 ops/s a weight of 0.02 restarted a client every 0.4 s, at 50 ops/s every 5 s.
-    """
-
-    key_count: int = 4
-    max_writes_per_key: int = 64
-    partitions_per_topic: int = 8
-    weights: Mapping[str, float] = field(default_factory=_default_weights)
-    max_txn_len: int = 4
-    txn_send_ratio: float = 0.5
-    consume: Literal["assign", "subscribe"] = "assign"
-    sends_per_op: int = 1
-    writers_per_key: int | None = None
-    stall_ns: int | None = None
-    pinned: frozenset[str] = frozenset()
-    client_life_ns: int | None = None
-    rejoin_ns: int = 1_000_000_000
-
-    def __post_init__(self) -> None:
-        unknown = set(self.weights) - set(OPS)
-        if unknown:
-            raise ValueError(f"unknown op kinds in weights: {sorted(unknown)}")
-        if sum(self.weights.values()) <= 0 or min(self.weights.values()) < 0:
-            raise ValueError("weights must be non-negative, and some positive")
-        if self.key_count < 1 or self.max_writes_per_key < 1 or self.partitions_per_topic < 1:
-            raise ValueError("key_count, max_writes_per_key and partitions_per_topic must be >= 1")
-        if self.max_txn_len < 1 or not 0 <= self.txn_send_ratio <= 1:
-            raise ValueError("max_txn_len must be >= 1 and txn_send_ratio within [0, 1]")
-        if self.sends_per_op < 1 or (self.writers_per_key is not None
-                                     and self.writers_per_key < 1):
-            raise ValueError("sends_per_op and writers_per_key must be >= 1")
-        if self.stall_ns is not None and self.stall_ns <= 0:
-            raise ValueError("stall_ns must be > 0")
-        if self.client_life_ns is not None and self.client_life_ns <= 0:
-            raise ValueError("client_life_ns must be > 0")
-        if self.rejoin_ns < 0:
-            raise ValueError("rejoin_ns must be >= 0")
-
-    @cached_property
-    def draw_weights(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """The weight of each of :data:`OPS`, as drawn when a key is open to a send, and
-        when none is (send weighs 0). Cached: the generator draws with them every op."""
-        weights = tuple(self.weights.get(name, 0.0) for name in OPS)
-        send = OPS.index("send")
-        return weights, (*weights[:send], 0.0, *weights[send + 1:])
-
-    @cached_property
-    def send_weights(self) -> tuple[float, ...]:
-        """The weights for a process that has not joined and may not yet try again:
-        sends only (it must not read before it has joined)."""
-        return tuple(self.weights.get("send", 0.0) if name == "send" else 0.0 for name in OPS)
+from workloads.queue.shape import OPS, QueueOptions, key_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,21 +286,3 @@ class QueueGen(Gen):
             state = state._with(rejoin_at={p: t for p, t in self.rejoin_at.items()
                                            if p != process})
         return state
-
-
-def keys_of(event: Op) -> set[str]:
-    """Every key an op names: sent to, read from, assigned or subscribed."""
-    value = event.get("value")
-    f = event.get("f")
-    if f in ("assign", "subscribe"):
-        return set(value or ())
-    if f == "send" and value:  # ["send", key, value] each: the common op, kept cheap
-        return {mop[1] for mop in value}
-    keys: set[str] = set()
-    for mop in value or ():
-        if isinstance(mop, list) and len(mop) >= 2:
-            if mop[0] == "send":
-                keys.add(mop[1])
-            elif mop[0] == "poll" and isinstance(mop[1], dict):
-                keys.update(mop[1])
-    return keys

@@ -18,7 +18,7 @@ from cluster.versions import KafkaVersion, feature_since
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, items, number, opt_whole, whole
 from workloads.queue.config import ClientOptions
-from workloads.queue.generator import QueueOptions, parse_key
+from workloads.queue.shape import QueueOptions, parse_key
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
 IDEMPOTENT_MAX_IN_FLIGHT = 5

@@ -12,7 +12,8 @@ from sim_kafka import FakeKafka
 from harness.gen import Context, Gen, Op, plan_gen, run_phases, simulate
 from workloads.queue import drain
 from workloads.queue.drain import Drain, DrainTracker, drain_complete, unread
-from workloads.queue.generator import QueueGen, QueueOptions
+from workloads.queue.generator import QueueGen
+from workloads.queue.shape import QueueOptions
 
 
 def invokes(history: list[Op], *fs: str) -> list[Op]:

@@ -35,7 +35,8 @@ from harness.gen import (
     time_limit,
 )
 from workloads.queue.drain import Drain
-from workloads.queue.generator import OPS, QueueGen, QueueOptions, key_name, parse_key
+from workloads.queue.generator import QueueGen
+from workloads.queue.shape import OPS, QueueOptions, key_name, parse_key
 
 MS = 1_000_000
 

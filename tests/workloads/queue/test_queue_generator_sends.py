@@ -23,7 +23,8 @@ from sim_kafka import FakeKafka
 from checkers import check_history
 from harness.gen import Op, clients, ns, plan_gen, run_phases, simulate, time_limit
 from workloads.queue.drain import Drain, DrainTracker
-from workloads.queue.generator import QueueGen, QueueOptions, parse_key
+from workloads.queue.generator import QueueGen
+from workloads.queue.shape import QueueOptions, parse_key
 
 MS = 1_000_000
 TIMEOUT = ns(15)
