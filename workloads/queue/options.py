@@ -36,6 +36,9 @@ WRITERS_PER_KEY = 2
 #: stalled), so stalled keys do not pile up in the active set: half the producer's
 #: delivery timeout, well above a healthy send's latency.
 STALL_S = ClientOptions.delivery_timeout_ms / 2000
+#: How long a refusal stands: a key a send op was refused on takes no send for this long,
+#: and a topic Kafka refused to create is not asked for again sooner (``Topics``).
+REFUSED_S = 1.0
 
 #: Weight of ``poll`` beside ``send``'s 4 (see :func:`generator_options`).
 POLL_WEIGHT = 0.5
@@ -191,6 +194,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "key_count": KEY_COUNT,
         "writers_per_key": WRITERS_PER_KEY,
         "stall_s": STALL_S,
+        "refused_s": REFUSED_S,
         "partitions_per_topic": PARTITIONS_PER_TOPIC,
         "poll_ms": s.poll_ms,
         "max_poll_records": s.max_poll_records,
@@ -258,6 +262,7 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         sends_per_op=s.sends_per_op,
         writers_per_key=WRITERS_PER_KEY,
         stall_ns=int(STALL_S * 1e9),
+        refused_ns=int(REFUSED_S * 1e9),
         pinned=frozenset(s.pin_keys),
         client_life_ns=int(s.crash_client_interval * 1e9) if s.crash_client_interval else None,
     )

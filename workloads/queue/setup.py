@@ -12,7 +12,12 @@ from __future__ import annotations
 from workloads.protocol import RunEnv
 from workloads.queue.client import QueueClient
 from workloads.queue.ends import QueueEnds
-from workloads.queue.options import PARTITIONS_PER_TOPIC, QueueSettings, client_options
+from workloads.queue.options import (
+    PARTITIONS_PER_TOPIC,
+    REFUSED_S,
+    QueueSettings,
+    client_options,
+)
 from workloads.queue.topics import Topics
 
 
@@ -28,6 +33,7 @@ class QueueRun:
             partitions=PARTITIONS_PER_TOPIC,
             replication_factor=env.replication_factor,
             config=env.topic_config,
+            refused_s=REFUSED_S,
         )
         self.check_replicas = tuple(s.check_replicas)
         self.client_options = client_options(

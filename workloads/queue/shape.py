@@ -52,6 +52,8 @@ class QueueOptions:
     again, or the truncation it provokes leaves no trace in the history).
     ``client_life_ns``: how long a client lives, on average, before a ``crash`` op
     closes it (None: no timed crashes; a ``crash`` weight still draws them per op).
+    ``refused_ns``: how long a key takes no ``send`` op after one failed (``fail``: Kafka
+    refused every record, nothing was written) (None: sent to again at once).
     ``rejoin_ns``: how long a process whose join failed waits before it joins again
     (it sends meanwhile, and reads nothing until it has joined).
     Crashes come on a clock, as Jepsen's ``--crash-client-interval`` has them: one
@@ -73,6 +75,7 @@ class QueueOptions:
     pinned: frozenset[str] = frozenset()
     client_life_ns: int | None = None
     rejoin_ns: int = 1_000_000_000
+    refused_ns: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -93,6 +96,8 @@ class QueueOptions:
             raise ValueError("client_life_ns must be > 0")
         if self.rejoin_ns < 0:
             raise ValueError("rejoin_ns must be >= 0")
+        if self.refused_ns is not None and self.refused_ns <= 0:
+            raise ValueError("refused_ns must be > 0")
 
     @cached_property
     def draw_weights(self) -> tuple[tuple[float, ...], tuple[float, ...]]:

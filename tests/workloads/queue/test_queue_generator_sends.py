@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -252,3 +253,55 @@ def test_a_refused_send_gives_its_key_back_its_budget() -> None:
         if op["type"] == "ok" and op["f"] == "send":
             acked.update(m[1] for m in op["value"])
     assert acked["t1-0"] == 64 and acked["t1-1"] == 64  # each took its whole budget later
+
+
+def refusing_before(seconds: float, refused: Any) -> Any:
+    """A Kafka that refuses (``fail``) every send to a key ``refused(key)`` names until
+    ``seconds`` into the run, and otherwise behaves."""
+    kafka = FakeKafka()
+
+    def outcome(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        keys = {m[1] for m in op["value"] or () if m[0] == "send"}
+        if op["f"] == "send" and op["time"] < ns(seconds) and any(map(refused, keys)):
+            return {"type": "fail", "error": "not started: INVALID_REPLICATION_FACTOR"}
+        return kafka(op, rng)
+
+    return outcome
+
+
+def test_a_key_a_send_was_refused_on_rests_and_the_others_keep_writing() -> None:
+    """The same refusals as above, with ``refused_ns``: a refused key takes no send for
+    1 s, so its writer asks a few times in the 5 s, not hundreds, and the budget still
+    comes back: the keys take their whole budget once their topic can be made."""
+    opts = QueueOptions(key_count=2, max_writes_per_key=64, partitions_per_topic=2,
+                        sends_per_op=8, writers_per_key=2, stall_ns=ns(2),
+                        weights={"send": 4, "poll": 1}, refused_ns=ns(1))
+    history = simulate(clients(time_limit(10, QueueGen.start(opts))), concurrency=4, seed=5,
+                       outcome_fn=refusing_before(5, lambda k: parse_key(k)[0] != "t0"),
+                       latency_fn=lambda op, r: r.randint(1, 3) * MS)
+    refused = [op for op in history if op["type"] == "fail" and op["f"] == "send"]
+    per_key = Counter(m[1] for op in refused for m in op["value"][:1])
+    assert per_key and max(per_key.values()) <= 6, per_key  # once a second, at most
+    for key in per_key:
+        tries = sorted(op["time"] for op in refused if op["value"][0][1] == key)
+        assert all(b - a >= ns(1) for a, b in pairwise(tries)), tries
+    acked: Counter[str] = Counter()
+    for op in history:
+        if op["type"] == "ok" and op["f"] == "send":
+            acked.update(m[1] for m in op["value"])
+    assert acked["t1-0"] == 64 and acked["t1-1"] == 64
+    polls = [op for op in history if op["type"] == "ok" and op["f"] == "poll"
+             and op["time"] < ns(5)]
+    assert polls, "the threads that could not send read meanwhile"
+
+
+def test_when_every_key_rests_a_send_only_workload_waits_for_the_first_to_rest_out() -> None:
+    opts = QueueOptions(key_count=2, max_writes_per_key=1000, partitions_per_topic=2,
+                        sends_per_op=1, writers_per_key=2, weights={"send": 1},
+                        refused_ns=ns(1))
+    history = simulate(clients(time_limit(3.5, QueueGen.start(opts))), concurrency=4, seed=2,
+                       outcome_fn=refusing_before(3, lambda k: True),
+                       latency_fn=lambda op, r: MS)
+    early = [op for op in send_ops(history) if op["time"] < ns(3)]
+    assert 2 <= len(early) <= 2 * 3, len(early)  # each key once a second
+    assert any(op["type"] == "ok" for op in history), "sends resume once Kafka takes them"
