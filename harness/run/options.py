@@ -80,7 +80,9 @@ OPTIONS: tuple[Spec, ...] = (
          "(default: 1000)", range=Range(0.01, 1_000_000, zero=True)),
     Spec("concurrency", opt_whole, f"client threads (default: {THREADS_PER_NODE} per node)",
          range=Range(1, 1024)),
-    Spec("final_time_limit", number, "at most this long to drain (default: 60)", "SECONDS",
+    Spec("final_time_limit", number, "at most this long to drain; it stops sooner once it "
+         "has read everything back, read every key to its end, or read nothing new for "
+         "60 s (default: 300)", "SECONDS",
          range=Range(0, DAY_S)),
     Spec("quiet_time", number, "pause between healing and the drain (default: 5)", "SECONDS",
          range=Range(0, 3600)),
@@ -127,7 +129,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     time_limit: float = 60.0
     rate: float = 1000.0
     concurrency: int | None = None
-    final_time_limit: float = 60.0
+    final_time_limit: float = 300.0
     quiet_time: float = 5.0
     replication_factor: int = 3
     min_insync: int = 2

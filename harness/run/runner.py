@@ -212,9 +212,10 @@ class Run:
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
             drive(interp, plan, stats=self.stats, feed=self.feed)
         if self.feed.started and not self.feed.complete:
-            self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread"
-                     + (": every key was read to its end offset" if self.feed.read_to_end
-                        else ""))
+            why = (": every key was read to its end offset" if self.feed.read_to_end
+                   else f": it read nothing new for {self.feed.idle_s:g} s"
+                   if self.feed.stopped_idle else ": --final-time-limit")
+            self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread{why}")
 
     def _cleanup(self) -> None:
         self.stats.enter("cleanup")
@@ -295,6 +296,7 @@ class Run:
                 "interrupted": self.interrupted,
                 "drain_complete": self.feed.complete,
                 "drain_read_to_end": self.feed.read_to_end,
+                "drain_idle": self.feed.stopped_idle,
                 "unread_after_drain": self.feed.unread(),
             }
         )

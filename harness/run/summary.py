@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.run.plan import IDLE_S
 from harness.run.runner import RunResult
 from results.coverage import poor_coverage
 
@@ -64,7 +65,9 @@ def render(result: RunResult) -> str:
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"
                 + ("; every key was read to its end offset: no consumer can read them"
-                   if s.get("drain_read_to_end") else "")
+                   if s.get("drain_read_to_end") else
+                   f"; the drain read nothing new for {IDLE_S:g} s" if s.get("drain_idle")
+                   else "")
             )
     lines.append(f"run directory: {result.run_dir.path}")
     if result.report is not None:

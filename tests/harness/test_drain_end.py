@@ -146,8 +146,49 @@ def test_read_to_end_is_said_only_of_a_drain_that_left_values_unread() -> None:
     feed = DrainFeed(WORKLOADS["queue"].tracker(), ends=watch)
     feed.observe(send)
     feed.tracker = feed.tracker.reread()
-    feed.started = True  # as start() leaves it, without the look thread
+    feed.started, feed.last_read = True, feed.clock()  # as start() leaves it, no look thread
     watch.settled = {"t0-0": 1}
     assert not feed.read_to_end and not feed.done, "offset 0 not read yet"
     feed.observe(poll)
     assert feed.complete and feed.done and not feed.read_to_end
+
+
+def test_a_drain_that_reads_nothing_new_for_a_minute_ends_and_a_read_restarts_the_minute(
+) -> None:
+    send = {"process": 0, "type": "ok", "f": "send", "value": [["send", "t0-0", [0, 7]]]}
+    empty = {"process": 1, "type": "ok", "f": "poll", "value": [["poll", {}]]}
+    other = {"process": 1, "type": "ok", "f": "poll", "value": [["poll", {"t0-1": [[0, 8]]}]]}
+    now = [100.0]
+    feed = DrainFeed(WORKLOADS["queue"].tracker(), clock=lambda: now[0])
+    feed.observe(send)
+    feed.start()
+    now[0] = 159.0
+    feed.observe(empty)  # a poll that returned nothing is no progress
+    assert not feed.idle and not feed.done
+    now[0] = 150.0
+    feed.observe(other)  # a record, even of a key with nothing unread, is
+    now[0] = 209.9
+    assert not feed.done
+    now[0] = 210.0
+    assert feed.idle and feed.done and not feed.complete
+    feed.finish()
+    assert feed.stopped_idle
+
+
+def test_a_drain_still_reading_at_the_old_minute_goes_on() -> None:
+    """The reason for the idle rule: a drain re-reading a million records needs more than
+    the flat 60 s it had, and stopping it made values that were in the log ``unseen``."""
+    send = {"process": 0, "type": "ok", "f": "send",
+            "value": [["send", "t0-0", [i, i]] for i in range(100)]}
+    now = [0.0]
+    feed = DrainFeed(WORKLOADS["queue"].tracker(), clock=lambda: now[0])
+    feed.observe(send)
+    feed.start()
+    for i in range(99):
+        now[0] = 10.0 * i  # one record every 10 s: 990 s in all
+        feed.observe({"process": 1, "type": "ok", "f": "poll",
+                      "value": [["poll", {"t0-0": [[i, i]]}]]})
+        assert not feed.done
+    feed.observe({"process": 1, "type": "ok", "f": "poll",
+                  "value": [["poll", {"t0-0": [[99, 99]]}]]})
+    assert feed.complete and feed.done and not feed.idle
