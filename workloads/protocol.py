@@ -135,6 +135,11 @@ class DrainTracker(Protocol):
         """The keys the drain has still to read something of."""
         ...
 
+    @property
+    def reads(self) -> int:
+        """How many completions so far returned records (whether the drain still reads)."""
+        ...
+
     def read_to(self, ends: Mapping[str, int | None]) -> bool:
         """Whether every key in ``unread_keys`` has been read up to its end offset in
         ``ends`` (a key missing or None there: no)."""

@@ -14,7 +14,8 @@ counts once it has stayed the same for a ``window`` longer than that
 (:func:`window_s`), seen by looks made every second from a thread of its own
 (:class:`EndWatch`; the interpreter's thread never waits on Kafka for this).
 A key whose end cannot be looked up (no leader) never counts, so the drain
-then runs to its time limit as before.
+then ends as it would without these looks (``harness.run.plan``: nothing new
+read for a minute, or its time limit).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class EndWatch:
         try:
             reader = self.reader()
         except Exception:  # the drain goes on to its time limit, as without the power
-            LOG.warning("could not look up end offsets; the drain runs to its time limit",
+            LOG.warning("could not look up end offsets; the drain ends without them",
                         exc_info=True)
             return
         try:
@@ -97,7 +98,7 @@ class EndWatch:
                 self.step(reader, keys())
                 self._stop.wait(self.every_s)
         except Exception:
-            LOG.warning("end-offset looks stopped; the drain runs to its time limit",
+            LOG.warning("end-offset looks stopped; the drain ends without them",
                         exc_info=True)
         finally:
             reader.close()

@@ -64,14 +64,6 @@ def build_plan(
 IDLE_S = 60.0
 
 
-def _read_something(op: Op) -> bool:
-    """Whether ``op`` is an ``ok`` read that returned records."""
-    if op.get("type") != "ok" or op.get("f") not in ("poll", "txn"):
-        return False
-    return any(mop[0] == "poll" and len(mop) > 1 and any(mop[1].values())
-               for mop in op.get("value") or ())
-
-
 @dataclass
 class DrainFeed:
     """The workload's drain tracker, fed every completion (an interpreter observer)."""
@@ -85,12 +77,12 @@ class DrainFeed:
     stopped_idle: bool = False  # whether ``idle`` held when the drain ended
 
     def observe(self, op: Op) -> None:
-        if not self.started:
-            if op.get("f") == "poll":
-                return  # reads before the drain are dropped by ``start``: skip folding them
-        elif _read_something(op):
-            self.last_read = self.clock()
+        if not self.started and op.get("f") == "poll":
+            return  # reads before the drain are dropped by ``start`` anyway: skip folding them
+        reads = self.tracker.reads
         self.tracker = self.tracker.observe(op)
+        if self.started and self.tracker.reads != reads:
+            self.last_read = self.clock()
 
     def start(self) -> None:
         """The drain begins: from now on only its own reads count."""

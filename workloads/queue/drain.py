@@ -189,23 +189,27 @@ class DrainTracker:
     asked for ``acked``, ``read``, ``missing`` or ``complete``) the notes are folded
     into the sets, each key copied once per fold; once asked, the next tracker
     starts from that fold (the drain asks after every op). Still a value: a tracker
-    never changes, what a fold computes is cached in it.
+    never changes, what a fold computes is cached in it. ``reads`` counts the
+    completions that returned records, without a fold: the runner's measure of
+    whether the drain is still reading.
     """
 
     folded: _Folded = ({}, {}, {}, {})
     notes: tuple[_Seen, ...] = ()
     _cache: list[_Folded] = field(default_factory=list, compare=False, repr=False)
+    reads: int = 0
 
     def observe(self, op: Op) -> DrainTracker:
         seen = _seen(op)
         if seen is None:
             return self
+        reads = self.reads + 1 if seen[1] else self.reads
         if self._cache:  # folded already (someone asked): start from there
-            return DrainTracker(self._cache[0], (seen,))
+            return DrainTracker(self._cache[0], (seen,), reads=reads)
         notes = (*self.notes, seen)
         if len(notes) >= FOLD_EVERY:
-            return DrainTracker(_fold(*self.folded, notes))
-        return DrainTracker(self.folded, notes)
+            return DrainTracker(_fold(*self.folded, notes), reads=reads)
+        return DrainTracker(self.folded, notes, reads=reads)
 
     def _sets(self) -> _Folded:
         if not self.notes:
