@@ -11,15 +11,12 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from mem_kafka import MemClient, MemKafka, kafka_like
+from mem_kafka import MemKafka, drive_in_memory
 
-from harness.base.history import HistoryWriter
 from harness.gen.plan import DRAIN, HEAL
 from harness.run.drain_end import EndWatch, Settling, window_s
-from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
-from harness.run.plan import DrainFeed, build_plan, drive
-from harness.run.stats import Stats
+from harness.run.plan import DrainFeed, build_plan
 from workloads import WORKLOADS
 
 Ends = Callable[[Collection[str]], dict[str, int | None]]
@@ -107,20 +104,8 @@ def drain_seconds(tmp_path: Path, *, watched: bool) -> tuple[float, DrainFeed]:
             return {k: len(kafka.logs[k]) if k in kafka.logs else None for k in keys}
 
     watch = EndWatch(lambda: Reader(ends), window=0.3, every_s=0.05) if watched else None
-    t0 = time.monotonic_ns()
-    history = HistoryWriter(tmp_path / "history.jsonl", start_ns=t0)
-    feed, stats = DrainFeed(WORKLOADS[opts.workload].tracker(), ends=watch), Stats()
-    interp = Interpreter(
-        history=history, concurrency=3, seed=1, start_ns=t0,
-        client_factory=lambda thread, process: MemClient(kafka, process, kafka_like),
-        observers=(stats.observe, feed.observe),
-    )
-    interp.start()
-    try:
-        drive(interp, plan, stats=stats, feed=feed)
-    finally:
-        assert interp.stop(5)
-        history.close()
+    feed = DrainFeed(WORKLOADS[opts.workload].tracker(), ends=watch)
+    stats = drive_in_memory(kafka, plan, feed, tmp_path / "history.jsonl")
     start, end = stats.phase_times[DRAIN]
     return end - start, feed
 

@@ -10,23 +10,20 @@ on the real interpreter, a phase at a time, with clients from an in-memory Kafka
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from mem_kafka import MemClient, MemKafka, kafka_like
+from mem_kafka import MemKafka, drive_in_memory
 from sim_kafka import FakeKafka
 
 from checkers import check_file, check_history
-from harness.base.history import NEMESIS, HistoryWriter, Op
+from harness.base.history import NEMESIS, Op
 from harness.gen import Context, Gen, Step, cycle, limit, ns, plan_gen, simulate, sleep
 from harness.gen.plan import DRAIN, HEAL, MAIN, QUIET, Ahead, Phase
-from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
-from harness.run.plan import DrainFeed, build_plan, drive
-from harness.run.stats import Stats
+from harness.run.plan import DrainFeed, build_plan
 from nemesis.protocol import NemesisPackage
 from workloads import WORKLOADS
 from workloads.queue.config import ClientOptions
@@ -117,23 +114,9 @@ def test_drive_runs_the_same_list_a_phase_at_a_time(tmp_path: Path) -> None:
     opts, plan = runner_plan(time_limit=1.0, rate=300.0, quiet_time=0.2, final_time_limit=5.0,
                              concurrency=3)
     plan = tuple(p for p in plan if p.name != HEAL)  # no nemesis here to heal with
-    workload = WORKLOADS[opts.workload]
     path = tmp_path / "history.jsonl"
-    t0 = time.monotonic_ns()
-    history = HistoryWriter(path, start_ns=t0)
-    feed, stats = DrainFeed(workload.tracker()), Stats()
-    kafka = MemKafka()
-    interp = Interpreter(
-        history=history, concurrency=3, seed=1, start_ns=t0,
-        client_factory=lambda thread, process: MemClient(kafka, process, kafka_like),
-        observers=(stats.observe, feed.observe),
-    )
-    interp.start()
-    try:
-        drive(interp, plan, stats=stats, feed=feed)
-    finally:
-        assert interp.stop(5)
-        history.close()
+    feed, kafka = DrainFeed(WORKLOADS[opts.workload].tracker()), MemKafka()
+    stats = drive_in_memory(kafka, plan, feed, path)
     assert [*stats.phase_times] == [p.name for p in plan] + ["done"]
     assert feed.complete
     ops = [orjson.loads(line) for line in path.read_bytes().splitlines()]

@@ -14,10 +14,17 @@ real runner on it, with no Kafka and no Docker.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from harness.base.history import HistoryWriter
+from harness.gen.plan import Phase
+from harness.run.interpreter import Interpreter
+from harness.run.plan import DrainFeed, drive
+from harness.run.stats import Stats
 from workloads.client import Completed
 from workloads.protocol import CheckerSpec, RunEnv, Workload
 from workloads.queue.drain import Drain, DrainTracker
@@ -96,6 +103,28 @@ class MemClient:
 def kafka_like(client: MemClient, op: dict[str, Any]) -> Completed | None:
     """The handler of a correct Kafka: leave every op to ``MemClient.kafka_like``."""
     return None
+
+
+def drive_in_memory(kafka: MemKafka, plan: Sequence[Phase], feed: DrainFeed, history: Path,
+                    *, concurrency: int = 3, seed: int = 1) -> Stats:
+    """``drive`` the runner's ``plan`` on the real interpreter, a phase at a time, with
+    clients of ``kafka`` and ``feed`` told every completion; the history goes to
+    ``history``. Returns the run's stats (its phase times)."""
+    t0 = time.monotonic_ns()
+    writer = HistoryWriter(history, start_ns=t0)
+    stats = Stats()
+    interp = Interpreter(
+        history=writer, concurrency=concurrency, seed=seed, start_ns=t0,
+        client_factory=lambda thread, process: MemClient(kafka, process, kafka_like),
+        observers=(stats.observe, feed.observe),
+    )
+    interp.start()
+    try:
+        drive(interp, plan, stats=stats, feed=feed)
+    finally:
+        assert interp.stop(5)
+        writer.close()
+    return stats
 
 
 @dataclass
