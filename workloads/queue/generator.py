@@ -141,18 +141,13 @@ class QueueGen(Gen):
                  until: int | None = None) -> Step:
         """A drawn op for a process that has joined the current keys, or, ``until`` it may
         join again, a send (nothing to do if no key is open: ask again then)."""
-        keys = self._open()
-        rest = self._resting_until(keys, ctx.time)
-        if rest is not None:
-            keys = [n for n in keys if self.resting.get(self.key(n), 0) <= ctx.time]
+        keys, rest = self._awake(self._open(), ctx.time)
         # no open key: every key has its writers (or rests), so do something else
         weights = (self.opts.send_weights if until is not None
                    else self.opts.draw_weights[0 if keys else 1])
-        if not keys and until is not None:  # it may only send: ask again when it may
-            return Pending(until if rest is None else min(until, rest)), self
-        if sum(weights) <= 0:
-            # only sends are asked for: wait for a writer to finish, a key to rest out, or
-            # the time to rejoin
+        if (not keys and until is not None) or sum(weights) <= 0:
+            # it may only send, and cannot: ask again when a writer finishes, a key rests
+            # out, or it may rejoin
             wake = min((t for t in (until, rest) if t is not None), default=None)
             return (PENDING if wake is None else Pending(wake)), self
         k, rng = rng.weighted(weights)
@@ -186,13 +181,20 @@ class QueueGen(Gen):
         return [n for n in self.active
                 if writers.get(k := self.key(n), 0) < (cap if k in self.proven else 1)]
 
-    def _resting_until(self, keys: list[int], now: int) -> int | None:
-        """When the first of ``keys`` that rests now may take sends again; None if none
-        rests (the usual case: no refusal lately)."""
+    def _awake(self, keys: list[int], now: int) -> tuple[list[int], int | None]:
+        """Those of ``keys`` that do not rest now, and when the first that rests may take
+        sends again (None if none rests: the usual case, no refusal lately)."""
         if not self.resting:
-            return None
-        ends = [t for n in keys if (t := self.resting.get(self.key(n), 0)) > now]
-        return min(ends) if ends else None
+            return keys, None
+        awake: list[int] = []
+        ends: list[int] = []
+        for n in keys:
+            until = self.resting.get(self.key(n), 0)
+            if until > now:
+                ends.append(until)
+            else:
+                awake.append(n)
+        return awake, min(ends, default=None)
 
     def _rest(self, mops: Any, now: int) -> QueueGen:
         """The keys of a refused send op take no send for ``refused_ns``: sent to again at
