@@ -33,7 +33,7 @@ class QueueEnds:
 
     def ends(self, keys: Collection[str]) -> dict[str, int | None]:
         if self._consumer is None:
-            self._consumer = consumer(self.bootstrap, **{"group.id": "insync-ends"})
+            self._consumer = consumer(self.bootstrap)  # never joins its (probe) group
         out: dict[str, int | None] = {}
         for key in sorted(keys):
             topic, partition = self.topics.real(key)
