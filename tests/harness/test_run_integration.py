@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 import pytest
+from anomaly_context import anomaly_context
 from ctrl_c import with_default_sigint
 
 from cluster import provisioner_for
@@ -79,6 +80,8 @@ def _history(result: RunResult) -> list[dict[str, Any]]:
 
 def _assert_valid_and_fully_drained(result: RunResult) -> list[dict[str, Any]]:
     ops = _history(result)
+    if result.verdict["valid"] is not True:
+        print(anomaly_context(result.verdict, ops))  # CI keeps the output, not the run
     assert result.verdict["valid"] is True, result.verdict
     assert result.exit_code == 0
     client_ops = [op for op in ops if op["process"] != "nemesis" and op["type"] != "invoke"]
