@@ -20,7 +20,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 
 from cluster.kafka_clients import base_config
 from workloads.client import Completed, Op
@@ -123,19 +129,21 @@ class Reader:
         offset lookup while the old fetch state lingers; a run showed the consumer
         first continue past records it had prefetched and later jump back to the
         beginning (``nonmonotonic-poll`` that Kafka did not cause). So only the
-        partitions that change are unassigned or assigned. New ones start at the
-        beginning, named explicitly: without ``--txn`` nothing commits offsets, and
-        leaving the start to a committed-offset lookup let a run read a partition
-        dropped and re-added by the same consumer from offset 0 twice in a row
-        (the lookup and ``auto.offset.reset`` each restarted the fetch). With
-        ``--txn`` offsets are committed in transactions, so new partitions start at
-        the group's committed offsets, looked up here before anything changes and
-        named explicitly: left to librdkafka's own lookup, a 4.1 run's consumer read
-        t0-0 from offset 0 (the reset) and, inside the same transaction, jumped to
-        offset 2,942, most likely when the lookup answered (an ``int-poll-skip`` no
-        broker fault explains; the committed offsets were not recorded, so unproven).
-        The drain's ``"seek": "beginning"`` re-adds every partition at its first
-        offset.
+        partitions that change are unassigned or assigned, and every partition
+        added in the main phase starts at an offset named as a number, never at a
+        logical one (``OFFSET_BEGINNING``): with ``--txn`` the group's committed
+        offset, otherwise (or where nothing is committed) the partition's first
+        offset, both looked up here before anything changes. librdkafka 2.16 (its
+        debug log, a 120 s ``--txn`` run) answers a logical start with an offset
+        query; a partition dropped while that query is out and added again at a
+        numeric offset has the stale answer restart the query, which then moves
+        the consumer, mid-read, back to the beginning: 2 of 3 such runs ended
+        INVALID with a ``nonmonotonic-poll`` (or ``int-nonmonotonic-poll``) no broker
+        caused, and so did one CI run. Earlier, a partition left to the
+        committed-offset lookup was read from offset 0 and then, inside one
+        transaction, from the committed offset (``int-poll-skip``). Only the drain's
+        ``"seek": "beginning"`` names the beginning logically: it re-adds every
+        partition at once on a fresh consumer, which never drops one.
         """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"
@@ -145,8 +153,12 @@ class Reader:
         consumer = self.consumer(draining=beginning)
         changed = False
         try:
-            starts = (self._committed(consumer, add) if add and self.opts.txn and not beginning
-                      else [self._partition(k, OFFSET_BEGINNING) for k in add])
+            if beginning:
+                starts = [self._partition(k, OFFSET_BEGINNING) for k in add]
+            elif self.opts.txn and add:
+                starts = self._committed(consumer, add)
+            else:
+                starts = [self._first(consumer, k) for k in add]
             if drop:
                 consumer.incremental_unassign([self._partition(k) for k in sorted(drop)])
                 changed = True
@@ -160,13 +172,27 @@ class Reader:
         return Completed("ok", keys)
 
     def _committed(self, consumer: Consumer, keys: list[str]) -> list[TopicPartition]:
-        """``keys``' partitions at the group's committed offsets (the beginning where none
-        is committed); raises what the lookup raised."""
+        """``keys``' partitions at the group's committed offsets (the first offset where
+        none is committed); raises what a lookup raised."""
         found = consumer.committed([self._partition(k) for k in keys],
                                    timeout=self.opts.op_timeout_s)
-        return [TopicPartition(tp.topic, tp.partition,
-                               tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
-                for tp in found]
+        offsets = {(tp.topic, tp.partition): tp.offset for tp in found}
+        starts = []
+        for key in keys:
+            tp = self._partition(key)
+            offset = offsets.get((tp.topic, tp.partition), -1)
+            starts.append(TopicPartition(tp.topic, tp.partition, offset) if offset >= 0
+                          else self._first(consumer, key))
+        return starts
+
+    def _first(self, consumer: Consumer, key: str) -> TopicPartition:
+        """``key``'s partition at its first offset, as a number (the low watermark, asked
+        of the leader); raises what the lookup raised."""
+        tp = self._partition(key)
+        marks = consumer.get_watermark_offsets(tp, timeout=self.opts.op_timeout_s, cached=False)
+        if marks is None:  # confluent-kafka's answer to a timeout
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no first offset"))
+        return TopicPartition(tp.topic, tp.partition, marks[0])
 
     def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
         topic, partition = self.topics.real(key)
