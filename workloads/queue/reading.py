@@ -141,15 +141,21 @@ class Reader:
         INVALID with a ``nonmonotonic-poll`` (or ``int-nonmonotonic-poll``) no broker
         caused, and so did one CI run. Earlier, a partition left to the
         committed-offset lookup was read from offset 0 and then, inside one
-        transaction, from the committed offset (``int-poll-skip``). Only the drain's
-        ``"seek": "beginning"`` names the beginning logically: it re-adds every
-        partition at once on a fresh consumer, which never drops one.
+        transaction, from the committed offset (``int-poll-skip``).
+
+        Only the drain's ``"seek": "beginning"`` names the beginning logically, so
+        that a partition with no leader yet does not fail the whole assign (librdkafka
+        waits for it, the others are read). Its consumers are fresh, so what one
+        holds was added at the beginning already and is kept, as in the main phase:
+        dropping and re-adding it (when a late key re-deals the drain's shares)
+        would re-read it under the same process, and drop a partition whose
+        logical start may still be being looked up.
         """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"
         held = self._assigned
-        drop = held if beginning else held - set(keys)
-        add = [k for k in keys if beginning or k not in held]
+        drop = held - set(keys)
+        add = [k for k in keys if k not in held]
         consumer = self.consumer(draining=beginning)
         changed = False
         try:

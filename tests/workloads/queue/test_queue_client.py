@@ -193,7 +193,7 @@ def test_a_failed_poll_seeks_back_to_where_it_started() -> None:
     assert again.value[0][1]["t0-1"][0] == [0, 10]  # nothing was skipped
 
 
-def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
+def test_assign_leaves_kept_partitions_alone_and_names_new_ones_first_offset() -> None:
     consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12], ("run1-t0", 2): [20]},
                             log_start={("run1-t0", 2): 5})
     c = client(consumer=consumer)
@@ -207,12 +207,20 @@ def test_assign_leaves_kept_partitions_alone_and_drain_starts_over() -> None:
     calls = len(consumer.calls)
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})  # nothing changes: no calls
     assert len(consumer.calls) == calls
-    # the drain's fresh consumer re-adds everything at once, by name: no lookups
+
+
+def test_the_drains_assign_adds_partitions_at_the_logical_beginning_and_keeps_held_ones() -> None:
+    # its consumers are fresh: what one holds it added at the beginning already
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11], ("run1-t0", 2): [20], ("run1-t0", 3): [30]})
+    c = client(consumer=consumer)
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"], "seek": "beginning"})
-    assert consumer.calls[-2:] == [
-        ("unassign", [1, 2]),
-        ("assign", [(1, OFFSET_BEGINNING), (2, OFFSET_BEGINNING)]),
-    ]
+    assert consumer.calls == [("assign", [(1, OFFSET_BEGINNING), (2, OFFSET_BEGINNING)])]
+    assert c.invoke({"f": "poll"}).value == [["poll", {"t0-1": [[0, 10], [1, 11]],
+                                                       "t0-2": [[0, 20]]}]]
+    # a late key re-deals the shares: t0-2 goes, t0-3 comes, t0-1 is not read again
+    c.invoke({"f": "assign", "value": ["t0-1", "t0-3"], "seek": "beginning"})
+    assert consumer.calls[-2:] == [("unassign", [2]), ("assign", [(3, OFFSET_BEGINNING)])]
+    assert c.invoke({"f": "poll"}).value == [["poll", {"t0-3": [[0, 30]]}]]
 
 
 def test_with_txn_a_new_partition_starts_at_the_committed_offset_named_explicitly() -> None:
