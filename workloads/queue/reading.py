@@ -20,13 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from confluent_kafka import (
-    OFFSET_BEGINNING,
-    Consumer,
-    KafkaError,
-    KafkaException,
-    TopicPartition,
-)
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from cluster.kafka_clients import base_config
 from workloads.client import Completed, Op
@@ -35,6 +29,12 @@ from workloads.queue.config import ClientOptions
 from workloads.queue.topics import Topics
 
 LOG = logging.getLogger("insync.client")
+
+#: Where a partition nobody has read starts, as a number (see :meth:`Reader.assign`):
+#: a run's topics are its own and nothing deletes from their head (no retention in a
+#: run's minutes, no DeleteRecords), so their first offset is 0. Were it not, the fetch
+#: would be refused as out of range and ``auto.offset.reset`` (earliest) would apply.
+FIRST_OFFSET = 0
 
 #: What one op read: key → ``[[offset, value], ...]`` in the order returned.
 Records = dict[str, list[list[int]]]
@@ -132,26 +132,24 @@ class Reader:
         partitions that change are unassigned or assigned, and every partition
         added in the main phase starts at an offset named as a number, never at a
         logical one (``OFFSET_BEGINNING``): with ``--txn`` the group's committed
-        offset, otherwise (or where nothing is committed) the partition's first
-        offset, both looked up here before anything changes. librdkafka 2.16 (its
-        debug log, a 120 s ``--txn`` run) answers a logical start with an offset
-        query; a partition dropped while that query is out and added again at a
-        numeric offset has the stale answer restart the query, which then moves
-        the consumer, mid-read, back to the beginning: 2 of 3 such runs ended
-        INVALID with a ``nonmonotonic-poll`` (or ``int-nonmonotonic-poll``) no broker
-        caused, and so did one CI run (librdkafka's open issue 5345 reports the same
-        race for an assign that leaves the start to the committed-offset lookup).
-        Earlier, a partition left to the committed-offset lookup was read from
-        offset 0 and then, inside one transaction, from the committed offset
-        (``int-poll-skip``).
+        offset (looked up before anything changes), otherwise (or where nothing is
+        committed) :data:`FIRST_OFFSET`. librdkafka 2.16 (its debug log, a 120 s
+        ``--txn`` run) answers a logical start with an offset query; a partition
+        dropped while that query is out and added again at a numeric offset has the
+        stale answer restart the query, which then moves the consumer, mid-read,
+        back to the beginning: 2 of 3 such runs ended INVALID with a
+        ``nonmonotonic-poll`` (or ``int-nonmonotonic-poll``) no broker caused, and
+        so did one CI run (librdkafka's open issue 5345 reports the same race for
+        an assign that leaves the start to the committed-offset lookup). Earlier, a
+        partition left to the committed-offset lookup was read from offset 0 and
+        then, inside one transaction, from the committed offset (``int-poll-skip``).
 
-        Only the drain's ``"seek": "beginning"`` names the beginning logically, so
-        that a partition with no leader yet does not fail the whole assign (librdkafka
-        waits for it, the others are read). Its consumers are fresh, so what one
-        holds was added at the beginning already and is kept, as in the main phase:
-        dropping and re-adding it (when a late key re-deals the drain's shares)
-        would re-read it under the same process, and drop a partition whose
-        logical start may still be being looked up.
+        Only the drain's ``"seek": "beginning"`` names the beginning logically (one
+        fresh consumer per process, which reads from there anyway). Its consumers
+        are fresh, so what one holds was added at the beginning already and is
+        kept, as in the main phase: dropping and re-adding it (when a late key
+        re-deals the drain's shares) would re-read it under the same process, and
+        drop a partition whose logical start may still be being looked up.
         """
         keys: list[str] = list(op["value"])
         beginning = op.get("seek") == "beginning"
@@ -166,7 +164,7 @@ class Reader:
             elif self.opts.txn and add:
                 starts = self._committed(consumer, add)
             else:
-                starts = [self._first(consumer, k) for k in add]
+                starts = [self._partition(k, FIRST_OFFSET) for k in add]
             if drop:
                 consumer.incremental_unassign([self._partition(k) for k in sorted(drop)])
                 changed = True
@@ -180,27 +178,13 @@ class Reader:
         return Completed("ok", keys)
 
     def _committed(self, consumer: Consumer, keys: list[str]) -> list[TopicPartition]:
-        """``keys``' partitions at the group's committed offsets (the first offset where
-        none is committed); raises what a lookup raised."""
+        """``keys``' partitions at the group's committed offsets (:data:`FIRST_OFFSET`
+        where none is committed); raises what the lookup raised."""
         found = consumer.committed([self._partition(k) for k in keys],
                                    timeout=self.opts.op_timeout_s)
-        offsets = {(tp.topic, tp.partition): tp.offset for tp in found}
-        starts = []
-        for key in keys:
-            tp = self._partition(key)
-            offset = offsets.get((tp.topic, tp.partition), -1)
-            starts.append(TopicPartition(tp.topic, tp.partition, offset) if offset >= 0
-                          else self._first(consumer, key))
-        return starts
-
-    def _first(self, consumer: Consumer, key: str) -> TopicPartition:
-        """``key``'s partition at its first offset, as a number (the low watermark, asked
-        of the leader); raises what the lookup raised."""
-        tp = self._partition(key)
-        marks = consumer.get_watermark_offsets(tp, timeout=self.opts.op_timeout_s, cached=False)
-        if marks is None:  # confluent-kafka's answer to a timeout
-            raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no first offset"))
-        return TopicPartition(tp.topic, tp.partition, marks[0])
+        return [TopicPartition(tp.topic, tp.partition,
+                               tp.offset if tp.offset >= 0 else FIRST_OFFSET)
+                for tp in found]
 
     def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
         topic, partition = self.topics.real(key)

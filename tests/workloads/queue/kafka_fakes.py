@@ -161,8 +161,6 @@ class FakeConsumer:
     #: makes it raise instead
     committed_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     committed_error: KafkaError | None = None
-    #: each partition's first offset, as ``get_watermark_offsets`` answers (0 if absent)
-    log_start: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def _next(self) -> Msg | None:
         if self.round_robin and self.assigned:
@@ -209,13 +207,6 @@ class FakeConsumer:
         return [TopicPartition(tp.topic, tp.partition,
                                self.committed_offsets.get((tp.topic, tp.partition), -1001))
                 for tp in tps]
-
-    def get_watermark_offsets(
-        self, tp: TopicPartition, timeout: float = -1, cached: bool = False
-    ) -> tuple[int, int]:
-        key = (tp.topic, tp.partition)
-        self.calls.append(("watermarks", [tp.partition]))
-        return self.log_start.get(key, 0), len(self.log.get(key, []))
 
     def incremental_unassign(self, tps: list[TopicPartition]) -> None:
         gone = {(tp.topic, tp.partition) for tp in tps}

@@ -18,6 +18,7 @@ from kafka_fakes import FakeConsumer, FakeProducer, topics
 
 from workloads.queue.client import QueueClient
 from workloads.queue.config import ClientOptions
+from workloads.queue.reading import FIRST_OFFSET
 
 K = KafkaError
 
@@ -194,19 +195,18 @@ def test_a_failed_poll_seeks_back_to_where_it_started() -> None:
 
 
 def test_assign_leaves_kept_partitions_alone_and_names_new_ones_first_offset() -> None:
-    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12], ("run1-t0", 2): [20]},
-                            log_start={("run1-t0", 2): 5})
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12], ("run1-t0", 2): [20]})
     c = client(consumer=consumer)
     c.invoke({"f": "assign", "value": ["t0-1", "t0-3"]})
     first = c.invoke({"f": "poll", "value": [["poll"]]})
     assert first.value[0][1]["t0-1"][0] == [0, 10]
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})
-    # a new partition starts at its first offset as a number, looked up before anything
-    # changes: a logical start's stale lookup can move a re-added partition back later
-    assert consumer.calls[-3:] == [("watermarks", [2]), ("unassign", [3]), ("assign", [(2, 5)])]
-    calls = len(consumer.calls)
+    # a new partition starts at its first offset as a number, not OFFSET_BEGINNING: a
+    # logical start's stale lookup can move a re-added partition back later
+    assert consumer.calls[-2:] == [("unassign", [3]), ("assign", [(2, FIRST_OFFSET)])]
+    assert FIRST_OFFSET == 0 != OFFSET_BEGINNING
     c.invoke({"f": "assign", "value": ["t0-1", "t0-2"]})  # nothing changes: no calls
-    assert len(consumer.calls) == calls
+    assert len(consumer.calls) == 3
 
 
 def test_the_drains_assign_adds_partitions_at_the_logical_beginning_and_keeps_held_ones() -> None:
@@ -226,32 +226,14 @@ def test_the_drains_assign_adds_partitions_at_the_logical_beginning_and_keeps_he
 def test_with_txn_a_new_partition_starts_at_the_committed_offset_named_explicitly() -> None:
     # Looked up before the assignment changes and named in it: left to librdkafka's own
     # lookup, a consumer read from the reset offset and then jumped to the committed one.
-    # Where nothing is committed, the first offset is looked up and named as a number too.
-    consumer = FakeConsumer({("run1-t0", 2): [20, 21, 22], ("run1-t0", 3): [30, 31]},
-                            committed_offsets={("run1-t0", 2): 2},
-                            log_start={("run1-t0", 3): 1})
+    # Where nothing is committed, the first offset is named as a number too.
+    consumer = FakeConsumer({("run1-t0", 2): [20, 21, 22], ("run1-t0", 3): [30]},
+                            committed_offsets={("run1-t0", 2): 2})
     c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
     assert c.invoke({"f": "assign", "value": ["t0-2", "t0-3"]}).type == "ok"
-    assert consumer.calls[-3:] == [("committed", [2, 3]), ("watermarks", [3]),
-                                   ("assign", [(2, 2), (3, 1)])]
-    assert c.invoke({"f": "poll"}).value == [["poll", {"t0-2": [[2, 22]], "t0-3": [[1, 31]]}]]
-
-
-def test_a_first_offset_lookup_that_times_out_fails_the_assign_and_changes_nothing() -> None:
-    class Silent(FakeConsumer):
-        def get_watermark_offsets(
-            self, tp: TopicPartition, timeout: float = -1, cached: bool = False
-        ) -> tuple[int, int]:
-            return None  # type: ignore[return-value]  # what confluent-kafka returns
-
-    consumer = Silent({})
-    c = client(consumer=consumer)
-    consumer.assigned = [TopicPartition("run1-t0", 1)]
-    c.reader._assigned = {"t0-1"}
-    done = c.invoke({"f": "assign", "value": ["t0-2"]})
-    assert (done.type, done.error["code"], done.reset) == ("fail", "_TIMED_OUT", False)
-    assert consumer.calls == []  # t0-1 still held, t0-2 not added
-    assert c.reader._assigned == {"t0-1"}
+    assert consumer.calls[-2:] == [("committed", [2, 3]),
+                                   ("assign", [(2, 2), (3, FIRST_OFFSET)])]
+    assert c.invoke({"f": "poll"}).value == [["poll", {"t0-2": [[2, 22]], "t0-3": [[0, 30]]}]]
 
 
 def test_with_txn_a_failed_offset_lookup_fails_the_assign_and_changes_nothing() -> None:
