@@ -18,6 +18,10 @@ proves nothing. These figures say how much the run really exercised:
 A fault is *in force* from the completion of the op that started it to the
 invoke of the op that stopped it (conservative on both ends: a send
 acknowledged during that window was acknowledged while the fault held). A start
+op that holds its fault while it runs and records how long (``"duration-s"`` in
+its completion: a ``strobe-clock`` flips the clock until it returns) is in force
+from its invoke: counted from its completion, a 10 s strobe followed at once by
+its reset was in force for 0 s and "no send acknowledged" while it was. A start
 whose completion carries an ``error``, or that the nemesis withheld (``"withheld":
 true``: it would have taken the quorum with the faults already in force),
 applied nothing, so it opens no window.
@@ -68,19 +72,25 @@ def _ack_times(ops: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
 
 
 def _faults(ops: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]]) -> list[_Fault]:
-    """Each fault window, from its start's completion to its stop's invoke."""
+    """Each fault window, from its start's completion (its invoke, for a start that
+    held the fault for a ``"duration-s"`` while it ran) to its stop's invoke."""
     starts = {start: label for label, (start, _stop) in spans.items()}
     stops: dict[str, list[str]] = {}
     for label, (_start, stop) in spans.items():
         stops.setdefault(stop, []).append(label)
     open_: dict[str, int] = {}
+    invoked: dict[str, int] = {}  # the nemesis runs one op at a time
     out: list[_Fault] = []
     for op in ops:
         if op.get("process") != "nemesis":
             continue
         f, kind, t = op.get("f"), op.get("type"), int(op.get("time", 0))
+        if kind == "invoke" and isinstance(f, str):
+            invoked[f] = t
         if f in starts and kind != "invoke" and _applied(op):
-            open_.setdefault(starts[f], t)
+            value = op.get("value")
+            held = isinstance(value, dict) and "duration-s" in value
+            open_.setdefault(starts[f], invoked.get(f, t) if held else t)
         elif f in stops and kind == "invoke":
             for label in stops[f]:
                 if label in open_:
@@ -218,7 +228,9 @@ def poor_coverage(cov: Mapping[str, Any]) -> str | None:
         problems.append(
             f"only {share:.0%} of the main phase's seconds saw an acknowledged send"
         )
-    dead = sorted(k for k, v in (cov.get("faults") or {}).items() if not v.get("acked_sends"))
+    # a kind in force for less than a second (started and stopped at once) proves nothing
+    dead = sorted(k for k, v in (cov.get("faults") or {}).items()
+                  if v.get("seconds") and not v.get("acked_sends"))
     if dead:
         problems.append(f"no send was acknowledged while {', '.join(dead)} was in force")
     if not problems:

@@ -130,3 +130,35 @@ def test_a_withheld_fault_opens_no_window() -> None:
     ops = [send_ok(0.1), nem(1.0, "kill", value=withheld), send_ok(1.5),
            nem(3.0, "start", "invoke"), nem(3.1, "start")]
     assert coverage(ops, SPANS, main=(0, 4 * S))["faults"] == {}
+
+
+CLOCK = {"clock-strobe": ("strobe-clock", "reset-clock"),
+         "clock-bump": ("bump-clock", "reset-clock")}
+
+
+def test_a_start_that_holds_its_fault_while_it_runs_is_in_force_from_its_invoke() -> None:
+    # a 10 s strobe returns when it has ended, and its reset follows at once
+    ops = [nem(1.0, "strobe-clock", "invoke", value={"duration-s": 10.0}), send_ok(4.5, 2),
+           nem(11.0, "strobe-clock", value={"strobed": ["n2"], "duration-s": 10.0}),
+           nem(11.1, "reset-clock", "invoke"), nem(11.3, "reset-clock"), send_ok(12.5)]
+    cov = coverage(ops, CLOCK, main=(0, 14 * S))
+    strobe = cov["faults"]["clock-strobe"]
+    assert strobe["in_force_s"] == 10.1 and strobe["acked_sends"] == 2
+    assert poor_coverage(cov) is not None and "clock-strobe" not in (poor_coverage(cov) or "")
+
+
+def test_a_bump_is_in_force_from_its_completion_as_before() -> None:
+    ops = [nem(1.0, "bump-clock", "invoke", value={"delta-ms": 5}), send_ok(1.05),
+           nem(1.1, "bump-clock", value={"offsets-ms": {"n1": 5}}), send_ok(2.5),
+           nem(4.0, "reset-clock", "invoke")]
+    bump = coverage(ops, CLOCK, main=(0, 5 * S))["faults"]["clock-bump"]
+    assert (bump["in_force_s"], bump["acked_sends"]) == (2.9, 1)
+
+
+def test_a_kind_in_force_for_under_a_second_is_not_called_dead() -> None:
+    ops = [send_ok(t + 0.5) for t in range(10)]
+    ops += [nem(2.0, "kill"), nem(2.2, "start", "invoke"), nem(2.4, "start")]
+    ops.sort(key=lambda o: o["time"])
+    cov = coverage(ops, SPANS, main=(0, 10 * S))
+    assert cov["faults"]["kill"]["acked_sends"] == 0
+    assert poor_coverage(cov) is None
