@@ -62,7 +62,8 @@ def slim(op: Mapping[str, Any]) -> dict[str, Any]:
     """``op`` cut to the fields these figures read, so a long history's ops fit in memory
     (the report and ``insync analyze`` compute coverage of old runs from the file)."""
     out = {k: op[k] for k in ("process", "type", "f", "time", "error") if k in op}
-    if acked_sends(op):
+    # a nemesis value says whether a start applied (``withheld``) and held (``duration-s``)
+    if (acked_sends(op) or op.get("process") == "nemesis") and "value" in op:
         out["value"] = op["value"]
     return out
 

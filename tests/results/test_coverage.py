@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from results.coverage import acked_sends, coverage, outside_faults, poor_coverage
+from results.coverage import acked_sends, coverage, outside_faults, poor_coverage, slim
 
 S = 1_000_000_000
 SPANS = {"kill": ("kill", "start"), "partition": ("start-partition", "stop-partition")}
@@ -162,3 +162,15 @@ def test_a_kind_in_force_for_under_a_second_is_not_called_dead() -> None:
     cov = coverage(ops, SPANS, main=(0, 10 * S))
     assert cov["faults"]["kill"]["acked_sends"] == 0
     assert poor_coverage(cov) is None
+
+
+def test_slim_ops_keep_what_the_figures_read_from_nemesis_values() -> None:
+    # the report and insync analyze compute coverage from slimmed ops of old runs
+    ops = [nem(1.0, "strobe-clock", "invoke", value={"duration-s": 10.0}), send_ok(4.5, 2),
+           nem(11.0, "strobe-clock", value={"strobed": ["n2"], "duration-s": 10.0}),
+           nem(11.1, "reset-clock", "invoke"), nem(11.3, "reset-clock"),
+           nem(12.0, "bump-clock", value={"withheld": True}), send_ok(12.5),
+           nem(13.0, "reset-clock", "invoke")]
+    full = coverage(ops, CLOCK, main=(0, 14 * S))
+    assert coverage([slim(op) for op in ops], CLOCK, main=(0, 14 * S)) == full
+    assert "clock-bump" not in full["faults"] and full["faults"]["clock-strobe"]["acked_sends"] == 2
