@@ -19,16 +19,25 @@ Acks = Literal["0", "1", "all"]
 #: about the same either way.
 LINGER_MS = 5
 SubVia = Literal["assign", "subscribe"]
+#: Most records one poll op returns and records, by default. Every process reads each key
+#: it holds from its first record, so the records read per acknowledged send are bounded
+#: by the poll ops' capacity, not by what was written: at 500 a fault-free 30 s bench run
+#: read 5.19 records per acknowledged send and its brokers spent 137-167 us of CPU per
+#: send against the bare producer loop's 58-63 on the same two cores; at 100, 1.95 reads
+#: per send (``insync bench run``, 3 nodes, 2026-11-24, session 19). The final drain reads
+#: everything again, in consumers of its own.
+MAX_POLL_RECORDS = 100
 #: Records (per partition) and KiB (per consumer) a consumer prefetches ahead of its polls:
-#: twice a poll's default ``max_poll_records``, and room for them.
+#: a few polls' worth (twice the most one took when the default was 500), and room for them.
 QUEUED_MIN_MESSAGES = 1000
 QUEUED_MAX_KBYTES = 1024
 #: How long a consumer waits before fetching a partition again once its prefetch queue
 #: passed those thresholds. librdkafka's default, 1 s, outlasts the queue: a poll op
-#: takes up to 500 of the 1,000 records, the next one the rest, and every poll after
-#: found nothing and waited its whole ``poll_ms`` while the partition was being written
-#: (three fault-free bench runs, 3 nodes, 2026-11-24: 536-702 such polls a run, 55-71 s of
-#: the client threads' ~380 s). Main-phase consumers only, as the thresholds are.
+#: took up to 500 of the 1,000 records (the default then), the next one the rest, and
+#: every poll after found nothing and waited its whole ``poll_ms`` while the partition
+#: was being written (three fault-free bench runs, 3 nodes, 2026-11-24: 536-702 such polls
+#: a run, 55-71 s of the client threads' ~380 s). Main-phase consumers only, as the
+#: thresholds are.
 FETCH_QUEUE_BACKOFF_MS = 10
 
 
@@ -47,7 +56,7 @@ class ClientOptions:
     txn_id_prefix: str = "insync"
     abort_p: float = 0.1
     poll_ms: int = 100
-    max_poll_records: int = 500
+    max_poll_records: int = MAX_POLL_RECORDS
     delivery_timeout_ms: int = 10_000
     seed: int = 0
 
