@@ -35,17 +35,36 @@ class BrokerProperties:
     data_dir: str = DATA_DIR
 
 
-#: insync's ``replica.lag.time.max.ms`` (see ``_defaults``): also how long a random fault
-#: is held by default (``replica_lag_s``), so the ISR shrinks inside it.
+#: insync's ``replica.lag.time.max.ms`` (see ``_defaults``): a random fault is held long
+#: enough (``fault_hold_s``) for the ISR to shrink inside it.
 REPLICA_LAG_MS = 5000
+#: insync's ``controller.socket.timeout.ms`` (see ``_defaults``), also in ``fault_hold_s``.
+CONTROLLER_SOCKET_TIMEOUT_MS = 5000
+
+
+def _seconds(overrides: Mapping[str, str], key: str, default_ms: int) -> float:
+    try:
+        return float(overrides.get(key, default_ms)) / 1000
+    except ValueError:  # refused by Kafka at start; the default is as good a guess here
+        return default_ms / 1000
 
 
 def replica_lag_s(overrides: Mapping[str, str]) -> float:
     """Seconds a follower may lag before it leaves the ISR, with ``overrides`` applied."""
-    try:
-        return float(overrides.get("replica.lag.time.max.ms", REPLICA_LAG_MS)) / 1000
-    except ValueError:  # refused by Kafka at start; the default is as good a guess here
-        return REPLICA_LAG_MS / 1000
+    return _seconds(overrides, "replica.lag.time.max.ms", REPLICA_LAG_MS)
+
+
+def fault_hold_s(overrides: Mapping[str, str]) -> float:
+    """Seconds a random fault is held by default, so acks=all writes resume inside it.
+
+    A follower cut off at the fault's start leaves the ISR within 1.5 replica lags
+    (the leader checks every half lag). If the fault also cut the active KRaft
+    controller off, the shrink's AlterPartition first goes to that old controller
+    and is re-sent to the new one only after ``controller.socket.timeout.ms``. Twice
+    the lag plus that timeout leaves writes a few seconds inside the fault.
+    """
+    return 2 * replica_lag_s(overrides) + _seconds(
+        overrides, "controller.socket.timeout.ms", CONTROLLER_SOCKET_TIMEOUT_MS)
 
 
 def properties_for(
@@ -102,6 +121,12 @@ def _defaults(props: BrokerProperties) -> dict[str, str]:
         # partitions waits for it: a fault shorter than that tests only a stall.
         # 5 s lets the ISR shrink inside a fault, where the loss windows are.
         "replica.lag.time.max.ms": str(REPLICA_LAG_MS),
+        # A broker's AlterPartition channel keeps the controller it knew until a request
+        # fails: with the active controller cut off (no reset, packets dropped), an ISR
+        # shrink waited for this timeout, Kafka's default 30 s, and every acks=all write
+        # with it (measured on 4.1.2: writes resumed only at the heal). 5 s, so they
+        # resume inside the fault (``fault_hold_s``).
+        "controller.socket.timeout.ms": str(CONTROLLER_SOCKET_TIMEOUT_MS),
         "num.network.threads": "2",
         "num.io.threads": "4",
         "log.dirs": props.data_dir,

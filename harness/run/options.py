@@ -97,7 +97,8 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("nemesis_interval", number, "seconds between faults (default: 10)", "SECONDS",
          range=Range(0, DAY_S, open_lo=True)),
     Spec("nemesis_hold", opt_number, "seconds each random fault stays in force at least "
-         "(default: twice replica.lag.time.max.ms, 10)", "SECONDS", range=Range(0, DAY_S)),
+         "(default: twice replica.lag.time.max.ms plus controller.socket.timeout.ms, "
+         "15)", "SECONDS", range=Range(0, DAY_S)),
     Spec("nemesis_targets", items, "symbolic targets, e.g. one,majority", "TARGETS"),
     Spec("nemesis_packet", items, "packet faults to draw from (default: loss,rate)", "BEHAVIOURS"),
     Spec("nemesis_schedule", text, "a file of fault ops to run instead of random ones", "FILE"),

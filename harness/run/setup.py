@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cluster.broker_config import replica_lag_s
+from cluster.broker_config import fault_hold_s, replica_lag_s
 from harness.base.errors import UsageError
 from harness.base.rundir import iso
 from harness.base.version import insync_version
@@ -62,7 +62,7 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
     nopts = NemesisOptions(
         faults=frozenset(opts.faults),
         interval=opts.nemesis_interval,
-        min_in_force=(2 * replica_lag_s(opts.broker_config) if opts.nemesis_hold is None
+        min_in_force=(fault_hold_s(opts.broker_config) if opts.nemesis_hold is None
                       else opts.nemesis_hold),
         targets=tuple(opts.nemesis_targets),
         schedule=Path(opts.nemesis_schedule) if opts.nemesis_schedule else None,

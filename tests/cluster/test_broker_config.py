@@ -85,3 +85,10 @@ def test_followers_leave_the_isr_within_a_fault_by_default() -> None:
     """Kafka's 30 s default would outlast most faults: acks=all writes would only stall."""
     props = _props(render(properties_for(ClusterSpec(), "n1", "a")))
     assert int(props["replica.lag.time.max.ms"]) <= 5000
+
+
+def test_an_isr_shrink_finds_a_new_controller_within_a_fault_by_default() -> None:
+    """The AlterPartition channel waits this long on a cut-off old controller; Kafka's
+    30 s would stall every acks=all write for the whole of most faults."""
+    props = _props(render(properties_for(ClusterSpec(), "n1", "a")))
+    assert int(props["controller.socket.timeout.ms"]) <= 5000

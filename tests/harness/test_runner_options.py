@@ -205,14 +205,16 @@ def test_nemesis_options_are_checked_before_anything_starts() -> None:
 
 
 @pytest.mark.parametrize(("argv", "hold"), [
-    ([], 10.0),
-    (["--broker-config", "replica.lag.time.max.ms=2500"], 5.0),
+    ([], 15.0),
+    (["--broker-config", "replica.lag.time.max.ms=2500"], 10.0),
+    (["--broker-config", "controller.socket.timeout.ms=30000"], 40.0),
     (["--broker-config", "replica.lag.time.max.ms=2500", "--nemesis-hold", "3"], 3.0),
     (["--nemesis-hold", "0"], 0.0),
-], ids=["default", "from-replica-lag", "explicit", "none"])
-def test_a_fault_is_held_twice_the_replica_lag_unless_told(argv: list[str], hold: float) -> None:
-    """Held that long, a follower cut off by the fault leaves the ISR inside it and
-    acks=all writes go on: the fault is tested, not only the stall before the shrink."""
+], ids=["default", "from-replica-lag", "from-controller-timeout", "explicit", "none"])
+def test_a_fault_is_held_until_writes_resume_unless_told(argv: list[str], hold: float) -> None:
+    """Held twice the replica lag plus the controller socket timeout, a follower cut off
+    by the fault leaves the ISR inside it, even when the fault also cut off the active
+    controller, and acks=all writes go on: the fault is tested, not only the stall."""
     from harness.run.setup import nemesis_options
 
     nopts = nemesis_options(parse(["--nemesis", "kill", *argv]))
