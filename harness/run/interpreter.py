@@ -11,6 +11,14 @@ It waits on that queue rather than sleeping: until an op's scheduled time,
 until a pending generator's wake time, or until a completion arrives, whichever
 is first. A completion arriving before an op's time makes it ask the generator
 again (the op it had may no longer be what the generator would choose).
+
+That queue is a ``queue.Queue``, not the faster ``queue.SimpleQueue``: before
+Python 3.13, ``SimpleQueue.get(timeout=t)`` whose deadline passes inside the call
+(the thread preempted for more than ``t``, likely with the microsecond waits an
+op due "now" asks for) waits on with a negative timeout, which means forever,
+until the next put. With every worker idle there is none: a fast test's 0.5 s
+loop hung for over 10 minutes in session 20; under CPU load, 20 of 147,846 waits
+of 2 µs blocked until the next put (``tests/harness/test_interpreter_waits.py``).
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ class Interpreter:
     ) -> None:
         self.history = history
         self.table = ProcessTable(concurrency)
-        self.events: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self.events: queue.Queue[Event] = queue.Queue()
         self.clients = [
             ClientWorker(t, client_factory, history, self.events) for t in range(concurrency)
         ]
@@ -83,7 +91,7 @@ class Interpreter:
         starts, so a freshly started cluster's coordinator loading is not the run's first
         seconds. Returns how many warmed up in time; the others connect on their first op.
         """
-        ready: queue.SimpleQueue[tuple[int, BaseException | None]] = queue.SimpleQueue()
+        ready: queue.Queue[tuple[int, BaseException | None]] = queue.Queue()
         for worker in self.clients:
             worker.warm_up(
                 self.table.process(worker.index), lambda thread, err: ready.put((thread, err))

@@ -51,7 +51,7 @@ class Event:
 class _Worker:
     """A thread fed one op at a time through its inbox; ``None`` stops it."""
 
-    def __init__(self, name: str, events: queue.SimpleQueue[Event]) -> None:
+    def __init__(self, name: str, events: queue.Queue[Event]) -> None:
         self.events = events
         self.inbox: queue.SimpleQueue[Op | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
@@ -91,7 +91,7 @@ class ClientWorker(_Worker):
         thread: int,
         factory: ClientFactory,
         history: HistoryWriter,
-        events: queue.SimpleQueue[Event],
+        events: queue.Queue[Event],
     ) -> None:
         super().__init__(f"client-{thread}", events)
         self.index = thread
@@ -173,7 +173,7 @@ class NemesisWorker(_Worker):
         nemesis: Nemesis | None,
         cluster: Cluster | None,
         history: HistoryWriter,
-        events: queue.SimpleQueue[Event],
+        events: queue.Queue[Event],
     ) -> None:
         super().__init__("nemesis", events)
         self.nemesis = nemesis
