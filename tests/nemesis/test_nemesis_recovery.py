@@ -236,7 +236,11 @@ def led(key: str, leader: str | None, isr: tuple[str, ...] = tuple(NODES)) -> Pa
     (InForce(killed=frozenset({"n1", "n2"})), {"n3"}, {"t0-0": led("t0-0", None)},
      {"broker n1": "killed", "broker n2": "killed",
       "leader of t0-0": "the KRaft quorum has no majority"}),
-], ids=["paused", "cut-off", "isr-killed", "no-quorum"])
+    (InForce(killed=frozenset({"n2"})), {"n1", "n3"},
+     {"t0-0": led("t0-0", None, ())},
+     {"broker n2": "killed", "leader of t0-0": "its ISR is empty (KIP-966 keeps the last "
+      "in-sync replicas as eligible leaders, which metadata does not show) and n2 killed"}),
+], ids=["paused", "cut-off", "isr-killed", "no-quorum", "empty-isr-elr"])
 def test_what_a_fault_keeps_away_is_not_waited_for(
     in_force: InForce, registered: set[str], parts: dict[str, PartitionState],
     excused: dict[str, str],
@@ -258,6 +262,15 @@ def test_a_leaderless_partition_with_an_in_sync_replica_up_is_waited_for() -> No
     value = nem.invoke(cluster, {"f": AWAIT, "value": None})["value"]
     assert value["recovered"] is False and value["still-missing"] == ["leader of t0-0"]
     assert value["not-waited-for"] == {"broker n2": "killed"}
+
+
+def test_a_leaderless_partition_with_an_empty_isr_and_every_replica_up_is_waited_for() -> None:
+    """With nothing kept away, an eligible leader replica will return: wait for it."""
+    cluster, _ = fake_cluster(3)
+    parts = {"t0-0": led("t0-0", None, ())}
+    nem, _t = recovery(stuck(parts, {"n1", "n2", "n3"}), timeout_s=3)
+    value = nem.invoke(cluster, {"f": AWAIT, "value": None})["value"]
+    assert value["recovered"] is False and value["still-missing"] == ["leader of t0-0"]
 
 
 def test_a_wait_in_the_main_phase_ends_with_it() -> None:
