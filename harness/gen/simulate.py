@@ -5,8 +5,11 @@ It plays the interpreter's part: it asks the generator for ops, "invokes" each
 on the thread owning the op's process, finishes it after ``latency_fn`` ns of
 virtual time with whatever ``outcome_fn`` says, feeds every invocation and
 completion back through ``gen.update``, and retires a client's process after an
-``info``, exactly as the real runner must. The fakes are plain functions (a
-handler, like ``httpx.MockTransport``), so a test states its Kafka in a few lines.
+``info``, exactly as the real runner must. Once the generator answers ``None`` it
+is not asked again (ops in flight still complete and update it), as in the runner:
+a simulator that asked again hid main phases that ended early (session 21). The
+fakes are plain functions (a handler, like ``httpx.MockTransport``), so a test
+states its Kafka in a few lines.
 
 The history is written through :class:`harness.base.history.HistoryWriter`, so a
 simulated history obeys the same format and pairing rules as a real one, and an
@@ -89,6 +92,7 @@ def simulate(
     history = HistoryWriter(io.BytesIO(), clock=lambda: now, start_ns=0)
     ops: list[Op] = []
     g = lift(gen)
+    asking = g is not None  # an exhausted generator is not asked again, as in the runner
     step = 0
     idle_since: int | None = None
 
@@ -118,8 +122,9 @@ def simulate(
             raise SimulationError(f"no end after {len(ops)} ops and {now} ns (seed {seed})")
         ctx = context()
         step += 1
-        answer = None if g is None else g.op(ctx)
+        answer = g.op(ctx) if asking and g is not None else None
         if answer is None:
+            asking = False
             if not inflight:
                 return ops
             complete_next()

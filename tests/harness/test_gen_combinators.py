@@ -76,6 +76,43 @@ def test_time_limit_is_exact(seconds: float, rate: float, seed: int) -> None:
     assert ns(seconds) - max(times) <= 10 * ns(1 / rate) + MS
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_time_limit_waits_for_its_cutoff_when_the_soonest_op_is_past_it(seed: int) -> None:
+    """One client thread, busy 5 s per op, and faults 0-20 s apart: whenever the thread is
+    busy, the soonest op is the next fault, often due after the cutoff. The clients still
+    have ops before it, so the limit ends at the cutoff (polls at 0, 5, ..., 55 s)."""
+    faults = nemesis(stagger(10, cycle([{"f": "kill", "value": None},
+                                        {"f": "start", "value": None}])))
+    gen = time_limit(60, any_of(clients(repeat(POLL)), faults))
+    history = simulate(gen, concurrency=1, seed=seed,
+                       latency_fn=lambda op, r: ns(5) if op["process"] != NEMESIS else MS)
+    polls = [op["time"] for op in invokes(history, "poll")]
+    assert polls == [ns(s) for s in range(0, 60, 5)]
+
+
+class EndsOnce(Gen):
+    """Offers a poll and ends; once that poll completes it would offer one more."""
+
+    def __init__(self, polls: int = 0, completed: bool = False) -> None:
+        self.polls, self.completed = polls, completed
+
+    def op(self, ctx: Context) -> Step:
+        if self.polls == 2 or (self.polls == 1 and not self.completed):
+            return None
+        if not ctx.free_threads():
+            return PENDING, self
+        return fill_in(dict(POLL), ctx), EndsOnce(self.polls + 1, self.completed)
+
+    def update(self, ctx: Context, event: Op) -> Gen:
+        return self if event["type"] == "invoke" else EndsOnce(self.polls, True)
+
+
+def test_the_simulator_asks_no_more_once_the_generator_has_ended() -> None:
+    """As the runner's interpreter: a ``None`` is the end, with ops still in flight."""
+    history = simulate(EndsOnce(), concurrency=2)
+    assert len(invokes(history)) == 1 and len(history) == 2
+
+
 @pytest.mark.parametrize("rate", [10.0, 100.0, 1000.0])
 def test_stagger_honours_the_rate_on_average(rate: float) -> None:
     seconds = max(20.0, 2000 / rate)  # >= 2000 ops expected: ~1.3% standard deviation

@@ -6,7 +6,10 @@ once on purpose (branch fault-targets): every heal is now followed by an
 ``await-recovery`` op and the final heal ends with one, and the default targets
 no longer draw ``all``/``majority`` (nor ``primaries``, an alias of ``leaders``);
 and once more for the ``three-nodes`` case only: on 3 nodes several kinds take
-turns one fault at a time (``nemesis.package.one_at_a_time``).
+turns one fault at a time (``nemesis.package.one_at_a_time``); and once more in
+session 21, for the final heal's time only: the main phase now lasts its time limit
+(300 s) when the next fault falls after it, where it used to end, and heal, at the
+last fault before it (``harness.gen.choose.TimeLimit``); every fault op is unchanged.
 For each case: the nemesis ops a 300 s simulation issues (time, f, value), then
 the final heal, the package's ``fs`` and its report spans. A run's ``--seed`` must keep
 replaying the same faults across insync versions, so any difference here is a
