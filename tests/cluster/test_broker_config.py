@@ -92,3 +92,11 @@ def test_an_isr_shrink_finds_a_new_controller_within_a_fault_by_default() -> Non
     30 s would stall every acks=all write for the whole of most faults."""
     props = _props(render(properties_for(ClusterSpec(), "n1", "a")))
     assert int(props["controller.socket.timeout.ms"]) <= 5000
+
+
+def test_leadership_goes_back_to_preferred_replicas_within_a_run_by_default() -> None:
+    """Kafka's 300 s check would leave a restarted broker leading nothing for the rest
+    of most runs, and every leader on the nodes the next fault may take."""
+    props = _props(render(properties_for(ClusterSpec(), "n1", "a")))
+    assert props["leader.imbalance.check.interval.seconds"] == "10"
+    assert props.get("auto.leader.rebalance.enable", "true") == "true"
