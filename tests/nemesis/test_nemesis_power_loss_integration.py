@@ -67,7 +67,11 @@ def produce(cluster: Cluster, values: range) -> None:
 def read_all(cluster: Cluster) -> list[int]:
     cons = consumer(cluster.bootstrap)
     try:
-        _, high = cons.get_watermark_offsets(TopicPartition(TOPIC, 0), timeout=30)
+        # Just after power-on the broker may answer NOT_LEADER for a moment after the
+        # metadata names it leader (seen once, on a loaded host): ask again until it serves.
+        (high,) = wait_until(
+            lambda: (cons.get_watermark_offsets(TopicPartition(TOPIC, 0), timeout=30)[1],),
+            timeout_s=60, backoff_s=1, message=f"{TOPIC}-0's end offset")
         cons.assign([TopicPartition(TOPIC, 0, 0)])
         seen: list[int] = []
         while len(seen) < high:

@@ -10,6 +10,10 @@ turns one fault at a time (``nemesis.package.one_at_a_time``); and once more in
 session 21, for the final heal's time only: the main phase now lasts its time limit
 (300 s) when the next fault falls after it, where it used to end, and heal, at the
 last fault before it (``harness.gen.choose.TimeLimit``); every fault op is unchanged.
+Then again in session 21 for the cases with overlapping kinds (``all``, ``targets``,
+``long-interval``): a heal followed by another heal now waits for recovery after the
+last of them (``nemesis.recovery.AwaitAfterHeals``), so those cases issue fewer waits,
+and the draws after the first such heal differ.
 For each case: the nemesis ops a 300 s simulation issues (time, f, value), then
 the final heal, the package's ``fs`` and its report spans. A run's ``--seed`` must keep
 replaying the same faults across insync versions, so any difference here is a
