@@ -196,7 +196,7 @@ class AwaitAfterHeals(Gen):
         if self.gen is None and not self.owed:
             return None
         step = None if self.gen is None else self.gen.op(ctx)
-        if self.owed and not _is_heal(step, self.heals):
+        if self.owed and not _heal_next(step, ctx, self.heals):
             op = fill_in(await_op(), ctx)
             if isinstance(op, Pending):
                 return op, self
@@ -212,9 +212,29 @@ class AwaitAfterHeals(Gen):
         return self if self.gen is None else replace(self, gen=self.gen.update(ctx, event))
 
 
-def _is_heal(step: Step, heals: frozenset[str]) -> bool:
-    """Whether ``step`` offers an op (not a wait) whose ``f`` is one of ``heals``."""
-    return step is not None and not isinstance(step[0], Pending) and step[0].get("f") in heals
+#: How many timed waits (a fault's hold, a stagger) ``_heal_next`` looks past.
+_LOOK_AHEAD = 4
+
+
+def _heal_next(step: Step, ctx: Context, heals: frozenset[str]) -> bool:
+    """Whether the next op ``step`` leads to is one of ``heals``.
+
+    A kind's next op often waits first (its hold, ``sleep``, starts when its turn
+    comes), so a pending answer with a wake time is looked past: the generator is
+    pure, and asked again as of that time it says what comes then. A pending answer
+    without a wake time (a busy thread) is not.
+    """
+    for _ in range(_LOOK_AHEAD):
+        if step is None:
+            return False
+        x, nxt = step
+        if not isinstance(x, Pending):
+            return x.get("f") in heals
+        if x.wake is None or x.wake <= ctx.time or nxt is None:
+            return False
+        ctx = replace(ctx, time=x.wake)
+        step = nxt.op(ctx)
+    return False
 
 
 @dataclass(frozen=True, slots=True)
