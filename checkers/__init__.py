@@ -8,6 +8,7 @@ Public surface::
     render_verdict(verdict)    # the verdict as sentences for a person
     ANOMALY_TYPES              # every anomaly type, in HISTORY.md's order
     exit_code(verdict)         # 0 valid, 1 invalid, 2 unknown
+    without_drain(verdict)     # the verdict of a run whose drain never finished
 
 Both checks raise ``harness.base.errors.HistoryError`` for malformed input and
 never raise while judging: trouble there becomes ``valid: "unknown"``.
@@ -15,7 +16,7 @@ never raise while judging: trouble there becomes ``valid: "unknown"``.
 
 from checkers._check import DEFAULT_CYCLE_BUDGET_S, check_file, check_history
 from checkers._explain import render_verdict
-from checkers._verdict import ANOMALY_TYPES, exit_code
+from checkers._verdict import ANOMALY_TYPES, exit_code, without_drain
 
 __all__ = [
     "ANOMALY_TYPES",
@@ -24,4 +25,5 @@ __all__ = [
     "check_history",
     "exit_code",
     "render_verdict",
+    "without_drain",
 ]

@@ -22,6 +22,9 @@ def render_verdict(verdict: dict[str, Any], *, per_type: int = SHOWN_PER_TYPE) -
     lines = [_headline(verdict), _stats_line(verdict.get("stats", {}))]
     if verdict.get("error"):
         lines.append(f"Could not decide everything: {verdict['error']}.")
+    for kind, n in (verdict.get("not-judged-counts") or {}).items():
+        lines.append(f"{kind}: {n} found, not judged: the drain never read everything back, "
+                     "so these may simply be unread.")
     bad = set(verdict.get("bad-anomaly-types", []))
     counts = verdict.get("anomaly-counts", {})
     anomalies = verdict.get("anomalies", {})

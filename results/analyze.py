@@ -49,6 +49,7 @@ CONFIG_COLUMNS = (
 STARTS, STOPS = start_fs(), stop_fs()
 METRIC_COLUMNS = (
     "runs",
+    "cut_short",
     "poor_coverage",
     "acked",
     "lost",
@@ -118,6 +119,8 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
     keys = list(by)
     base = runs.groupBy(*keys).agg(
         F.count("*").alias("runs"),
+        # runs whose drain never finished: their unseen values were not judged
+        F.sum(F.when(F.col("cut_short"), 1).otherwise(0)).alias("cut_short"),
         F.sum("acked").alias("acked"),
         F.sum("lost_writes").alias("lost"),
         F.sum("duplicates").alias("duplicates"),
@@ -154,6 +157,7 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
     return table.select(
         *keys,
         "runs",
+        "cut_short",
         "poor_coverage",
         "acked",
         "lost",
@@ -186,6 +190,7 @@ def trend(spark: SparkSession, out: Path) -> list[dict[str, Any]]:
         .agg(
             F.count("*").alias("runs"),
             F.sum(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("invalid"),
+            F.sum(F.when(F.col("cut_short"), 1).otherwise(0)).alias("cut_short"),
             F.sum("acked").alias("acked"),
             F.sum("lost_writes").alias("lost"),
         )

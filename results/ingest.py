@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from harness.base.drain import drain_finished
 from harness.base.errors import HistoryError
 from results.coverage import outside_faults
 from results.run_coverage import RunCoverage, run_coverage
@@ -57,7 +58,7 @@ RUN_SCHEMA = (
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
     "bad_anomaly_types string, lost_writes long, duplicates long, "
     "inconsistent_offsets long, ordering_violations long, unseen long, "
-    "history_ops long, duration_s double, path string, "
+    "history_ops long, duration_s double, cut_short boolean, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -244,6 +245,8 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "unseen": sum(_int(a.get("count")) or 0 for a in unseen_examples),
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
+        # the drain never finished (a signal, an error, a kill): unseen was not judged
+        "cut_short": drain_finished(test) is False or summary.get("interrupted") is True,
         "path": str(d.resolve()),
         **scenario_columns(test),
         **coverage_columns(cov),
