@@ -21,6 +21,7 @@ import orjson
 from harness.base.errors import HistoryError
 from harness.base.history import NEMESIS, NemesisPair, Op, pairs
 from harness.base.shapes import got
+from harness.base.userfile import open_regular
 from results.op_lookup import line_offsets
 from results.plot_data import OUTCOMES, Array
 
@@ -92,11 +93,8 @@ HISTORY_HINT = "fix the history to follow docs/HISTORY.md, then run insync repor
 
 
 def _open(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except OSError as err:
-        raise HistoryError(f"cannot read {path}: {err.strerror or err}",
-                           hint="check the file's permissions") from err
+    return open_regular(path, str(path), error=HistoryError,
+                        hint="pass a run directory whose history.jsonl is a regular file")
 
 
 def _malformed(path: Path, line_no: int, what: str) -> HistoryError:

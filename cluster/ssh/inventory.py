@@ -74,13 +74,11 @@ class Inventory:
 
 def load_inventory(path: Path | str) -> Inventory:
     """Read and check ``path``; every problem is one ``UsageError`` naming the file and key."""
+    from harness.base.userfile import read_user_text
+
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--hosts {path}: no such file", hint="write a hosts.toml") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"--hosts {path}: cannot read it: {err}") from None
+    try:  # never blocking, regular files only, bounded (harness.base.userfile)
+        data = tomllib.loads(read_user_text(path, f"--hosts {path}"))
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: not valid TOML: {err}") from None
     return parse_inventory(data, path)
