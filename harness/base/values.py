@@ -285,6 +285,9 @@ def convert(
         spec = table.get(key)
         if spec is None:
             raise UsageError(f"{where}unknown option {raw_key!r}", hint=hint)
+        if key in out:  # time-limit and time_limit: which one was meant is anybody's guess
+            raise UsageError(f"{where}option {raw_key!r} is given twice (once with '-', once "
+                             "with '_')", hint="keep one of them")
         out[key] = spec.parse(raw, where, hint)
     return out
 

@@ -78,6 +78,12 @@ def axis_values(key: str, raw: Any, origin: str) -> list[Any]:
     spec = BY_NAME[key]
     if key == "nemesis":
         items = raw if isinstance(raw, list) else [raw]
+        nested = next((i for i in items if not isinstance(i, str)), None)
+        if nested is not None:  # one item is one run's faults, spelled as --nemesis is
+            where = f"{origin}: " if origin else ""
+            raise UsageError(f"{where}nemesis: each value is text such as \"kill,partition\" "
+                             f"or \"none\", got {nested!r}",
+                             hint='e.g. nemesis = ["none", "kill", "partition,kill"]')
         out = [convert({key: item}, origin)[key] for item in items]
     else:
         items = raw if isinstance(raw, list) else str(raw).split(",")
@@ -97,8 +103,13 @@ def split(values: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], dict[
     """Split raw option values into one-value options and axes (each checked now)."""
     base: dict[str, Any] = {}
     axes: dict[str, list[Any]] = {}
+    seen: set[str] = set()
     for raw_key, raw in values.items():
         key = raw_key.replace("-", "_")
+        if key in seen:
+            raise UsageError(f"{origin}: option {raw_key!r} is given twice (once with '-', "
+                             "once with '_')", hint="keep one of them")
+        seen.add(key)
         if key in AXES:
             axes[key] = axis_values(key, raw, origin)
         else:
