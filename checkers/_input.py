@@ -51,7 +51,7 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     if p.is_dir():
         p = p / HISTORY_NAME
-        if not p.is_file():
+        if not p.is_file() and not p.exists():  # something else there: open_history says what
             raise HistoryError(
                 f"{path} is a directory without {HISTORY_NAME}",
                 hint="pass a history file or a run directory (results/<test>/<timestamp>/)",

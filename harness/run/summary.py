@@ -67,7 +67,10 @@ def render(result: RunResult) -> str:
             poor = poor_coverage(cov) if valid is True else None
             if poor:
                 lines.append(f"warning: {poor}")
-        if not s.get("drain_complete", True):
+        if s.get("drain_finished") is False:
+            lines.append(f"drain: did not run to its end; {s.get('unread_after_drain')} "
+                         "acknowledged value(s) not read again (not judged)")
+        elif not s.get("drain_complete", True):
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"
                 + ("; every key was read to its end offset: no consumer can read them"
