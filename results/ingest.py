@@ -31,6 +31,7 @@ import orjson
 
 from harness.base.drain import drain_finished
 from harness.base.errors import HistoryError
+from harness.base.paths import printable
 from results.coverage import outside_faults
 from results.run_coverage import RunCoverage, run_coverage
 from results.run_files import existing_dir, read_test, read_verdict
@@ -126,6 +127,10 @@ def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
     skipped: list[Skipped] = []
     for d in find_runs(results_root):
         rid = run_id(results_root, d)
+        if printable(str(d.resolve())) != str(d.resolve()):  # Spark's tables hold UTF-8 only
+            skipped.append(Skipped(printable(rid), "its path is not UTF-8 (rename the "
+                                   "directory to compare it)"))
+            continue
         try:
             test = read_test(d)
             verdict = read_verdict(d)

@@ -23,6 +23,7 @@ import numpy as np
 import orjson
 
 from harness.base.drain import drain_finished
+from harness.base.paths import printable
 from harness.base.rundir import NODES, REPORT, RunDir
 from results.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
 from results.history_table import OpTable, read_lines
@@ -220,8 +221,9 @@ def build(run: RunDir, verdict: Mapping[str, Any], test: Mapping[str, Any] | Non
     columns, layout = _columns(table, rows, lanes, t0)
     argv = (test or {}).get("argv")
     return {
-        "name": (test or {}).get("name") or run.path.name,
-        "run_dir": str(run.path),
+        # printable: a directory name that is not UTF-8 cannot go into the page's JSON
+        "name": (test or {}).get("name") or printable(run.path.name),
+        "run_dir": printable(str(run.path)),
         "test": test,
         "argv": argv,
         "command": shlex.join(str(a) for a in argv) if isinstance(argv, list) else None,
@@ -250,6 +252,6 @@ def build(run: RunDir, verdict: Mapping[str, Any], test: Mapping[str, Any] | Non
         "details": _details(run.history_path, table, _detail_rows(table, anomaly_rows)),
         "details_complete": n <= DETAIL_ALL,
         "anomalies": panels,
-        "files": sorted(p.name for p in run.path.iterdir() if p.is_file()
+        "files": sorted(printable(p.name) for p in run.path.iterdir() if p.is_file()
                         and p.name != REPORT) + ([f"{NODES}/"] if run.nodes_path.is_dir() else []),
     }

@@ -13,6 +13,7 @@ def test_public_names_are_pinned() -> None:
         "check_history",
         "exit_code",
         "render_verdict",
+        "without_drain",
     ]
     for name in checkers.__all__:
         assert getattr(checkers, name) is not None
