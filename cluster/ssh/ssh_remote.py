@@ -14,6 +14,7 @@ the keepalive) is reopened once, on the next use.
 from __future__ import annotations
 
 import contextlib
+import logging
 import select
 import shlex
 import threading
@@ -28,6 +29,12 @@ from cluster.remote import ExecResult, RemoteCommandFailed
 from cluster.ssh.host_keys import KnownHostsPolicy, changed, load_known
 from cluster.ssh.inventory import Host
 from harness.base.errors import ClusterError, InsyncError, UsageError
+
+# paramiko's transport thread logs a failed handshake (a host that accepts TCP and hangs
+# up) with its whole traceback; with no handler of its own that went to stderr through
+# logging's last resort, 20-odd lines before insync's one-line error. A NullHandler here
+# keeps it out of a plain command's output; -v (a configured root logger) still shows it.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 CONNECT_TIMEOUT_S = 15.0
 KEEPALIVE_S = 15
