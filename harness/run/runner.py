@@ -34,6 +34,7 @@ logs not read; the provisioner keeps a half-built one for ``insync cluster logs`
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -127,8 +128,12 @@ class Run:
         nopts = self.nopts
         with run_log(self.run_dir.log_path):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
-            self.run_dir.write_test(test_json(self.opts, self.started, None,
-                                              drain_finished=False))
+            try:
+                self.run_dir.write_test(test_json(self.opts, self.started, None,
+                                                  drain_finished=False))
+            except OSError:  # a full disk: the directory just made holds nothing of use
+                shutil.rmtree(self.run_dir.path, ignore_errors=True)
+                raise
             caught = None
             try:
                 with signals_interrupt() as caught:

@@ -61,9 +61,17 @@ def signals_ignored(say: Say) -> Iterator[None]:
             signal.signal(s, handler)
 
 
+class _QuietFileHandler(logging.FileHandler):
+    """The run's log file; a write it cannot make (a full disk) is dropped, not reported
+    with logging's traceback on stderr: the log is a record, the run goes on."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def run_log(path: Any) -> Iterator[None]:
-    handler = logging.FileHandler(path)
+    handler = _QuietFileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     handler.setLevel(logging.INFO)
     logger = logging.getLogger("insync")

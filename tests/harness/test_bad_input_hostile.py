@@ -10,6 +10,7 @@ hang the test itself, so each case runs under an alarm that fails it instead.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 from collections.abc import Iterator
@@ -174,3 +175,33 @@ def test_a_toml_date_in_a_step_is_refused() -> None:
 def test_a_line_separator_inside_a_json_string_does_not_split_the_line() -> None:
     (step,) = parse_schedule('{"at": 1, "f": "kill", "value": "n1\u2028"}\n', toml=False)
     assert step.value == "n1\u2028"
+
+
+# -- a full disk ------------------------------------------------------------------------------
+
+
+def no_space(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_results_disk_is_one_line_and_leaves_no_empty_run_directory(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.base import rundir
+
+    monkeypatch.setattr(rundir, "write_json", no_space)
+    line = one_line(["run", "--results-dir", str(engine.results)], capsys, code=69)
+    assert "No space left on device" in line and "free some space" in line
+    assert engine.calls() == []
+    assert not [p for p in engine.results.rglob("*") if p.is_file() or p.name == "nodes"]
+
+
+def test_a_full_disk_under_the_lock_directory_still_locks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cluster import lock
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(lock.os, "pwrite", no_space)
+    with lock.cluster_lock("full-disk"):
+        assert lock.holder(lock._path("full-disk")) == "another insync command"
