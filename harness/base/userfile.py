@@ -48,7 +48,7 @@ def open_regular(path: str | Path, what: str, *, error: type[InsyncError] = Usag
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise error(f"{what}: no such file", hint="check the path") from None
+        raise error(f"{what}: cannot read it: no such file", hint="check the path") from None
     except IsADirectoryError:
         raise error(f"{what} is a directory, not a file", hint=hint) from None
     except OSError as err:

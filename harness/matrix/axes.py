@@ -78,12 +78,6 @@ def axis_values(key: str, raw: Any, origin: str) -> list[Any]:
     spec = BY_NAME[key]
     if key == "nemesis":
         items = raw if isinstance(raw, list) else [raw]
-        nested = next((i for i in items if not isinstance(i, str)), None)
-        if nested is not None:  # one item is one run's faults, spelled as --nemesis is
-            where = f"{origin}: " if origin else ""
-            raise UsageError(f"{where}nemesis: each value is text such as \"kill,partition\" "
-                             f"or \"none\", got {nested!r}",
-                             hint='e.g. nemesis = ["none", "kill", "partition,kill"]')
         out = [convert({key: item}, origin)[key] for item in items]
     else:
         items = raw if isinstance(raw, list) else str(raw).split(",")

@@ -116,17 +116,6 @@ def test_run_config_keys_are_never_dropped_silently(
     nothing_made(engine)
 
 
-def test_a_matrix_nemesis_axis_of_lists_is_refused(
-    engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    config = tmp_path / "matrix.toml"
-    config.write_text('nemesis = [["kill"]]\n')
-    line = one_line(["matrix", "--config", str(config), "--results-dir", str(engine.results)],
-                    capsys)
-    assert "each value is text" in line
-    nothing_made(engine)
-
-
 def test_a_run_name_too_long_for_the_file_system_is_refused_in_bytes(
     engine: Engine, capsys: pytest.CaptureFixture[str]
 ) -> None:
