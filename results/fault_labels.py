@@ -99,6 +99,15 @@ def _acted(value: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _wait(value: Mapping[str, Any]) -> str:
+    """A recovery wait or a scripted wait for cluster state: did it hold, and after how long."""
+    held = value.get("recovered", value.get("held"))
+    secs = value.get("seconds")
+    took = f" after {secs} s" if isinstance(secs, int | float) else ""
+    cut = " (cut short)" if value.get("cut-short") else ""
+    return ("held" if held is True else "did not hold") + took + cut
+
+
 def fault_label(kind: str, value: Any) -> str:
     """``kind`` and the nodes it hit, e.g. ``partition n2 | n1,n3`` or ``kill n1``."""
     if value is None or value in ({}, []):
@@ -106,7 +115,9 @@ def fault_label(kind: str, value: Any) -> str:
     if isinstance(value, str):
         return f"{kind} {value}"
     what = None
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping) and ("recovered" in value or "held" in value):
+        what = _wait(value)
+    elif isinstance(value, Mapping):
         what = _partition(value) if kind == "partition" else _acted(value)
         role = _role(value.get("target"))
         if what is not None and role is not None:

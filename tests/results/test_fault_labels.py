@@ -38,6 +38,11 @@ from results.plot_data import nemesis_bands
     ("packet", {"target": "all", "nodes": ["n1", "n2"], "applied": {}}, "packet n1,n2"),
     ("power-loss", {"lost": {"n1": {"dropped": 3}}, "target": "all"}, "power-loss n1"),
     ("kill", {"target": "followers:t0-0"}, "kill followers of t0-0"),
+    ("await-recovery", {"recovered": True, "seconds": 1.62, "waited-for": ["broker n3"]},
+     "await-recovery held after 1.62 s"),
+    ("await-recovery", {"recovered": False, "seconds": 2.11, "cut-short": True},
+     "await-recovery did not hold after 2.11 s (cut short)"),
+    ("await-state", {"held": True, "seconds": 4}, "await-state held after 4 s"),
     ("partition", "p", "partition p"),
     ("kill", None, "kill"),
 ])
