@@ -13,6 +13,7 @@ so no fault is ever unlabelled.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,8 @@ _ROLES = {"leaders": "leaders", "primaries": "leaders", "controller": "controlle
           "non-controllers": "non-controllers"}
 
 MAX_FALLBACK = 60
+#: A node's name as clusters name them (``n1``, ``n2``, ...).
+_NODE = re.compile(r"n[0-9]+")
 
 
 def compact(value: Any) -> str:
@@ -88,7 +91,7 @@ def _partition(value: Mapping[str, Any]) -> str | None:
 def _acted(value: Mapping[str, Any]) -> str | None:
     for key in _ACTED:
         acted = value.get(key)
-        if isinstance(acted, Mapping):
+        if isinstance(acted, Mapping | list):
             return _nodes(acted)
     nodes = value.get("nodes")
     if isinstance(nodes, list):
@@ -96,6 +99,8 @@ def _acted(value: Mapping[str, Any]) -> str | None:
     offsets = value.get("offsets-ms")
     if isinstance(offsets, Mapping):
         return _nodes(offsets)
+    if value and all(isinstance(k, str) and _NODE.fullmatch(k) for k in value):
+        return _nodes(value)  # node -> what was done there (a clock's offset, ...)
     return None
 
 

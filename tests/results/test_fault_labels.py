@@ -43,6 +43,8 @@ from results.plot_data import nemesis_bands
     ("await-recovery", {"recovered": False, "seconds": 2.11, "cut-short": True},
      "await-recovery did not hold after 2.11 s (cut short)"),
     ("await-state", {"held": True, "seconds": 4}, "await-state held after 4 s"),
+    ("pause", {"paused": ["n3"]}, "pause n3"),
+    ("clock-bump", {"n1": 250}, "clock-bump n1"),
     ("partition", "p", "partition p"),
     ("kill", None, "kill"),
 ])
