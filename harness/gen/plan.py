@@ -5,9 +5,8 @@
   then, on the nemesis thread, the nemesis package's final generator (end every
   fault) at once, while the last client ops complete: a heal never waits for
   clients, whose ops the interpreter bounds by their op timeout instead, so a
-  fault in force at the time limit ends there (with a client op blocked on a
-  paused leader, a 15 s pause begun at 137 s of 150 was held until 387 s when
-  the heal waited for every op);
+  fault in force at the time limit ends there (a heal behind client ops blocked on
+  a paused leader would keep the pause, and those ops, going for minutes);
 * **heal**: with a fault script (``script_tail_s``), the final generator as a
   phase of its own, once every main-phase op has completed (a script's last
   step is followed by its tail, so nothing is in force by then);

@@ -14,7 +14,7 @@ transaction read; an abort that raised is ``info``. Whether an error means
 Every wait of one op (``init_transactions``, delivery reports, sending offsets,
 commit attempts, the abort) draws on one budget, ``op_budget_s``: a paused
 leader or coordinator makes each of them wait its full timeout, and seven
-such waits in a row kept one op (and the main phase behind it) for minutes.
+such waits in a row would keep one op (and the main phase behind it) for minutes.
 When the budget runs out before the transaction is settled, the op ends
 ``info`` and the client is replaced: the next producer's ``init_transactions``
 fences this one and aborts whatever it left open.
