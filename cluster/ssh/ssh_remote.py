@@ -26,7 +26,7 @@ import paramiko
 
 from cluster.remote import ExecResult, RemoteCommandFailed
 from cluster.ssh.host_keys import KnownHostsPolicy, changed, load_known
-from cluster.ssh.inventory import Host
+from cluster.ssh.inventory import Host, read_key
 from harness.base.errors import ClusterError, InsyncError, UsageError
 
 CONNECT_TIMEOUT_S = 15.0
@@ -135,8 +135,8 @@ class Connection:
 def _private_key(host: Host) -> paramiko.PKey:
     """The inventory's ``key_file``, read here so a bad file is named as such."""
     try:
-        return paramiko.PKey.from_path(host.key_file)
-    except (OSError, paramiko.SSHException, ValueError) as err:
+        return read_key(host.key_file)
+    except ValueError as err:
         raise UsageError(
             f"{host.node}: cannot use key_file {host.key_file}: {err}",
             hint="key_file must be an unencrypted private key (ssh-keygen -N '')",
