@@ -38,6 +38,7 @@ from typing import Any
 
 import paramiko
 
+from cluster.spec import NODE_NAME
 from harness.base.errors import UsageError
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
@@ -48,8 +49,6 @@ _FORBIDDEN = frozenset(
      "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var"}
 )  # fmt: skip
 _HOST_KEYS = frozenset({"address", "port", "user", "key_file", "base_dir", "sudo"})
-#: A node's table name: ``n`` and a number without leading zeros, ASCII digits only.
-_NODE = re.compile(r"n[1-9][0-9]*", re.ASCII)
 #: One label of a host name (RFC 1123): letters, digits, inner hyphens.
 _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?", re.ASCII)
 #: A POSIX user name (portable characters, not starting with a hyphen), at most 32.
@@ -129,7 +128,7 @@ def parse_inventory(data: Mapping[str, Any], path: Path) -> Inventory:
 
 
 def _is_node(key: str) -> bool:
-    return _NODE.fullmatch(key) is not None
+    return NODE_NAME.fullmatch(key) is not None
 
 
 def _host(node: str, table: Mapping[str, Any], path: Path) -> Host:
