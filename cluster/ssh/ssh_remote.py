@@ -143,6 +143,13 @@ def _private_key(host: Host) -> paramiko.PKey:
         ) from None
 
 
+def command_line(argv: Sequence[str], *, sudo: bool = False) -> str:
+    """The one place an argv becomes shell text: SSH runs a command line in the user's
+    shell, so every argument is quoted here, once (``shlex.join``), and nowhere else."""
+    command = shlex.join(argv)
+    return f"sudo -n -- {command}" if sudo else command  # -n: fail, never ask a password
+
+
 @dataclass(frozen=True)
 class SSHRemote:
     """Reach node ``name`` over its host's shared :class:`Connection`."""
@@ -158,9 +165,7 @@ class SSHRemote:
         timeout: float = 60.0,
         check: bool = True,
     ) -> ExecResult:
-        command = shlex.join(argv)
-        if self.connection.host.sudo:  # -n: fail at once instead of waiting for a password
-            command = f"sudo -n -- {command}"
+        command = command_line(argv, sudo=self.connection.host.sudo)
         try:
             channel = self.connection.transport().open_session(timeout=CONNECT_TIMEOUT_S)
         except paramiko.SSHException as err:
