@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,13 +42,13 @@ from cluster.ssh.provisioner import STATE_DIRS, clear_host
 from cluster.ssh.provisioner import _reset as reset_host
 from cluster.ssh.ssh_remote import command_line
 from cluster.versions import resolve_version
+from harness.base.errors import ClusterError
 from nemesis.clock import ClockNemesis, faked_now, write_control
 from nemesis.kinds import clock as clock_kind
 from nemesis.nodes import Resolver, controller_of
 from nemesis.packet import PacketNemesis
 from nemesis.partition import PartitionNemesis
 from nemesis.targets import Facts
-from harness.base.errors import ClusterError
 from tests.nemesis.fakes import FakeNode
 
 MARK = "ZQ"
@@ -289,7 +288,6 @@ def test_the_seam_check_itself_catches_text_and_options() -> None:
     remote.exec(["rm", "-rf", HOSTILE["leading-dash"]])
     assert len(strict.problems) == 2
     assert arrives_intact(("rm", HOSTILE["space"]))
-    pasted: Callable[[tuple[str, ...]], str] = lambda a: " ".join(a)  # noqa: E731
-    line = f"printf '%s\\0' {pasted(('rm', HOSTILE['space']))}"
+    line = f"printf '%s\\0' {' '.join(('rm', HOSTILE['space']))}"  # pasted, not quoted
     out = subprocess.run(["sh", "-c", line], capture_output=True, check=True).stdout
     assert tuple(out.decode().split("\0")[:-1]) != ("rm", HOSTILE["space"])
