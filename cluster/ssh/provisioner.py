@@ -14,7 +14,10 @@ stops what runs, wipes the cluster state and hands the nodes to
 ZooKeeper, a clock strobe loop; SIGCONT first, so a paused one dies too),
 removes insync's iptables chains and the cluster state, and keeps the synced
 jars (the next ``up`` is warm). Nothing outside ``base_dir`` is created or
-removed, except insync's own iptables chains.
+removed, except insync's own iptables chains, and under it ``down`` removes
+only the paths ``up`` recorded creating (``cluster.ssh.created``): a host
+without that manifest is refused, not cleared. Every command takes its values
+(paths, addresses) as arguments, never as shell text (``cluster.remote.sh``).
 """
 
 from __future__ import annotations
