@@ -152,7 +152,7 @@ def controller_of(cluster: Cluster) -> str:
     leader, and always asks the cluster in ZooKeeper mode.
     """
     if cluster.spec.mode == "kraft":
-        states, _ = on_nodes(lambda n: sh(n.remote, f"cat {n.at(QUORUM_STATE)}").stdout,
+        states, _ = on_nodes(lambda n: sh(n.remote, 'cat -- "$1"', n.at(QUORUM_STATE)).stdout,
                              cluster, cluster.spec.controller_nodes)
         leader = newest_quorum_leader(states)
         if leader is not None:
