@@ -48,6 +48,9 @@ def go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, time_limit: str,
              "--quiet-time", "0.1", "--final-time-limit", "1", "--concurrency", "2",
              "--seed", "3"]
     timer = None
+    # a suite started in the background inherits SIGINT ignored (tests/support/ctrl_c.py);
+    # a terminal's Ctrl-C reaches a process whose Python handler is in place
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     if signum is not None:
         timer = threading.Timer(1.0, os.kill, (os.getpid(), signum))
         timer.start()
@@ -56,6 +59,7 @@ def go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, time_limit: str,
     finally:
         if timer is not None:
             timer.cancel()
+        signal.signal(signal.SIGINT, old_int)
 
 
 def check(path: Path) -> tuple[int, str]:
