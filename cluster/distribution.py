@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from cluster.releases import default_cache_root
 from cluster.versions import BINDING_JARS, Artifact, KafkaVersion, binding_for
 from harness.base.errors import EnvironmentProblem
 
@@ -88,12 +89,6 @@ class Distribution:
     @property
     def jar_paths(self) -> tuple[Path, ...]:
         return tuple(self.libs_dir / jar for jar in self.jars)
-
-
-def default_cache_root() -> Path:
-    """``$INSYNC_CACHE`` or ``~/.cache/insync``: the parent of ``kafka/<version>``."""
-    env = os.environ.get("INSYNC_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "insync"
 
 
 def distribution_dir(version: KafkaVersion, cache_root: Path | None = None) -> Path:
@@ -322,13 +317,13 @@ def _write_configs(config_dir: Path) -> None:
 
 
 def _write_marker(
-    staging: Path, version: KafkaVersion, jars: list[str], binding: list[str]
+    staging: Path, version: KafkaVersion, jars: list[str], binding: list[str] | None = None
 ) -> None:
     marker = {
         "format": MARKER_FORMAT,
         "version": version.version,
         "artifacts": [a.coordinate for a in version.artifacts],
-        "binding": binding,
+        "binding": binding or [],
         "jars": jars,
         "resolved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

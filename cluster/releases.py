@@ -38,6 +38,7 @@ __all__ = [
     "REPO_ENV",
     "SCALAS",
     "Listing",
+    "default_cache_root",
     "listing",
     "parse_metadata",
     "repository",
@@ -73,6 +74,12 @@ class Listing:
         return {v for listed in self.scalas.values() for v in listed}
 
 
+def default_cache_root() -> Path:
+    """``$INSYNC_CACHE`` or ``~/.cache/insync``: the parent of ``kafka/``."""
+    env = os.environ.get("INSYNC_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "insync"
+
+
 def repository() -> str:
     """The Maven 2 repository base URL (``$INSYNC_MAVEN_REPO`` or Maven Central)."""
     return (os.environ.get(REPO_ENV) or CENTRAL).rstrip("/")
@@ -92,7 +99,7 @@ def parse_metadata(xml: bytes | str) -> tuple[str, ...]:
 
 
 def _http_get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response:  # noqa: S310
+    with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response:
         data: bytes = response.read()
         return data
 

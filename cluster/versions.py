@@ -240,7 +240,7 @@ def _fill(value: Any, version: str) -> Any:
     return value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def release(version: str) -> KafkaVersion:
     """The :class:`KafkaVersion` of an exact release number, from the eras it falls in.
 
@@ -302,8 +302,7 @@ def resolve_version(spec: str, cache_root: Path | None = None) -> KafkaVersion:
     listing needs no network; a line or ``latest`` refreshes a day-old listing.
     A release Maven Central does not have is a ``UsageError`` (one line).
     """
-    from cluster.distribution import default_cache_root
-    from cluster.releases import listing
+    from cluster.releases import default_cache_root, listing
 
     text = spec.strip().lower().removeprefix("v")
     for pinned in VERSIONS:
