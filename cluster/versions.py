@@ -39,7 +39,9 @@ __all__ = [
     "binding_for",
     "feature_since",
     "known_versions",
+    "line_of",
     "mode_span",
+    "names_a_line",
     "parse_number",
     "release",
     "resolve_for_mode",
@@ -294,6 +296,25 @@ def _text(number: tuple[int, ...]) -> str:
     return ".".join(map(str, number))
 
 
+def _normal(spec: str) -> str:
+    return spec.strip().lower().removeprefix("v")
+
+
+def names_a_line(spec: str) -> bool:
+    """Whether ``spec`` names a line (``4.2``, ``4.2.x``, ``0.10.2``, ``latest``), not a
+    release (``4.2.2``, ``0.10.2.2``)."""
+    text = _normal(spec)
+    match = _LINE.match(text)
+    exact = parse_number(text)
+    return text == "latest" or (match is not None and (
+        exact is None or text.endswith(".x") or len(exact) == (3 if exact[0] == 0 else 2)))
+
+
+def line_of(number: tuple[int, ...]) -> tuple[int, ...]:
+    """``(0, 10, 2, 2)`` -> ``(0, 10, 2)``; ``(4, 1, 2)`` -> ``(4, 1)``."""
+    return _line_of(number)
+
+
 def resolve_version(spec: str, cache_root: Path | None = None) -> KafkaVersion:
     """Turn ``latest``, a line (``4.2.x``, ``4.2``, ``0.10.2.x``) or an exact release
     into the release it names, as Maven Central lists them.
@@ -304,14 +325,13 @@ def resolve_version(spec: str, cache_root: Path | None = None) -> KafkaVersion:
     """
     from cluster.releases import default_cache_root, listing
 
-    text = spec.strip().lower().removeprefix("v")
+    text = _normal(spec)
     for pinned in VERSIONS:
         if text == pinned.version:
             return pinned
     exact = parse_number(text)
     match = _LINE.match(text)
-    is_line = text == "latest" or (match is not None and (exact is None or text.endswith(
-        ".x") or len(exact) == (3 if exact[0] == 0 else 2)))
+    is_line = names_a_line(text)
     if not is_line and exact is None:
         raise UsageError(
             f"unknown Kafka version {spec!r}",

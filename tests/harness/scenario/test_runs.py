@@ -313,6 +313,16 @@ def test_catalogue_stores_the_table_and_resumes(
     assert "12 already done, 0 to run" in capsys.readouterr().out
 
 
+def test_catalogue_versions_take_open_ranges(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--versions 3.9..`` stands for the table's columns from 3.9 on: 3.9 and 4.1."""
+    runner = fake(lambda opts, n: VALID)
+    assert cli(tmp_path, "catalogue", "--scenarios", "controller-failover",
+               "--versions", "3.9..", "--runs", "1") == 0
+    assert sorted({o.kafka_version for o in runner.calls}) == ["3.9.x", "4.1.x"]
+
+
 def test_catalogue_exit_1_and_a_bang_when_a_cell_differs(
     tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
 ) -> None:
