@@ -41,7 +41,7 @@ def _cached(root: Any) -> dict[str, tuple[int, int]]:
     for folder in sorted(kafka.iterdir()) if kafka.is_dir() else []:
         try:
             version = release(folder.name)
-        except Exception:  # noqa: BLE001 - not a release folder (listings, staging)
+        except Exception:
             continue
         dist = load_distribution(version, distribution_dir(version, root))
         if dist is not None:

@@ -95,9 +95,7 @@ class VersionRange:
         """Whether every release this range holds, ``outer`` holds too."""
         if outer.lo is not None and (self.lo is None or self.lo not in outer):
             return False
-        if outer.hi is not None and (self.hi is None or self.hi not in outer):
-            return False
-        return True
+        return outer.hi is None or (self.hi is not None and self.hi in outer)
 
     def versions(self) -> list[KafkaVersion]:
         """The table's versions in the range, oldest first."""

@@ -46,11 +46,11 @@ def with_results(engine: Engine, argv: list[str]) -> list[str]:
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["run", "--kafka-version", "9.9.x", "--teardown"], "Maven Central lists no Kafka 9.9 release"),
-        (["matrix", "--kafka-version", "9.9.x"], "Maven Central lists no Kafka 9.9 release"),
-        (["matrix", "--kafka-version", "4.1.x,9.9.x"], "Maven Central lists no Kafka 9.9 release"),
-        (["cluster", "smoke", "--kafka-version", "9.9.x"], "Maven Central lists no Kafka 9.9 release"),
-        (["cluster", "up", "--kafka-version", "9.9.x"], "Maven Central lists no Kafka 9.9 release"),
+        (["run", "--kafka-version", "9.9.x", "--teardown"], "lists no Kafka 9.9 release"),
+        (["matrix", "--kafka-version", "9.9.x"], "lists no Kafka 9.9 release"),
+        (["matrix", "--kafka-version", "4.1.x,9.9.x"], "lists no Kafka 9.9 release"),
+        (["cluster", "smoke", "--kafka-version", "9.9.x"], "lists no Kafka 9.9 release"),
+        (["cluster", "up", "--kafka-version", "9.9.x"], "lists no Kafka 9.9 release"),
         (["run", "--mode", "zookeeper", "--teardown"], "4.1.2 does not run in zookeeper mode"),
         (["run", "--kafka-version", "4.1", "--mode", "zookeeper"], "does not run in zookeeper"),
         (["matrix", "--mode", "zookeeper"], "4.1.2 does not run in zookeeper mode"),
