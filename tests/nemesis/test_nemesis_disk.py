@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
 from harness.base.faults import fault_kind
 from harness.gen.core import Rng
+from nemesis import build_package
 from nemesis.kinds import disk, load
 from nemesis.nodes import Resolver
 from nemesis.settings import NemesisOptions
@@ -147,3 +149,17 @@ def test_drawn_faults_are_ones_the_filesystem_takes_on_a_drawn_target(seed: int)
 def test_a_run_with_disk_faults_asks_for_the_filesystem() -> None:
     assert NemesisOptions(faults=frozenset({"disk"})).needs_power_loss_fs
     assert fault_kind("disk").spans == {"disk": ("start-disk", "stop-disk")}
+
+
+def test_a_fault_script_names_disk_faults_and_gets_the_filesystem_and_the_heal(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "disk.toml"
+    script.write_text('[[step]]\nat = 5\nf = "start-disk"\n'
+                      'value = { target = "leader:t0-0", kind = "full", bytes = 0 }\n'
+                      '[[step]]\nafter = 10\nf = "stop-disk"\n')
+    opts = NemesisOptions(schedule=script)
+    assert opts.needs_power_loss_fs
+    pkg = build_package(opts)
+    assert pkg.nemesis is not None and {"start-disk", "stop-disk"} <= pkg.nemesis.fs()
+    assert {"f": "stop-disk", "value": None} in list(pkg.final_generator or [])
