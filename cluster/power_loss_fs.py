@@ -80,7 +80,7 @@ def lose(remote: Remote) -> dict[str, Any]:
 #: ``sh -c`` script, $0 = ``insync-lazyfs``: $1 the command, $2 the control file. A plain
 #: directory (no filesystem mounted) has no control file: refused, so none is created there.
 CONTROL_SCRIPT = ('[ -e "$2" ] || { echo "no power-loss filesystem is mounted there" >&2; '
-                  'exit 3; }; printf \'%s\\n\' "$1" > "$2"; ok=$?; cat "$2"; exit $ok')
+                  'exit 3; }; printf \'%s\\n\' "$1" > "$2"; ok=$?; cat "$2" && exit $ok')
 
 
 def _command(remote: Remote, command: str) -> dict[str, Any]:
@@ -91,9 +91,10 @@ def _command(remote: Remote, command: str) -> dict[str, Any]:
         state: dict[str, Any] = json.loads(result.stdout)
     except ValueError:
         state = {}
-    if not result.ok:
+    if not result.ok or "disk" not in state:
         why = state.get("refused") or result.stderr.strip() or f"exit {result.exit_code}"
-        raise ClusterError(f"on {remote.name}: lazyfs refused {command!r}: {why}")
+        raise ClusterError(f"on {remote.name}: lazyfs refused {command!r}: {why} "
+                           f"(answered {result.stdout[:200]!r})")
     return state
 
 

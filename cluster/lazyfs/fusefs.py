@@ -277,8 +277,11 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         if self.dropped is not None:
             state = {"lost": True, "dropped": self.dropped.as_dict()}
         else:
-            state = {"lost": False, "pending": self.fs.pending().as_dict(),
-                     "disk": self.disk.state()}
+            try:  # a failure here must not hide the disk faults' state
+                pending: dict[str, Any] = self.fs.pending().as_dict()
+            except OSError as err:
+                pending = {"error": f"{type(err).__name__}: {err}"}
+            state = {"lost": False, "pending": pending, "disk": self.disk.state()}
             if self._control_error:
                 state["refused"] = self._control_error
         return (json.dumps(state, sort_keys=True) + "\n").encode()
