@@ -197,12 +197,13 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     # -- files ------------------------------------------------------------------------
     @_errno
     async def open(self, inode: int, flags: int, ctx: Any) -> Any:
-        if inode != CONTROL_INO:
-            node = self.fs.node(inode)
-            if node.is_dir:
-                raise FsError(errno.EISDIR)
-            if flags & os.O_TRUNC:
-                self.fs.truncate(inode, 0)
+        if inode == CONTROL_INO:  # its answer changes under the same size: never cached
+            return pyfuse3.FileInfo(fh=inode, direct_io=True)
+        node = self.fs.node(inode)
+        if node.is_dir:
+            raise FsError(errno.EISDIR)
+        if flags & os.O_TRUNC:
+            self.fs.truncate(inode, 0)
         return pyfuse3.FileInfo(fh=inode)
 
     @_errno
