@@ -17,6 +17,12 @@ what lets a script act on "the other broker" while one it restarted comes up
 (KIP-101's sequence: the follower must register while its leader is paused,
 and the controller that tells it to follow must not be the one paused).
 
+``coordinator:ID`` is the transaction coordinator of transactional id ``ID``:
+the leader of the ``__transaction_state`` partition Kafka maps the id to
+(:func:`txn_partition`, as ``TransactionStateManager.partitionFor`` does), so a
+fault can pause the broker that must write a transaction's markers while its
+producer and its partitions' leaders carry on (KAFKA-17754's delayed EndTxn).
+
 Whether a resolved set may take the whole cluster or the KRaft quorum down is
 decided apart, in ``nemesis.impact``: only the targets ``is_explicit`` names
 are taken as asking for that.
@@ -33,7 +39,8 @@ from harness.base.errors import UsageError
 
 #: Targets that need no metadata, then those that do. Also: ``leaders:N``,
 #: ``primaries:N``, ``leader:KEY``, ``followers:KEY`` (the followers of one
-#: partition), a node name, or a list of names.
+#: partition), ``coordinator:ID`` (a transactional id's coordinator), a node name,
+#: or a list of names.
 PLAIN_TARGETS = ("one", "minority", "majority", "all")
 METADATA_TARGETS = ("leaders", "primaries", "controller", "non-controllers")
 TARGETS = PLAIN_TARGETS + METADATA_TARGETS
@@ -47,6 +54,9 @@ DEFAULT_PLAIN_TARGETS = ("one", "minority")
 
 Target = str | Sequence[str]
 NON_CONTROLLERS = "non-controllers"
+COORDINATOR = "coordinator:"
+#: Kafka's internal topic of transaction state; its partition leaders are the coordinators.
+TXN_STATE_TOPIC = "__transaction_state"
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,36 @@ class Facts:
     partitions: Callable[[], Mapping[str, PartitionState]]
     controller: Callable[[], str]
     brokers: Callable[[], Collection[str]] | None = None
+    #: the partitions of ``__transaction_state`` by number; None when the source cannot tell
+    txn_state: Callable[[], Mapping[int, PartitionState]] | None = None
+
+
+def java_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (a signed 32-bit int over UTF-16 code units)."""
+    h, data = 0, text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def txn_partition(txn_id: str, partitions: int) -> int:
+    """The ``__transaction_state`` partition of ``txn_id``: Kafka's
+    ``Utils.abs(transactionalId.hashCode) % partitions`` (``abs(MIN_VALUE)`` is 0)."""
+    h = java_hash(txn_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def coordinator(facts: Facts, txn_id: str) -> list[str]:
+    """The coordinator of ``txn_id`` right now; empty while its partition has no leader
+    (or before any transaction made the topic)."""
+    if facts.txn_state is None:
+        raise UsageError(f"target {COORDINATOR}{txn_id} needs the {TXN_STATE_TOPIC} "
+                         "partitions, which this cluster's metadata source cannot give")
+    parts = facts.txn_state()
+    if not parts:
+        return []
+    state = parts.get(txn_partition(txn_id, len(parts)))
+    return [] if state is None or state.leader is None else [state.leader]
 
 
 def leader_count(target: str) -> int | None:
@@ -80,6 +120,8 @@ def leader_count(target: str) -> int | None:
 
 def is_target(target: str) -> bool:
     """Whether ``--nemesis-targets`` may name ``target`` as a node target."""
+    if target.startswith(COORDINATOR) and len(target) > len(COORDINATOR):
+        return True
     try:
         return target in TARGETS or leader_count(target) is not None
     except UsageError:
@@ -97,8 +139,8 @@ def named_partition(target: object) -> str | None:
 
 def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """Whether ``target`` asks outright for what it hits: ``all``, ``majority``,
-    ``non-controllers``, names, a list, or the replicas of one named partition
-    (``leader:KEY``, ``followers:KEY``).
+    ``non-controllers``, names, a list, the replicas of one named partition
+    (``leader:KEY``, ``followers:KEY``), or one transactional id's coordinator.
 
     A scenario that partitions or pauses the followers of one partition means
     exactly those nodes, whatever else they host: narrowing them would quietly
@@ -108,7 +150,7 @@ def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """
     if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
         return True
-    if target == NON_CONTROLLERS:
+    if target == NON_CONTROLLERS or target.startswith(COORDINATOR):
         return True
     return named_partition(target) is not None
 
@@ -170,6 +212,8 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
         chosen = [facts.controller()]
     elif target == NON_CONTROLLERS:
         chosen = non_controllers(facts)
+    elif target.startswith(COORDINATOR):
+        chosen = coordinator(facts, target.removeprefix(COORDINATOR))
     elif target.startswith("leader:"):
         leader = _partition(facts, target.removeprefix("leader:")).leader
         chosen = [] if leader is None else [leader]
@@ -179,8 +223,8 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
     else:
         raise UsageError(
             f"unknown target {target!r}",
-            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY "
-                 "or node names",
+            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY, "
+                 "coordinator:TXN_ID or node names",
         )
     unknown = [n for n in chosen if n not in order]
     if unknown:
