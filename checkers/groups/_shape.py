@@ -78,7 +78,7 @@ def check_fields(op: dict[str, Any], line: int) -> bool:
 def check_mop(f: str, mop: Any, line: int, *, kind: str) -> str:
     """A group micro-op of an invoke (``kind`` "invoke") or a completion ("ok", "fail",
     "info"); returns its tag. ``mop`` is a non-empty list whose tag is not send/poll."""
-    tag = mop[0]
+    tag: str = mop[0]
     where = " in invoke" if kind == "invoke" else ""
     allowed = ALLOWED_IN.get(tag) if type(tag) is str else None
     if allowed is None:
