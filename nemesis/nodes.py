@@ -24,7 +24,7 @@ from cluster.metadata import PartitionState, active_controller, partitions, regi
 from cluster.remote import sh
 from nemesis.impact import of_nodes
 from nemesis.in_force import How, InForce, Ledger, narrow_down
-from nemesis.targets import Facts, Target, is_explicit, resolve
+from nemesis.targets import OFFSETS_TOPIC, Facts, Target, is_explicit, resolve
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -169,6 +169,9 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
         partitions=lambda: workload_partitions(cluster, wanted, prefix),
         controller=lambda: controller_of(cluster),
         brokers=lambda: registered_brokers(cluster.bootstrap),
+        offsets=lambda: {
+            p.partition: p for p in partitions(cluster.bootstrap, [OFFSETS_TOPIC]).values()
+        },
     )
 
 

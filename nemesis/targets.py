@@ -17,6 +17,15 @@ what lets a script act on "the other broker" while one it restarted comes up
 (KIP-101's sequence: the follower must register while its leader is paused,
 and the controller that tells it to follow must not be the one paused).
 
+Consumer groups have targets of their own: ``coordinator:GROUP`` is the
+broker that coordinates GROUP right now, the leader of the ``__consumer_offsets``
+partition Kafka places the group in (``offsets_partition``: Java's
+``String.hashCode`` of the group id, made non-negative, modulo the topic's
+partition count, the rule of every version's group coordinator); and
+``offsets-leaders`` / ``offsets-leaders:N`` are the leaders of N drawn
+``__consumer_offsets`` partitions. Neither is among the default targets: a
+random run draws them only when ``--nemesis-targets`` names them.
+
 Whether a resolved set may take the whole cluster or the KRaft quorum down is
 decided apart, in ``nemesis.impact``: only the targets ``is_explicit`` names
 are taken as asking for that.
@@ -47,6 +56,10 @@ DEFAULT_PLAIN_TARGETS = ("one", "minority")
 
 Target = str | Sequence[str]
 NON_CONTROLLERS = "non-controllers"
+#: Kafka's internal topic of committed offsets and group metadata
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSETS_LEADERS = "offsets-leaders"
+COORDINATOR = "coordinator:"
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,9 @@ class Facts:
     partitions: Callable[[], Mapping[str, PartitionState]]
     controller: Callable[[], str]
     brokers: Callable[[], Collection[str]] | None = None
+    #: the ``__consumer_offsets`` partitions by partition number; None when the source
+    #: cannot tell
+    offsets: Callable[[], Mapping[int, PartitionState]] | None = None
 
 
 def leader_count(target: str) -> int | None:
@@ -78,12 +94,77 @@ def leader_count(target: str) -> int | None:
     return int(count)
 
 
+def offsets_count(target: str) -> int | None:
+    """N for ``offsets-leaders:N`` (1 without ``:N``); None for other targets."""
+    base, colon, count = target.partition(":")
+    if base != OFFSETS_LEADERS:
+        return None
+    if not colon:
+        return 1
+    if not count.isdigit() or int(count) < 1:
+        raise UsageError(f"bad target {target!r}: the count after {base}: must be >= 1",
+                         hint=f"e.g. {base}:2 for the leaders of two offsets partitions")
+    return int(count)
+
+
 def is_target(target: str) -> bool:
     """Whether ``--nemesis-targets`` may name ``target`` as a node target."""
     try:
-        return target in TARGETS or leader_count(target) is not None
+        return (
+            target in TARGETS
+            or leader_count(target) is not None
+            or offsets_count(target) is not None
+            or (target.startswith(COORDINATOR) and len(target) > len(COORDINATOR))
+        )
     except UsageError:
         return False
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: over UTF-16 code units, in signed 32-bit arithmetic."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def offsets_partition(group: str, count: int) -> int:
+    """The ``__consumer_offsets`` partition that holds ``group`` among ``count``:
+    ``Utils.abs(groupId.hashCode()) % count``, where ``Utils.abs`` maps Integer.MIN_VALUE
+    to 0."""
+    h = java_string_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % count
+
+
+def _offsets(facts: Facts, target: str) -> Mapping[int, PartitionState]:
+    if facts.offsets is None:
+        raise UsageError(f"target {target!r} needs the {OFFSETS_TOPIC} partitions, which "
+                         "this cluster's metadata source cannot give")
+    return facts.offsets()
+
+
+def coordinator(facts: Facts, group: str) -> list[str]:
+    """The coordinator of ``group``: the leader of its ``__consumer_offsets`` partition.
+    Empty when that partition has no leader, or the topic does not exist yet (no group
+    has committed)."""
+    parts = _offsets(facts, COORDINATOR + group)
+    if not parts:
+        return []
+    p = parts.get(offsets_partition(group, len(parts)))
+    return [] if p is None or p.leader is None else [p.leader]
+
+
+def offsets_leaders(facts: Facts, rng: random.Random, count: int = 1) -> list[str]:
+    """The leaders of ``count`` drawn ``__consumer_offsets`` partitions (distinct nodes)."""
+    parts = _offsets(facts, OFFSETS_LEADERS)
+    led = sorted(n for n, p in parts.items() if p.leader is not None)
+    out: list[str] = []
+    for n in rng.sample(led, min(count, len(led))):
+        leader = parts[n].leader
+        if leader is not None and leader not in out:
+            out.append(leader)
+    return out
 
 
 def named_partition(target: object) -> str | None:
@@ -108,7 +189,7 @@ def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """
     if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
         return True
-    if target == NON_CONTROLLERS:
+    if target == NON_CONTROLLERS or target.startswith(COORDINATOR):
         return True
     return named_partition(target) is not None
 
@@ -170,6 +251,10 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
         chosen = [facts.controller()]
     elif target == NON_CONTROLLERS:
         chosen = non_controllers(facts)
+    elif (offsets := offsets_count(target)) is not None:
+        chosen = offsets_leaders(facts, rng, offsets)
+    elif target.startswith(COORDINATOR) and len(target) > len(COORDINATOR):
+        chosen = coordinator(facts, target.removeprefix(COORDINATOR))
     elif target.startswith("leader:"):
         leader = _partition(facts, target.removeprefix("leader:")).leader
         chosen = [] if leader is None else [leader]
@@ -179,8 +264,8 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
     else:
         raise UsageError(
             f"unknown target {target!r}",
-            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY "
-                 "or node names",
+            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY, "
+                 "coordinator:GROUP, offsets-leaders[:N] or node names",
         )
     unknown = [n for n in chosen if n not in order]
     if unknown:
