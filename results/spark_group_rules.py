@@ -32,12 +32,15 @@ MOVED = rf'^\["(?:assigned|revoked)",{_KEYS}\]$'
 #: a value holding a group micro-op somewhere (the cheap first filter)
 HAS_GROUP_MOP = r'\[\s*"(?:commit|committed|assigned|revoked)"'
 _S = r"\s*"
+#: possessive (Java regex): no backtracking into the spaces, so the lookahead that follows
+#: sees the field's value and not a space before it
+_SP = r"\s*+"
 #: the extension's fields, each followed by what it may not be
 BAD_FIELDS = "|".join((
-    rf'"group"{_S}:{_S}(?!"|null)',
-    rf'"auto-commit"{_S}:{_S}(?!true|false)',
-    rf'"reset"{_S}:{_S}(?!"(?:earliest|latest)")',
-    rf'"seek"{_S}:{_S}(?!"(?:committed|beginning)")',
+    rf'"group"{_SP}:{_SP}(?!"|null)',
+    rf'"auto-commit"{_SP}:{_SP}(?!true|false)',
+    rf'"reset"{_SP}:{_SP}(?!"(?:earliest|latest)")',
+    rf'"seek"{_SP}:{_SP}(?!"(?:committed|beginning)")',
 ))
 _MAP = (rf"\{{{_S}(?:{_KEY}{_S}:{_S}{_RESULT}{_S}(?:,{_S}{_KEY}{_S}:{_S}{_RESULT}{_S})*)?\}}")
 HAS_COMMITTED_FIELD = rf'"committed"{_S}:'
