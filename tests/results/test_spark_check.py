@@ -187,7 +187,7 @@ def test_group_histories_are_read_and_agree_on_the_four_types(
     the group types (they are not among its ``checked-types``)."""
     paths, memory = [], []
     for seed in range(6):
-        ops = gm.generate(seed, gm.GroupSettings(groups=2, steps=60))
+        ops = gm.generate(seed, gm.GroupSettings(groups=2, steps=60, crash_in_poll=seed > 3))
         if seed % 2:
             reads = [op for op in ops if op["f"] == "committed" and op["type"] == "ok"]
             reads[-1]["value"][0][1] = dict.fromkeys(reads[-1]["value"][0][1])  # all null
