@@ -82,7 +82,8 @@ class NemesisOptions:
             known = sorted(set(TARGETS) | set(SHAPES))
             raise UsageError(f"unknown nemesis targets {bad}",
                              hint=f"use {', '.join(known)}, leaders:N, primaries:N, "
-                                  "coordinator:GROUP or offsets-leaders[:N]")
+                                  "coordinator:TXN_ID, group-coordinator:GROUP or "
+                                  "offsets-leaders[:N]")
         if self.min_in_force < 0:
             raise UsageError(f"--nemesis-hold must be >= 0, got {self.min_in_force}")
         if self.recovery_timeout <= 0:

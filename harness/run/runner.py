@@ -193,8 +193,11 @@ class Run:
         self, cluster: Cluster, session: WorkloadRun, history: HistoryWriter, t0: int
     ) -> Interpreter:
         """Client workers whose clients the workload makes, and the nemesis worker."""
+        from workloads.protocol import OpTimeout
+
         assert self.opts.concurrency is not None  # resolved() decided it
         return Interpreter(
+            op_timeout_s=session.op_timeout_s if isinstance(session, OpTimeout) else None,
             history=history,
             concurrency=self.opts.concurrency,
             seed=self.opts.seed or 0,

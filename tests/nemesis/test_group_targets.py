@@ -15,7 +15,7 @@ from nemesis.targets import (
     Facts,
     is_explicit,
     is_target,
-    java_string_hash,
+    java_hash,
     offsets_partition,
     resolve,
 )
@@ -34,12 +34,12 @@ def _facts(count: int = 50, leaderless: tuple[int, ...] = ()) -> Facts:
 
 def test_the_group_hash_is_javas_string_hash_code() -> None:
     # what Java 17's "...".hashCode() returns (jshell)
-    assert java_string_hash("") == 0
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
-    assert java_string_hash("polygenelubricants") == -(2**31)
-    assert java_string_hash("\u00e9t\u00e9") == 227742  # one UTF-16 unit per character
-    assert java_string_hash("\U0001f600") == 1772899  # a surrogate pair: two units
+    assert java_hash("") == 0
+    assert java_hash("hello") == 99162322
+    assert java_hash("Aa") == java_hash("BB") == 2112
+    assert java_hash("polygenelubricants") == -(2**31)
+    assert java_hash("\u00e9t\u00e9") == 227742  # one UTF-16 unit per character
+    assert java_hash("\U0001f600") == 1772899  # a surrogate pair: two units
 
 
 def test_the_offsets_partition_is_kafkas_placement() -> None:
@@ -55,9 +55,9 @@ def test_every_group_lands_in_one_partition(group: str, count: int) -> None:
 
 def test_the_coordinator_is_the_leader_of_the_groups_partition() -> None:
     rng = random.Random(1)
-    assert resolve("coordinator:hello", NODES, rng, _facts()) == [NODES[(99162322 % 50) % 3]]
-    assert resolve("coordinator:hello", NODES, rng, _facts(leaderless=(22,))) == []
-    assert resolve("coordinator:hello", NODES, rng, _facts(count=0)) == []  # no topic yet
+    assert resolve("group-coordinator:hello", NODES, rng, _facts()) == [NODES[(99162322 % 50) % 3]]
+    assert resolve("group-coordinator:hello", NODES, rng, _facts(leaderless=(22,))) == []
+    assert resolve("group-coordinator:hello", NODES, rng, _facts(count=0)) == []  # no topic yet
 
 
 def test_offsets_leaders_draw_distinct_leaders_with_the_runs_rng() -> None:
@@ -70,13 +70,13 @@ def test_offsets_leaders_draw_distinct_leaders_with_the_runs_rng() -> None:
 
 
 def test_group_targets_are_named_and_checked() -> None:
-    assert is_target("coordinator:g1") and is_target("offsets-leaders")
+    assert is_target("group-coordinator:g1") and is_target("offsets-leaders")
     assert is_target("offsets-leaders:3")
-    assert not is_target("coordinator:") and not is_target("offsets-leaders:0")
-    assert is_explicit("coordinator:g1", NODES)  # one named broker: never narrowed
+    assert not is_target("group-coordinator:") and not is_target("offsets-leaders:0")
+    assert is_explicit("group-coordinator:g1", NODES)  # one named broker: never narrowed
     assert not is_explicit("offsets-leaders", NODES)
     with pytest.raises(UsageError, match="__consumer_offsets partitions"):
-        resolve("coordinator:g1", NODES, random.Random(0),
+        resolve("group-coordinator:g1", NODES, random.Random(0),
                 Facts(partitions=dict, controller=lambda: "n1"))
     with pytest.raises(UsageError, match="must be >= 1"):
         resolve("offsets-leaders:0", NODES, random.Random(0), _facts())
@@ -91,6 +91,7 @@ def test_the_options_take_group_targets_and_kills_and_pauses_draw_them() -> None
     with pytest.raises(UsageError, match="the count after offsets-leaders: must be >= 1"):
         NemesisOptions(targets=("offsets-leaders:0",))
     asked = run(NemesisOptions(faults=frozenset({"kill", "pause"}),
-                               targets=("coordinator:g1", "offsets-leaders:2"), interval=2), 300)
+                               targets=("group-coordinator:g1", "offsets-leaders:2"),
+                               interval=2), 300)
     drawn = {op["value"] for op in asked if op["f"] in ("kill", "pause")}
-    assert drawn == {"coordinator:g1", "offsets-leaders:2"}
+    assert drawn == {"group-coordinator:g1", "offsets-leaders:2"}
