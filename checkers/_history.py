@@ -54,6 +54,7 @@ from checkers._malformed import (
     time_backwards_error,
     time_error,
 )
+from checkers.groups._shape import ALLOWED_IN, check_fields, check_group_op, check_mop
 from harness.base.errors import HistoryError
 from harness.base.waits import AWAIT_STATE, not_held
 
@@ -66,7 +67,13 @@ TYPE_NAMES = {code: name for name, code in TYPE_CODES.items()}
 TXN_FS = frozenset({"send", "poll", "txn"})
 #: Client functions whose value is a list of keys and which reset positions.
 ASSIGN_FS = frozenset({"assign", "subscribe"})
-F_CODES = {"send": 0, "poll": 1, "txn": 2, "assign": 3, "subscribe": 4, "crash": 5}
+#: Client functions of docs/HISTORY-GROUPS.md: their value holds group micro-ops only.
+GROUP_FS = frozenset({"commit", "committed"})
+#: f codes (4 bits of ``Scanner.meta``; 7 is the nemesis's)
+F_CODES = {
+    "send": 0, "poll": 1, "txn": 2, "assign": 3, "subscribe": 4, "crash": 5, "commit": 6,
+    "committed": 8,
+}
 F_NAMES = {code: name for name, code in F_CODES.items()}
 #: f code of nemesis lines in ``Scanner.meta``
 NEMESIS_F = 7
@@ -83,7 +90,9 @@ TIME_UNSEEN = 2**63
 class OpSink(Protocol):
     """What the scanner feeds: one call per completed client op, in file order."""
 
-    def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+    def txn(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
+        self, index: int, process: int, kind: int, value: Any, line: int, f: str
+    ) -> None:
         """A send/poll/txn op completed (or was left pending: then ``kind`` is INFO)."""
 
     def other(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
@@ -110,6 +119,8 @@ class Scanner:
         #: that did not hold (``harness.base.waits.not_held``), in file order
         self.waits_not_held: list[str] = []
         self.never_completed = 0
+        #: True once a line's fields call for the group rules (``check_fields``)
+        self.saw_groups = False
         self.meta = array("q")
         #: True when this scans a chunk that follows other lines (``checkers._parallel``):
         #: a process's first line may then complete an invoke made before the chunk.
@@ -177,6 +188,8 @@ class Scanner:
                 if f_code is None:
                     raise f_error(f, line)
                 meta_append(process * 64 + f_code * 4 + kind)
+                if len(op) > 6 and check_fields(op, line):  # more than every op's six fields
+                    self.saw_groups = True
                 if kind == INVOKE:
                     if process in pending:
                         raise second_invoke_error(process, pending[process], line)
@@ -188,7 +201,7 @@ class Scanner:
                         value = op["value"]
                     except KeyError:
                         raise HistoryError("missing field 'value'", line=line) from None
-                    if value != POLL_INVOKE:
+                    if value != POLL_INVOKE or f in GROUP_FS:  # a commit op reads [["poll"]]
                         _check_invoke_value(f, value, line)
                     pending[process] = (index, f, value, line)
                     continue
@@ -204,7 +217,7 @@ class Scanner:
                     if kind != OK:
                         value = invoke[2]  # info/fail without a value: the invoke's
                 if f in txn_fs:
-                    txn(index, process, kind, value, line)
+                    txn(index, process, kind, value, line, f)
                 else:
                     other(index, process, f, kind, value, line)
         except orjson.JSONDecodeError as err:
@@ -266,7 +279,9 @@ class Scanner:
         """
         if not self.follows or process in self.first_invoke or process in self.orphans:
             raise no_invoke_error(type_name, process, line)
-        if op.get("value") is None and kind != OK and (f in TXN_FS or f in ASSIGN_FS):
+        if op.get("value") is None and kind != OK and (
+            f in TXN_FS or f in ASSIGN_FS or f in GROUP_FS
+        ):
             raise NeedsWholeFile(f"line {line}: a {type_name} without a value across a chunk edge")
         self.orphans[process] = (line, f, type_name)
         return (-1, f, None, line)
@@ -278,7 +293,7 @@ class Scanner:
         self.never_completed = len(self.pending)
         for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
             if f in TXN_FS:
-                self.sink.txn(index, process, INFO, value, line)
+                self.sink.txn(index, process, INFO, value, line, f)
             else:
                 self.sink.other(index, process, f, INFO, value, line)
         self.pending.clear()
@@ -300,6 +315,9 @@ def _check_invoke_value(f: str, value: Any, line: int) -> None:
         for mop in value:
             if mop == POLL_MOP:
                 continue
+            if type(mop) is list and mop and mop[0] in ALLOWED_IN:
+                check_mop(f, mop, line, kind="invoke")
+                continue
             try:
                 tag, k, v = mop
             except (TypeError, ValueError):
@@ -308,6 +326,8 @@ def _check_invoke_value(f: str, value: Any, line: int) -> None:
                 raise malformed_mop(mop, line, invoke=True)
     elif f in ASSIGN_FS:
         check_key_list(f, value, line)
+    elif f in GROUP_FS:
+        check_group_op(f, value, line, kind="invoke")
 
 
 def check_key_list(f: str, value: Any, line: int) -> list[str]:

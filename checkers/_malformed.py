@@ -22,7 +22,7 @@ from harness.base.errors import HistoryError
 
 #: Offsets, values and times are signed 64-bit integers (Kafka's and Spark's ``long``).
 I64_MAX = 2**63 - 1
-CLIENT_FS = "send, poll, txn, assign, subscribe, crash"
+CLIENT_FS = "send, poll, txn, assign, subscribe, crash, commit, committed"
 MOP_HINT = (
     'a micro-op is ["send", key, value], ["send", key, [offset, value]], ["poll"] or '
     '["poll", {key: [[offset, value], ...]}]: see docs/HISTORY.md'

@@ -30,6 +30,10 @@ ANOMALY_TYPES = (
     "garbage-read",
     "G0",
     "G1c",
+    # docs/HISTORY-GROUPS.md
+    "lost-commit",
+    "commit-skip",
+    "garbage-commit",
 )
 
 Anomaly = dict[str, Any]

@@ -26,7 +26,7 @@ from harness.base.version import insync_version
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = (
     "cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix", "scenario",
-    "catalogue",
+    "catalogue", "versions",
 )
 
 Handler = Callable[[argparse.Namespace], int]

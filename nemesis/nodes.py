@@ -24,7 +24,7 @@ from cluster.metadata import PartitionState, active_controller, partitions, regi
 from cluster.remote import sh
 from nemesis.impact import of_nodes
 from nemesis.in_force import How, InForce, Ledger, narrow_down
-from nemesis.targets import TXN_STATE_TOPIC, Facts, Target, is_explicit, resolve
+from nemesis.targets import OFFSETS_TOPIC, TXN_STATE_TOPIC, Facts, Target, is_explicit, resolve
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -171,6 +171,8 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
         brokers=lambda: registered_brokers(cluster.bootstrap),
         txn_state=lambda: {p.partition: p for p in partitions(
             cluster.bootstrap, [TXN_STATE_TOPIC]).values()},
+        offsets=lambda: {p.partition: p for p in partitions(
+            cluster.bootstrap, [OFFSETS_TOPIC]).values()},
     )
 
 

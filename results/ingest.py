@@ -59,6 +59,7 @@ RUN_SCHEMA = (
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
     "bad_anomaly_types string, lost_writes long, duplicates long, "
     "inconsistent_offsets long, ordering_violations long, unseen long, "
+    "lost_commits long, commit_skips long, garbage_commits long, "
     "history_ops long, duration_s double, cut_short boolean, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
@@ -248,6 +249,10 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "ordering_violations": sum(int(counts.get(t, 0)) for t in ORDERING_TYPES),
         # unseen is one anomaly per key; its examples carry the number of values
         "unseen": sum(_int(a.get("count")) or 0 for a in unseen_examples),
+        # docs/HISTORY-GROUPS.md: one anomaly per observation
+        "lost_commits": int(counts.get("lost-commit", 0)),
+        "commit_skips": int(counts.get("commit-skip", 0)),
+        "garbage_commits": int(counts.get("garbage-commit", 0)),
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
         # the drain never finished (a signal, an error, a kill): unseen was not judged

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 #: The checked types, in the order of HISTORY.md (and ``checkers.ANOMALY_TYPES``).
 CHECKED_TYPES = ("lost-write", "unseen", "duplicate", "inconsistent-offsets")
-KNOWN_FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
+KNOWN_FS = ("send", "poll", "txn", "assign", "subscribe", "crash", "commit", "committed")
 NOTHING_TO_JUDGE = "nothing to judge: the history has no send, poll or txn operation"
 
 
@@ -102,7 +102,7 @@ def judge(tables: HistoryTables, *, max_anomalies: int = 1000) -> dict[str, dict
             examples.setdefault(r["hid"], {}).setdefault(r["type"], []).append(
                 orjson.loads(r["payload"])
             )
-    txn = F.col("f").isin(*TXN_FS)
+    txn = F.col("f").isin(*TXN_FS, "commit", "committed")  # what HISTORY-GROUPS.md judges too
     stats_rows = {
         r["hid"]: r
         for r in tables.ops.groupBy("hid")

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 TXN_FS = ("send", "poll", "txn")
 ASSIGN_FS = ("assign", "subscribe")
-CLIENT_FS = (*TXN_FS, *ASSIGN_FS, "crash")
+GROUP_FS = ("commit", "committed")  # docs/HISTORY-GROUPS.md: checked in spark_group_rules
+CLIENT_FS = (*TXN_FS, *ASSIGN_FS, "crash", *GROUP_FS)
 #: a line with a "value" field (from_json cannot tell a missing field from null)
 HAS_VALUE = r'"value"\s*:'
 #: a "value" written as a JSON string (from_json would hand over its content as if JSON)
@@ -87,7 +88,7 @@ def line_flags(parsed: DataFrame) -> DataFrame:
                 | col("time").isNull()
                 | ~col("type").isin("invoke", "ok", "fail", "info")
                 | ~col("f").isin(*CLIENT_FS)
-                | (col("f").isin(*TXN_FS, *ASSIGN_FS) & col("raw").rlike(STRING_VALUE))
+                | (col("f").isin(*TXN_FS, *ASSIGN_FS, *GROUP_FS) & col("raw").rlike(STRING_VALUE))
             )
         )
     )
@@ -139,7 +140,7 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
         | (~completion & after_invoke)
         | (completion & after_invoke & (col("f") != col("prev_f")))
         | (needs_value & (col("f") == "crash") & ~col("raw").rlike(HAS_VALUE))
-        | (needs_value & col("f").isin(*TXN_FS, *ASSIGN_FS) & col("value").isNull())
+        | (needs_value & col("f").isin(*TXN_FS, *ASSIGN_FS, *GROUP_FS) & col("value").isNull())
         | (keys & col("value").isNotNull() & ~col("value").rlike(KEY_LIST))
     )
     invokes = paired.where(
@@ -148,10 +149,11 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
     mops = invokes.select("hid", "line", F.explode_outer("mops").alias("mop"), "mops", "value")
     fits = F.regexp_extract("mop", SEND_INVOKE, 1).cast("decimal(20,0)") <= I64_MAX
     good_send = F.coalesce(col("mop").rlike(SEND_INVOKE) & fits, F.lit(False))
+    group_mop = F.coalesce(col("mop").rlike(r'^\["(commit|committed)"'), F.lit(False))
     bad_invokes = mops.where(
         col("mops").isNull()
         | ~rejoins(col("mops"), col("value"))
-        | ((col("mop") != '["poll"]') & ~good_send)
+        | ((col("mop") != '["poll"]') & ~good_send & ~group_mop)  # groups: spark_group_rules
     )
     return reduce(
         lambda a, b: a.unionByName(b),

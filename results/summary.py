@@ -15,10 +15,10 @@ from results.anomaly_view import explain
 
 #: Anomaly types from most to least alarming: data lost or made up first.
 SEVERITY = (
-    "lost-write", "inconsistent-offsets", "garbage-read", "G1a", "duplicate", "G1c",
-    "precommitted-read", "unseen", "nonmonotonic-send", "int-nonmonotonic-send",
-    "nonmonotonic-poll", "int-nonmonotonic-poll", "poll-skip", "int-poll-skip", "G0",
-    "int-send-skip",
+    "lost-write", "inconsistent-offsets", "garbage-read", "G1a", "lost-commit", "commit-skip",
+    "garbage-commit", "duplicate", "G1c", "precommitted-read", "unseen", "nonmonotonic-send",
+    "int-nonmonotonic-send", "nonmonotonic-poll", "int-nonmonotonic-poll", "poll-skip",
+    "int-poll-skip", "G0", "int-send-skip",
 )
 WORST_SHOWN = 3
 MAX_LINE = 220

@@ -65,7 +65,7 @@ def test_a_version_that_cannot_run_the_mode_fails_before_any_node_is_touched(
     spec = ClusterSpec(name="bad", kafka_version=version, mode=mode)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match=f"does not run in {mode} mode") as exc:
         FakeProvisioner(nodes.handle).up(spec)
-    assert exc.value.hint == hint
+    assert exc.value.hint is not None and exc.value.hint.startswith(hint)
     assert exc.value.exit_code == 64
     assert nodes.log == []
 
