@@ -158,7 +158,8 @@ def _wait(raw: Mapping[str, Any], where: str, number: int) -> ScheduleStep:
     return ScheduleStep(at, AWAIT_STATE, value, after)
 
 
-def _step(raw: Any, where: str, number: int, known_fs: Iterable[str] | None) -> ScheduleStep:
+def _step(raw: Any, where: str, number: int, known_fs: Iterable[str] | None,
+          nodes: int | None = None) -> ScheduleStep:
     if not isinstance(raw, Mapping):
         raise UsageError(f"{where}: a step must be a table/object", hint=STEP_FORMS)
     if "wait" in raw:
@@ -186,6 +187,11 @@ def _step(raw: Any, where: str, number: int, known_fs: Iterable[str] | None) -> 
         raise UsageError(f"{where}: 'value' holds {problem}",
                          hint="a value is text, a whole or finite number, true/false, "
                               "or a list or table of those")
+    from nemesis.kinds import value_problem  # the kinds import the fault machinery
+
+    problem = value_problem(f, raw.get("value"), nodes)
+    if problem:
+        raise UsageError(f"{where}: bad value for {f}: {problem}")
     return ScheduleStep(at, f, raw.get("value"), after)
 
 
@@ -211,9 +217,13 @@ def in_run_order(steps: list[ScheduleStep]) -> list[ScheduleStep]:
 
 
 def parse_schedule(
-    text: str, *, toml: bool, known_fs: Iterable[str] | None = None, source: str = "schedule"
+    text: str, *, toml: bool, known_fs: Iterable[str] | None = None, source: str = "schedule",
+    nodes: int | None = None,
 ) -> list[ScheduleStep]:
-    """The steps of a script, in the order they run; ``UsageError`` naming the bad step."""
+    """The steps of a script, in the order they run; ``UsageError`` naming the bad step.
+
+    Each op's value is judged by its fault kind (``nemesis.kinds.value_problem``),
+    node names against ``nodes`` when the run's node count is known."""
     steps: list[ScheduleStep] = []
     if toml:
         try:
@@ -223,7 +233,7 @@ def parse_schedule(
         raw_steps = data.get("step", [])
         if set(data) - {"step"} or not isinstance(raw_steps, list):
             raise UsageError(f"{source}: expected only [[step]] tables")
-        steps = [_step(s, f"{source} step {i + 1}", i + 1, known_fs)
+        steps = [_step(s, f"{source} step {i + 1}", i + 1, known_fs, nodes)
                  for i, s in enumerate(raw_steps)]
     else:
         # split on newlines only: str.splitlines also breaks at U+2028 and other separators
@@ -236,12 +246,15 @@ def parse_schedule(
             except json.JSONDecodeError as err:
                 raise UsageError(f"{source} line {no}: not JSON: {err.msg}") from err
             number = len(steps) + 1
-            steps.append(_step(raw, f"{source} step {number}, line {no}", number, known_fs))
+            steps.append(_step(raw, f"{source} step {number}, line {no}", number, known_fs,
+                               nodes))
     return in_run_order(steps)
 
 
-def load_schedule(path: Path, known_fs: Iterable[str] | None = None) -> list[ScheduleStep]:
+def load_schedule(path: Path, known_fs: Iterable[str] | None = None, nodes: int | None = None
+                  ) -> list[ScheduleStep]:
     from harness.base.userfile import read_user_text
 
     text = read_user_text(path, f"the nemesis schedule {path}")
-    return parse_schedule(text, toml=path.suffix == ".toml", known_fs=known_fs, source=str(path))
+    return parse_schedule(text, toml=path.suffix == ".toml", known_fs=known_fs, source=str(path),
+                          nodes=nodes)

@@ -106,7 +106,7 @@ class NemesisOptions:
     def steps(self) -> list[ScheduleStep]:
         """The schedule's steps (none without a schedule); ``UsageError`` for a bad one."""
         known = all_fs() | {AWAIT}  # a script may wait for recovery too
-        return [] if self.schedule is None else load_schedule(self.schedule, known)
+        return [] if self.schedule is None else load_schedule(self.schedule, known, self.nodes)
 
     def kinds(self, steps: Sequence[ScheduleStep] = ()) -> list[FaultKind]:
         """The kinds this run uses (asked for, or named by ``steps``), in registry order."""

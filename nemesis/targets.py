@@ -39,6 +39,7 @@ are taken as asking for that.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -195,6 +196,48 @@ def is_target(target: str) -> bool:
         )
     except UsageError:
         return False
+
+
+#: A node's name: ``n1`` to ``nN`` on N nodes (``cluster.spec``).
+NODE_NAME = re.compile(r"^n([1-9][0-9]*)$")
+
+
+def node_problem(name: object, nodes: int | None) -> str | None:
+    """Why ``name`` is no node of a cluster of ``nodes`` (any count when None), or None."""
+    m = NODE_NAME.match(name) if isinstance(name, str) else None
+    if m is None:
+        return f"{name!r} is not a node name (n1, n2, ...)"
+    if nodes is not None and int(m.group(1)) > nodes:
+        return f"node {name!r} is not among the run's {nodes} nodes (n1 to n{nodes})"
+    return None
+
+
+def target_problem(target: object, nodes: int | None) -> str | None:
+    """Why ``target`` can name no node (of ``nodes``, when known), or None if it may.
+
+    Checked before a run starts, so that a script naming ``n9`` on three nodes or
+    ``leaders:0`` is refused at once rather than failing at its step, mid-run.
+    A list names nodes only, as :func:`resolve` takes it.
+    """
+    if isinstance(target, list | tuple):
+        if not target:
+            return "an empty list of nodes"
+        return next((p for p in (node_problem(n, nodes) for n in target) if p), None)
+    if not isinstance(target, str):
+        return f"{target!r} is not a target"
+    if NODE_NAME.match(target):
+        return node_problem(target, nodes)
+    try:
+        if leader_count(target) is not None or offsets_count(target) is not None:
+            return None
+    except UsageError as err:
+        return err.message
+    key = named_partition(target)
+    if is_target(target) or key:
+        return None
+    return (f"unknown target {target!r}: use {', '.join(TARGETS)}, leaders:N, leader:KEY, "
+            "followers:KEY, coordinator:TXN_ID, group-coordinator:GROUP, offsets-leaders[:N] "
+            "or node names")
 
 
 def named_partition(target: object) -> str | None:

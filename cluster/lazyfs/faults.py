@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -118,7 +119,7 @@ def parse(spec: Mapping[str, Any]) -> Fault:
     fault.rng.seed(fault.seed)
     if kind == "slow":
         fault.ms, fault.dist = float(spec.get("ms", 0)), str(spec.get("dist", "fixed"))
-        if fault.ms < 0 or fault.dist not in DISTRIBUTIONS:
+        if not 0 <= fault.ms < math.inf or fault.dist not in DISTRIBUTIONS:
             raise ValueError(f"slow disk: ms >= 0 and dist one of {', '.join(DISTRIBUTIONS)}")
     elif kind == "error":
         fault.once = bool(spec.get("once", False))

@@ -6,14 +6,24 @@ lists the kinds: adding one is a module here plus a registry entry. Kind
 modules are thin adapters over the fault machinery (``nemesis.partition``,
 ``process``, ``clock``, ``packet``), which stays where it is.
 
-Also here: the small drawing helpers the kinds' start-op drawers share.
+A kind may also check the values of its ops before a run (``validate(f, value,
+nodes)``: the problem in one line, or None), so that a fault script or scenario
+naming no node, or a packet loss of 2.0, is refused before anything is created;
+:func:`value_problem` asks the kind an op belongs to.
+
+Also here: the small drawing helpers the kinds' start-op drawers share, and the
+small value checks their ``validate`` functions share.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from harness.base.faults import kind_of
+from harness.base.values import Range, shown
+from nemesis.targets import target_problem
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -64,3 +74,36 @@ def chosen(targets: Sequence[str], understood: Callable[[str], bool], defaults: 
     """The ``--nemesis-targets`` this kind understands, in their order, or its defaults
     if none are given (or none fit)."""
     return tuple(t for t in targets if understood(t)) or tuple(defaults)
+
+
+def value_problem(f: str, value: Any, nodes: int | None) -> str | None:
+    """What is wrong with ``value`` for op ``f`` on ``nodes`` nodes (any count when None),
+    as the kind of ``f`` judges it; None if nothing is, or the kind does not check."""
+    kind = kind_of(f)
+    if kind is None:
+        return None
+    check = getattr(importlib.import_module(kind.impl), "validate", None)
+    return None if check is None else check(f, value, nodes)
+
+
+def target_of(value: Any, nodes: int | None, *, key: str = "target") -> str | None:
+    """The problem with the target a value names (the value itself, or its ``key``
+    field when it is a table); None when it names none (the kind's default)."""
+    target = value.get(key) if isinstance(value, Mapping) else value
+    return None if target is None else target_problem(target, nodes)
+
+
+def fields_of(value: Any, ranges: Mapping[str, Range], *, whole: Sequence[str] = ()
+              ) -> str | None:
+    """The first field of a table ``value`` outside its range (the absent ones take
+    the kind's default); None if all fit. ``whole`` fields must be integers."""
+    if not isinstance(value, Mapping):
+        return f"expected a table of fields, got {shown(value)}"
+    for name, allowed in ranges.items():
+        if name not in value:
+            continue
+        x = value[name]
+        if x not in allowed or (name in whole and not isinstance(x, int)):
+            return (f"{name!r} must be {allowed.describe(name in whole)}, "
+                    f"got {shown(x)}")
+    return None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cluster.kafka_node import FAKETIME_CONTROL
 from cluster.remote import read_if_there
+from harness.base.values import Range
 from nemesis.clock import STROBE_PIDFILE, ClockNemesis
-from nemesis.kinds import choice, chosen
+from nemesis.kinds import choice, chosen, fields_of, target_of
 from nemesis.targets import DEFAULT_TARGETS, is_target
 
 if TYPE_CHECKING:
@@ -16,6 +18,15 @@ if TYPE_CHECKING:
     from nemesis.nodes import Resolver
     from nemesis.protocol import Nemesis
     from nemesis.settings import NemesisOptions
+
+#: What a clock op's fields may be: an offset of at most a year either way (libfaketime
+#: takes any, but a larger one is a typo), a strobe's period from 1 ms to an hour and
+#: its duration up to a day. NaN and infinities are in no range.
+FIELDS = {
+    "delta-ms": Range(-365 * 86_400_000, 365 * 86_400_000),
+    "period-ms": Range(1, 3_600_000),
+    "duration-s": Range(0, 86_400, open_lo=True),
+}
 
 #: Offsets a bump or strobe draws (either sign): from jitter to ten minutes.
 DELTAS_MS = (100, 1_000, 5_000, 30_000, 120_000, 600_000)
@@ -39,6 +50,14 @@ def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     return {"f": "strobe-clock", "value": {
         "target": target, "delta-ms": sign * delta, "period-ms": period,
         "duration-s": max(1.0, min(opts.interval, 10.0))}}
+
+
+def validate(f: str, value: Any, nodes: int | None) -> str | None:
+    """A target naming nodes, and finite fields within ``FIELDS``."""
+    problem = target_of(value, nodes)
+    if problem or not isinstance(value, Mapping):
+        return problem  # a bare target (or none) takes the defaults
+    return fields_of(value, FIELDS)
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

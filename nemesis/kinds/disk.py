@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from cluster import power_loss_fs
 from cluster.lazyfs.faults import parse
 from nemesis.errors import TeardownIncomplete
-from nemesis.kinds import choice, chosen
+from nemesis.kinds import choice, chosen, target_of
 from nemesis.nodes import Resolver, completion, on_nodes, on_nodes_timed
 from nemesis.targets import is_target
 
@@ -60,6 +60,20 @@ def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     fault, rng = choice(rng, DRAWN)
     seed, _ = rng.below(2**31)
     return {"f": START, "value": {"target": target, **fault, "seed": seed}}
+
+
+def validate(f: str, value: Any, nodes: int | None) -> str | None:
+    """A fault ``cluster.lazyfs.faults.parse`` takes, on a target naming nodes."""
+    if f == STOP:
+        return None
+    if not isinstance(value, Mapping):
+        return f"a disk fault is a table with kind = slow|error|full|corrupt, got {value!r}"
+    fault = {k: v for k, v in value.items() if k != "target"}
+    try:
+        parse(fault)
+    except (ValueError, TypeError, OverflowError) as err:
+        return str(err) or f"bad disk fault {fault!r}"
+    return target_of(value, nodes)
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cluster.remote import sh
-from nemesis.kinds import choice, chosen
+from harness.base.values import Range
+from nemesis.kinds import choice, chosen, fields_of, target_of
 from nemesis.net import LOSS_CHAIN, list_rules
-from nemesis.packet import START, PacketNemesis
+from nemesis.packet import KNOWN, START, STOP, PacketNemesis
 from nemesis.targets import DEFAULT_PLAIN_TARGETS, PLAIN_TARGETS
 
 if TYPE_CHECKING:
@@ -25,6 +26,13 @@ LEVELS: Mapping[str, tuple[str, Sequence[float]]] = {
     "delay": ("delay-ms", (20, 100, 500)),
     "duplicate": ("duplicate", (0.01, 0.1)),
 }
+#: What a ``start-packet`` field may be: probabilities from 0 to 1, a rate above
+#: 0 kbit/s (up to 100 Gbit/s), delays up to a minute. NaN and infinities are in no range.
+FIELDS = {
+    "loss": Range(0, 1), "duplicate": Range(0, 1),
+    "rate-kbit": Range(0, 100_000_000, open_lo=True),
+    "delay-ms": Range(0, 60_000), "jitter-ms": Range(0, 60_000),
+}
 #: Root qdiscs insync installs (tbf alone, netem or htb with netem).
 SHAPING_QDISCS = ("netem", "tbf", "htb")
 
@@ -37,6 +45,17 @@ def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     key, levels = LEVELS[behaviour]
     level, rng = choice(rng, levels)
     return {"f": START, "value": {"target": target, key: level}}
+
+
+def validate(f: str, value: Any, nodes: int | None) -> str | None:
+    """A table of known fields within ``FIELDS``, and a target naming nodes."""
+    if f == STOP or value is None:
+        return None
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"target", *KNOWN})
+        if unknown:
+            return f"unknown packet fields {unknown}: use target, {', '.join(KNOWN)}"
+    return fields_of(value, FIELDS) or target_of(value, nodes)
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nemesis.kinds import choice, chosen
+from nemesis.grudge import SHAPES
+from nemesis.kinds import choice, chosen, target_of
 from nemesis.net import PARTITION_CHAIN, list_rules
 from nemesis.partition import START, PartitionNemesis
 from nemesis.shapes import default_shapes, is_shape
+from nemesis.targets import leader_count, node_problem
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -21,6 +24,33 @@ def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     """A partition of a shape drawn from the ``--nemesis-targets`` that are shapes."""
     shapes = chosen(opts.targets, is_shape, default_shapes(opts.nodes))
     return {"f": START, "value": choice(rng, shapes)[0]}
+
+
+def validate(f: str, value: Any, nodes: int | None) -> str | None:
+    """A shape, or ``{isolate = target}``, ``{components = [[nodes]...]}`` or
+    ``{grudge = {node = [nodes]}}`` naming nodes of the run."""
+    if f != START or value is None:
+        return None
+    if isinstance(value, str):
+        if leader_count(value) is not None or is_shape(value):
+            return target_of(value, nodes)  # leaders:0 says so
+        return f"unknown partition shape {value!r}: use {', '.join(SHAPES)} or leaders:N"
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return (f"a partition is a shape or one of {{isolate = TARGET}}, {{components = "
+                f"[[NODES]...]}}, {{grudge = {{NODE = [NODES]}}}}; got {value!r}")
+    (form, spec), = value.items()
+    if form == "isolate":
+        return target_of(spec, nodes)
+    if form == "components" and isinstance(spec, list) and all(
+            isinstance(c, list) for c in spec):
+        named = [n for c in spec for n in c]
+    elif form == "grudge" and isinstance(spec, Mapping) and all(
+            isinstance(v, list) for v in spec.values()):
+        named = [*spec, *(n for v in spec.values() for n in v)]
+    else:
+        return (f"a partition's {form!r} must be isolate = TARGET, components = "
+                f"[[NODES]...] or grudge = {{NODE = [NODES]}}; got {value!r}")
+    return next((p for p in (node_problem(n, nodes) for n in named) if p), None)
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:

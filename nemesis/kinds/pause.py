@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cluster.remote import sh
-from nemesis.kinds import choice, chosen
+from nemesis.kinds import choice, chosen, target_of
 from nemesis.process import PauseNemesis
 from nemesis.targets import DEFAULT_TARGETS, is_target
 
@@ -21,6 +21,11 @@ def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
     """A drawn target (``DEFAULT_TARGETS`` unless ``--nemesis-targets`` names some)."""
     target, _ = choice(rng, chosen(opts.targets, is_target, DEFAULT_TARGETS))
     return {"f": PauseNemesis.start_f, "value": target}
+
+
+def validate(f: str, value: Any, nodes: int | None) -> str | None:
+    """The target must name nodes (the heal's may be absent: every node)."""
+    return target_of(value, nodes)
 
 
 def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
