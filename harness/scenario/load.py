@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import tempfile
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -210,6 +210,7 @@ def load_scenario(path: str | Path) -> Scenario:
     steps = f.tables(data, "step")
     if not steps:
         raise f.bad("step", "no fault script", "at least one [[step]] table")
+    variants = tuple(_variant(f, v, i, span) for i, v in enumerate(f.tables(data, "variant"), 1))
     scenario = Scenario(
         name=name,
         bug=f.text(data, "bug"),
@@ -221,13 +222,20 @@ def load_scenario(path: str | Path) -> Scenario:
         broker=f.broker(f.table(data, "broker"), "broker"),
         steps=tuple(steps),
         expect=f.expectations(f.tables(data, "expect"), "expect"),
-        variants=tuple(_variant(f, v, i, span) for i, v in
-                       enumerate(f.tables(data, "variant"), 1)),
+        variants=variants,
         path=p,
-        parsed=check_steps(steps, f"scenario file {p}:"),
+        parsed=check_steps(steps, f"scenario file {p}:", _most_nodes(settings, variants)),
     )
     _check_runs(f, scenario)
     return scenario
+
+
+def _most_nodes(settings: Mapping[str, Any], variants: Sequence[Variant]) -> int | None:
+    """The most nodes the scenario or a variant runs on, if it says: the steps' node
+    names are checked against it (None: the command's count decides, at run time)."""
+    counts = [n for s in (settings, *(v.settings for v in variants))
+              if isinstance(n := s.get("nodes"), int) and not isinstance(n, bool)]
+    return max(counts, default=None)
 
 
 def _modes(f: _File, raw: Any, fixed: str | None) -> tuple[str, ...]:

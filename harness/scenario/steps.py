@@ -28,7 +28,7 @@ def known_fs() -> frozenset[str]:
     return all_fs() | {AWAIT}
 
 
-def _parse_one(step: Mapping[str, Any], where: str) -> ScheduleStep:
+def _parse_one(step: Mapping[str, Any], where: str, nodes: int | None) -> ScheduleStep:
     """One step through the schedule parser, as a one-line JSON schedule."""
     try:
         text = json.dumps(dict(step))
@@ -37,7 +37,7 @@ def _parse_one(step: Mapping[str, Any], where: str) -> ScheduleStep:
         raise UsageError(f"{where}: {bad!r} holds a TOML date or time", hint=STEP_HINT) from None
     try:
         (parsed,) = parse_schedule(text, toml=False,
-                                   known_fs=known_fs(), source=where)
+                                   known_fs=known_fs(), source=where, nodes=nodes)
     except UsageError as err:
         # The parser says "<source> step 1, line 1: ..."; a step has no line of its own here.
         message = err.message.replace(f"{where} step 1, line 1", where, 1)
@@ -53,6 +53,9 @@ def _encodable(value: Any) -> bool:
     return True
 
 
-def check_steps(raw: Sequence[Mapping[str, Any]], where: str) -> tuple[ScheduleStep, ...]:
-    """Every step through the parser (``UsageError`` naming ``where`` and the step)."""
-    return tuple(_parse_one(step, f"{where} [[step]] {i}") for i, step in enumerate(raw, 1))
+def check_steps(raw: Sequence[Mapping[str, Any]], where: str, nodes: int | None = None
+                ) -> tuple[ScheduleStep, ...]:
+    """Every step through the parser (``UsageError`` naming ``where`` and the step);
+    node names are checked against ``nodes`` when the scenario says how many."""
+    return tuple(_parse_one(step, f"{where} [[step]] {i}", nodes)
+                 for i, step in enumerate(raw, 1))

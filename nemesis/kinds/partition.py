@@ -10,7 +10,7 @@ from nemesis.kinds import choice, chosen, target_of
 from nemesis.net import PARTITION_CHAIN, list_rules
 from nemesis.partition import START, PartitionNemesis
 from nemesis.shapes import default_shapes, is_shape
-from nemesis.targets import leader_count, node_problem
+from nemesis.targets import node_problem
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -32,8 +32,10 @@ def validate(f: str, value: Any, nodes: int | None) -> str | None:
     if f != START or value is None:
         return None
     if isinstance(value, str):
-        if leader_count(value) is not None or is_shape(value):
+        if value.startswith(("leaders:", "primaries:")):
             return target_of(value, nodes)  # leaders:0 says so
+        if is_shape(value):
+            return None
         return f"unknown partition shape {value!r}: use {', '.join(SHAPES)} or leaders:N"
     if not isinstance(value, Mapping) or len(value) != 1:
         return (f"a partition is a shape or one of {{isolate = TARGET}}, {{components = "
