@@ -59,6 +59,7 @@ the step, the key and what is accepted (``UsageError``).
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -69,6 +70,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.base.errors import UsageError
+from harness.base.faults import kind_of
 from harness.base.waits import AWAIT_STATE, CONDITIONS
 
 ACTION_KEYS = frozenset({"at", "after", "f", "value"})
@@ -187,12 +189,22 @@ def _step(raw: Any, where: str, number: int, known_fs: Iterable[str] | None,
         raise UsageError(f"{where}: 'value' holds {problem}",
                          hint="a value is text, a whole or finite number, true/false, "
                               "or a list or table of those")
-    from nemesis.kinds import value_problem  # the kinds import the fault machinery
-
     problem = value_problem(f, raw.get("value"), nodes)
     if problem:
         raise UsageError(f"{where}: bad value for {f}: {problem}")
     return ScheduleStep(at, f, raw.get("value"), after)
+
+
+def value_problem(f: str, value: Any, nodes: int | None) -> str | None:
+    """What is wrong with ``value`` for op ``f`` on ``nodes`` nodes (any count when None),
+    as the kind of ``f`` judges it (its module's optional ``validate``); None if nothing
+    is, or the kind does not check. The module is loaded by its registry name, as
+    ``nemesis.kinds.load`` does: the kinds read the nemesis options, which read scripts."""
+    kind = kind_of(f)
+    if kind is None:
+        return None
+    check = getattr(importlib.import_module(kind.impl), "validate", None)
+    return None if check is None else check(f, value, nodes)
 
 
 def _not_plain(x: Any) -> str | None:
@@ -222,7 +234,7 @@ def parse_schedule(
 ) -> list[ScheduleStep]:
     """The steps of a script, in the order they run; ``UsageError`` naming the bad step.
 
-    Each op's value is judged by its fault kind (``nemesis.kinds.value_problem``),
+    Each op's value is judged by its fault kind (:func:`value_problem`),
     node names against ``nodes`` when the run's node count is known."""
     steps: list[ScheduleStep] = []
     if toml:

@@ -9,7 +9,7 @@ modules are thin adapters over the fault machinery (``nemesis.partition``,
 A kind may also check the values of its ops before a run (``validate(f, value,
 nodes)``: the problem in one line, or None), so that a fault script or scenario
 naming no node, or a packet loss of 2.0, is refused before anything is created;
-:func:`value_problem` asks the kind an op belongs to.
+``nemesis.schedule.value_problem`` asks the kind an op belongs to.
 
 Also here: the small drawing helpers the kinds' start-op drawers share, and the
 small value checks their ``validate`` functions share.
@@ -21,7 +21,6 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from harness.base.faults import kind_of
 from harness.base.values import Range, shown
 from nemesis.targets import target_problem
 
@@ -74,16 +73,6 @@ def chosen(targets: Sequence[str], understood: Callable[[str], bool], defaults: 
     """The ``--nemesis-targets`` this kind understands, in their order, or its defaults
     if none are given (or none fit)."""
     return tuple(t for t in targets if understood(t)) or tuple(defaults)
-
-
-def value_problem(f: str, value: Any, nodes: int | None) -> str | None:
-    """What is wrong with ``value`` for op ``f`` on ``nodes`` nodes (any count when None),
-    as the kind of ``f`` judges it; None if nothing is, or the kind does not check."""
-    kind = kind_of(f)
-    if kind is None:
-        return None
-    check = getattr(importlib.import_module(kind.impl), "validate", None)
-    return None if check is None else check(f, value, nodes)
 
 
 def target_of(value: Any, nodes: int | None, *, key: str = "target") -> str | None:

@@ -14,7 +14,8 @@ from harness.base.faults import FAULT_KINDS
 from harness.gen import Rng
 from nemesis import NemesisOptions
 from nemesis.grudge import SHAPES
-from nemesis.kinds import load, value_problem
+from nemesis.kinds import load
+from nemesis.schedule import value_problem
 from nemesis.settings import PACKET_BEHAVIOURS
 from nemesis.targets import TARGETS, target_problem
 
