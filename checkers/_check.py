@@ -18,7 +18,7 @@ from checkers._analyses import analyse_key
 from checkers._collect import Collector
 from checkers._cycles import find_cycles
 from checkers._fork import can_fork
-from checkers._history import F_NAMES, INFO, NEMESIS_F, OK, TYPE_NAMES, Scanner
+from checkers._history import Scanner
 from checkers._input import (
     Source,
     count_lines,
@@ -29,8 +29,10 @@ from checkers._input import (
 )
 from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
-from checkers._verdict import Anomalies, assemble, informational
+from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
+from harness.base import contract
+from harness.base.contract import FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
 from harness.base.errors import HistoryError
 
 #: How long the G0/G1c search may take before the verdict becomes "unknown".
@@ -124,7 +126,7 @@ def _judge(
     cycle_stats: dict[str, Any] | None = None
     try:
         if collector.judged == 0:
-            reasons.append("nothing to judge: the history has no send, poll or txn operation")
+            reasons.append(nothing_to_judge())
         proven = _proven_info_ops(collector)
         proven_offsets = _proven_offsets(collector, proven)
         orders: dict[str, VersionOrder] = {}
@@ -192,9 +194,9 @@ def _verdict(
     outcomes = collector.outcomes
     stats: dict[str, Any] = {
         "ops": scanner.lines,
-        "client-ops": outcomes[OK] + outcomes[INFO] + outcomes[2],
+        "client-ops": outcomes[OK] + outcomes[INFO] + outcomes[FAIL],
         "ok": outcomes[OK],
-        "fail": outcomes[2],
+        "fail": outcomes[FAIL],
         "info": outcomes[INFO],
         "never-completed": scanner.never_completed,
         "nemesis-ops": scanner.nemesis_ops,
@@ -205,7 +207,7 @@ def _verdict(
     return assemble(
         out,
         informational_types=informational(
-            ww_deps=ww_deps, saw_subscribe=collector.saw_subscribe, wr_only_cycle=wr_only_cycle
+            ww_deps=ww_deps, saw_rebalance=collector.saw_rebalance, wr_only_cycle=wr_only_cycle
         ),
         stats=stats,
         unknown_reasons=reasons,
@@ -217,18 +219,18 @@ def _verdict(
 def _op_details(scanner: Scanner, out: Anomalies) -> dict[str, dict[str, Any]]:
     """process/f/type of every op an anomaly points at, for explanations."""
     meta = scanner.meta
+    f_names = contract.f_names()
     details: dict[str, dict[str, Any]] = {}
     for index in sorted(out.referenced_ops()):
         if not 0 <= index < len(meta):
             continue
-        packed = meta[index]
-        f_code = (packed >> 2) & 15
+        process, f_code, kind = contract.unpack_meta(meta[index])
         if f_code == NEMESIS_F:
             continue
-        type_name = TYPE_NAMES[packed & 3]
+        type_name = TYPE_NAMES[kind]
         details[str(index)] = {
-            "process": packed >> 6,
-            "f": F_NAMES.get(f_code, "other"),
+            "process": process,
+            "f": f_names.get(f_code, "other"),
             "type": "info" if type_name == "invoke" else type_name,
             **({"never-completed": True} if type_name == "invoke" else {}),
         }

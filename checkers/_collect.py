@@ -25,8 +25,10 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from checkers._history import ASSIGN_FS, FAIL, INFO, OK, check_key_list
+from checkers._history import check_key_list
 from checkers._malformed import I64_MAX, malformed_mop
+from harness.base import contract
+from harness.base.contract import FAIL, INFO, OK
 
 #: Offset recorded for a send whose offset is unknown or not in the version order.
 NO_OFFSET = -(2**63)
@@ -95,7 +97,11 @@ class Collector:
         self.precommitted: list[tuple[int, str, int]] = []
         self.outcomes = [0, 0, 0, 0]
         self.judged = 0
-        self.saw_subscribe = False
+        #: the history has an op that rebalances groups (``subscribe``): positions per
+        #: process are then informational
+        self.saw_rebalance = False
+        self._reset_fs = contract.reset_fs()
+        self._rebalance_fs = contract.rebalance_fs()
         #: True for a chunk that follows other lines (``checkers._parallel``): each
         #: process then starts with the positions it had at the chunk's start, unknown
         #: here. A first read/send of a key that would pair with such a position leaves
@@ -121,11 +127,10 @@ class Collector:
     ) -> None:
         """assign/subscribe reset positions; crash and unknown client ops only count."""
         self.outcomes[kind] += 1
-        if f in ASSIGN_FS:
-            if f == "subscribe":
-                self.saw_subscribe = True
-            if kind in (OK, INFO):
-                self._reset(process, check_key_list(f, value, line))
+        if f in self._rebalance_fs:
+            self.saw_rebalance = True
+        if f in self._reset_fs and kind in (OK, INFO):
+            self._reset(process, check_key_list(f, value, line))
 
     def _reset(self, process: int, keys: list[str]) -> None:
         """assign/subscribe: forget positions of every key not listed."""

@@ -18,11 +18,12 @@ from typing import Any
 
 import orjson
 
+from harness.base.contract import NEMESIS, client_fs
 from harness.base.errors import HistoryError
 
 #: Offsets, values and times are signed 64-bit integers (Kafka's and Spark's ``long``).
 I64_MAX = 2**63 - 1
-CLIENT_FS = "send, poll, txn, assign, subscribe, crash"
+
 MOP_HINT = (
     'a micro-op is ["send", key, value], ["send", key, [offset, value]], ["poll"] or '
     '["poll", {key: [[offset, value], ...]}]: see docs/HISTORY.md'
@@ -119,7 +120,8 @@ def f_error(f: Any, line: int) -> HistoryError:
         return HistoryError(f"f must be a string, got {short(f)}", line=line)
     return HistoryError(
         f"unknown client f {short(f)}", line=line,
-        hint=f'a client op is one of {CLIENT_FS}; a fault is a line with process "nemesis"',
+        hint=f"a client op is one of {', '.join(client_fs())}; "
+        f'a fault is a line with process "{NEMESIS}"',
     )
 
 

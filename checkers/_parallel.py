@@ -42,7 +42,7 @@ import orjson
 
 from checkers._collect import Collector, KeyState
 from checkers._fork import Child, can_fork, fork_call, result
-from checkers._history import OK, TIME_UNSEEN, TXN_FS, TYPE_CODES, NeedsWholeFile, Scanner
+from checkers._history import TIME_UNSEEN, NeedsWholeFile, Scanner
 from checkers._input import count_lines, open_history
 from checkers._malformed import (
     f_mismatch_error,
@@ -50,6 +50,8 @@ from checkers._malformed import (
     second_invoke_error,
     time_backwards_error,
 )
+from harness.base import contract
+from harness.base.contract import OK, TYPE_CODES
 from harness.base.errors import HistoryError
 
 #: Below this size a single pass wins: forking and merging cost more than they save.
@@ -283,7 +285,7 @@ def _join(into: Collector, other: Collector) -> list[tuple[str, int, int]]:
     into.precommitted.extend(other.precommitted)
     into.outcomes = [a + b for a, b in zip(into.outcomes, other.outcomes, strict=True)]
     into.judged += other.judged
-    into.saw_subscribe = into.saw_subscribe or other.saw_subscribe
+    into.saw_rebalance = into.saw_rebalance or other.saw_rebalance
     return conflicts
 
 
@@ -378,11 +380,12 @@ def _find_recorders(
     read of that chunk is cheap enough, and it keeps the witness exact.
     """
     wanted = set(conflicts)
+    mop_fs = contract.mop_fs()
     with open_history(path) as handle:
         handle.seek(scan.start)
         for raw in islice(handle, scan.lines - scan.first_line):
             op = orjson.loads(raw)
-            for k, o, v in _records(op):
+            for k, o, v in _records(op, mop_fs):
                 if (k, o, v) in wanted:
                     into.keys[k].extra_ops[o, v] = op["index"]
                     wanted.discard((k, o, v))
@@ -390,11 +393,11 @@ def _find_recorders(
                 return
 
 
-def _records(op: dict[str, Any]) -> Iterator[tuple[str, int, int]]:
+def _records(op: dict[str, Any], mop_fs: frozenset[str]) -> Iterator[tuple[str, int, int]]:
     """The (key, offset, value) an already validated completion recorded in the log."""
     kind = TYPE_CODES.get(op.get("type"))  # type: ignore[arg-type]
     value = op.get("value")
-    if not kind or op.get("f") not in TXN_FS or type(value) is not list:
+    if not kind or op.get("f") not in mop_fs or type(value) is not list:
         return
     for mop in value:
         if mop[0] == "poll" and len(mop) == 2:

@@ -22,13 +22,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.base import contract
 from harness.base.faults import fault_spans
 from harness.base.history import NemesisPair, Op, pairs
 
 Array = npt.NDArray[Any]
 
-#: Outcome codes of the ``type`` column, in drawing order.
-OUTCOMES = ("ok", "fail", "info")
+#: The completion types in the contract's code order, which is also the drawing order.
+#: The report's ``type`` column holds a completion's position here: its outcome code
+#: minus ``harness.base.contract.OK`` (0 ok, 1 fail, 2 info), dense for ``np.bincount``.
+OUTCOMES = contract.OUTCOMES
 
 @dataclass(frozen=True)
 class Band:

@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal
 
+from harness.base.contract import client_fs
 from harness.base.history import Op
 
-OPS: tuple[str, ...] = ("send", "poll", "txn", "assign", "subscribe", "crash")
+#: The op kinds the generator draws from: the contract's client ops, in its order
+#: (a weight per kind; an op the registry gains draws nothing until it has a weight).
+OPS: tuple[str, ...] = client_fs()
 
 
 @lru_cache(maxsize=4096)
