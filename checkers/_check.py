@@ -32,11 +32,36 @@ from checkers._parallel import chunk_count, read_parallel
 from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
 from harness.base import contract
-from harness.base.contract import FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
+from harness.base.contract import ENGINES, FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
 from harness.base.errors import HistoryError
 
 #: How long the G0/G1c search may take before the verdict becomes "unknown".
 DEFAULT_CYCLE_BUDGET_S = 60.0
+
+
+def check(
+    path: str | os.PathLike[str],
+    *,
+    engine: str = "memory",
+    ww_deps: bool = False,
+    max_anomalies: int = 1000,
+    jobs: int | None = None,
+    master: str = "local[2]",
+) -> dict[str, Any]:
+    """The verdict on a history file or run directory, by either engine.
+
+    ``memory`` judges every anomaly type (``check_file``; ``jobs`` as there);
+    ``spark`` judges the types the registry gives it, on the Spark master
+    ``master``, for histories larger than memory. Both verdicts are assembled by
+    ``checkers._verdict.assemble``.
+    """
+    if engine == "memory":
+        return check_file(path, ww_deps=ww_deps, max_anomalies=max_anomalies, jobs=jobs)
+    if engine == "spark":
+        from checkers.spark.check import check_with_spark
+
+        return check_with_spark(path, master=master, max_anomalies=max_anomalies)
+    raise ValueError(f"no checker engine {engine!r}; engines are {', '.join(ENGINES)}")
 
 
 def check_file(

@@ -2,7 +2,7 @@
 
 ``checkers._history`` decides *where* input breaks docs/HISTORY.md (it walks
 the lines); this module words the errors, so the memory and the Spark engines
-say the same thing for the same line (``results.spark_history`` replays the
+say the same thing for the same line (``checkers.spark.history`` replays the
 first bad line through the same scanner). Each error says what is wrong and,
 in its hint, what to do next: most malformed histories were edited, converted
 or cut by hand, and the fix is in the file, not in insync.

@@ -110,8 +110,12 @@ def assemble(
     unknown_reasons: list[str],
     ops: dict[str, dict[str, Any]],
     waits_not_held: list[str] | None = None,
+    engine: str = "memory",
 ) -> dict[str, Any]:
-    """The verdict: contract fields first, optional extras after.
+    """The verdict of either engine: contract fields first, optional extras after.
+
+    An engine other than ``memory`` looks for only some types: the verdict says
+    which (``engine``, ``checked-types``, from the registry's ``engines``).
 
     ``waits_not_held``: the fault script's waits that did not hold. The run then did
     not test what its script meant to test, so it is ``unknown`` whatever was found
@@ -132,6 +136,9 @@ def assemble(
         "stats": stats,
         "anomaly-counts": {t: anomalies.counts[t] for t in found},
     }
+    if engine != "memory":
+        verdict["engine"] = engine
+        verdict["checked-types"] = list(contract.checked_by(engine))
     if waits_not_held:
         verdict["waits-not-held"] = list(waits_not_held)
     if unknown_reasons:

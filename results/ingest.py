@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from harness.base.contract import analysis_groups
 from harness.base.errors import HistoryError
 from results.coverage import outside_faults
 from results.run_coverage import RunCoverage, run_coverage
@@ -40,15 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNS, OPS, ANOMALIES = "runs", "ops", "anomalies"
-#: anomaly types counted as ordering violations in the comparison table
-ORDERING_TYPES = (
-    "nonmonotonic-send",
-    "int-nonmonotonic-send",
-    "poll-skip",
-    "nonmonotonic-poll",
-    "int-poll-skip",
-    "int-nonmonotonic-poll",
-)
+#: anomaly types counted as ordering violations: the registry's ``ordering`` group
+ORDERING_TYPES = analysis_groups()["ordering"]
 RUN_SCHEMA = (
     "run_id string, test_name string, started string, date string, seed long, "
     "synthetic boolean, kafka_version string, kafka_version_exact string, mode string, "

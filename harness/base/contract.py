@@ -200,6 +200,9 @@ class AnomalyType:
     fields: tuple[str, ...]
     #: Rank from most alarming (0: data lost or made up) to least; reports sort by it.
     severity: int
+    #: The analysis column it is counted in (``insync analyze``): its own name, or a
+    #: group named for what the types share (``ordering``, ``isolation``).
+    group: str
     #: When it is informational (see ``InfoWhen``).
     informational: InfoWhen = "never"
     #: Which engines look for it.
@@ -235,66 +238,66 @@ ANOMALY_TYPES: tuple[AnomalyType, ...] = (
         "lost-write",
         "a value that must have been committed sits in the version order at or below the "
         "highest position some `ok` read reached, yet no `ok` read saw it",
-        ("key", "value", "index", "max-read-index", "writer", "max-read"), 0,
+        ("key", "value", "index", "max-read-index", "writer", "max-read"), 0, "lost",
         engines=_BOTH, op_fields=("writer", "max-read"),
         optional_fields=("offset", "max-read-offset")),
     AnomalyType(
         "unseen",
         "a value acknowledged by an `ok` send was never read by any `ok` poll by the end of "
         "the run",
-        ("key", "count", "values"), 70, engines=_BOTH, needs_drain=True,
+        ("key", "count", "values"), 70, "unseen", engines=_BOTH, needs_drain=True,
         op_list_fields=("writers",), optional_fields=("writers",)),
     AnomalyType(
         "duplicate", "one value appears at more than one offset",
-        ("key", "value", "count", "offsets"), 40, engines=_BOTH,
+        ("key", "value", "count", "offsets"), 40, "duplicates", engines=_BOTH,
         op_fields=("writer", "reader"), optional_fields=("writer", "reader")),
     AnomalyType(
         "inconsistent-offsets", "one offset holds more than one value (replicas diverged)",
-        ("key", "offset", "index", "values"), 10, engines=_BOTH,
+        ("key", "offset", "index", "values"), 10, "inconsistent-offsets", engines=_BOTH,
         op_map_fields=("witnesses",), optional_fields=("witnesses",)),
     AnomalyType(
         "nonmonotonic-send",
         "a process's send lands at or before its previous send to the same key",
-        ("key", "values", "delta", "ops"), 80, op_list_fields=("ops",)),
+        ("key", "values", "delta", "ops"), 80, "ordering", op_list_fields=("ops",)),
     AnomalyType(
         "int-nonmonotonic-send", "inside one op, a later send lands at or before an earlier one",
-        ("key", "values", "delta", "op"), 90, op_fields=("op",)),
+        ("key", "values", "delta", "op"), 90, "ordering", op_fields=("op",)),
     AnomalyType(
         "int-send-skip",
         "inside one op, another value lands between two consecutive sends (informational)",
-        ("key", "values", "delta", "skipped", "op"), 150, informational="always",
+        ("key", "values", "delta", "skipped", "op"), 150, "ordering", informational="always",
         op_fields=("op",)),
     AnomalyType(
         "poll-skip",
         "a process's poll starts past the record right after its previous `ok` poll of that key",
-        ("key", "delta", "skipped", "ops"), 120, informational="rebalance",
+        ("key", "delta", "skipped", "ops"), 120, "ordering", informational="rebalance",
         op_list_fields=("ops",)),
     AnomalyType(
         "nonmonotonic-poll",
         "a process's poll starts at or before the last record its previous `ok` poll returned",
-        ("key", "values", "delta", "ops"), 100, informational="rebalance",
+        ("key", "values", "delta", "ops"), 100, "ordering", informational="rebalance",
         op_list_fields=("ops",)),
     AnomalyType(
         "int-poll-skip", "inside one op, consecutive records of a key skip over a record",
-        ("key", "values", "delta", "skipped", "op"), 130, op_fields=("op",)),
+        ("key", "values", "delta", "skipped", "op"), 130, "ordering", op_fields=("op",)),
     AnomalyType(
         "int-nonmonotonic-poll", "inside one op, records of a key go backwards or repeat",
-        ("key", "values", "delta", "op"), 110, op_fields=("op",)),
+        ("key", "values", "delta", "op"), 110, "ordering", op_fields=("op",)),
     AnomalyType(
         "G1a", "an `ok` read saw a value written by a `fail`ed op (aborted read)",
-        ("key", "value", "writer", "reader"), 30, op_fields=("writer", "reader")),
+        ("key", "value", "writer", "reader"), 30, "isolation", op_fields=("writer", "reader")),
     AnomalyType(
         "precommitted-read", "one op reads a value it sent itself, before its commit",
-        ("op", "key", "value"), 60, op_fields=("op",)),
+        ("op", "key", "value"), 60, "isolation", op_fields=("op",)),
     AnomalyType(
         "garbage-read", "a read returned a value that no operation in the history sent",
-        ("key", "value", "op"), 20, op_fields=("op",)),
+        ("key", "value", "op"), 20, "garbage-read", op_fields=("op",)),
     AnomalyType(
         "G0", "a dependency cycle among transactions through write-write edges only",
-        ("cycle", "steps"), 140, informational="always", op_list_fields=("cycle",)),
+        ("cycle", "steps"), 140, "isolation", informational="always", op_list_fields=("cycle",)),
     AnomalyType(
         "G1c", "a dependency cycle among transactions through write-write and write-read edges",
-        ("cycle", "steps"), 50, informational="ww-deps", op_list_fields=("cycle",)),
+        ("cycle", "steps"), 50, "isolation", informational="ww-deps", op_list_fields=("cycle",)),
 )
 """The registry, in docs/HISTORY.md's order (the verdict lists types in it)."""
 
@@ -331,6 +334,16 @@ def informational_types(conditions: set[str] | frozenset[str]) -> set[str]:
 def invalidating_types() -> tuple[str, ...]:
     """Types that make a run invalid under some condition (every one not always informational)."""
     return tuple(t.name for t in ANOMALY_TYPES if t.informational != "always")
+
+
+def analysis_groups() -> dict[str, tuple[str, ...]]:
+    """Analysis column -> the types counted in it: every type that can make a run invalid,
+    by ``group``, columns in registry order."""
+    groups: dict[str, list[str]] = {}
+    for t in ANOMALY_TYPES:
+        if t.informational != "always":
+            groups.setdefault(t.group, []).append(t.name)
+    return {g: tuple(names) for g, names in groups.items()}
 
 
 def checked_by(engine: str) -> tuple[str, ...]:

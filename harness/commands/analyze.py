@@ -49,6 +49,7 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from checkers.spark import spark_session
     from harness.base.paths import existing_dir
     from results.analyze import (
         CONFIG_COLUMNS,
@@ -61,7 +62,6 @@ def _handle(args: argparse.Namespace) -> int:
         write_outputs,
     )
     from results.ingest import ingest, read_runs
-    from results.spark_session import spark_session
 
     root = existing_dir(Path(args.results), hint="pass the directory holding the runs")
     by = tuple(c.strip() for c in args.by.split(",")) if args.by else CONFIG_COLUMNS

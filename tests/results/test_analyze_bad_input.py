@@ -31,7 +31,7 @@ def good_run_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("Spark was started")
-    monkeypatch.setattr("results.spark_session.spark_session", refuse)
+    monkeypatch.setattr("checkers.spark.session.spark_session", refuse)
 
 
 def add_run(root: Path, template: Path, name: str, file: str = "", data: str | bytes = "") -> Path:
