@@ -98,7 +98,7 @@ def _handle(args: argparse.Namespace) -> int:
     else:
         print(render_verdict(verdict))
     if args.junit:
-        from results.junit import write_junit
+        from results.report import write_junit
 
         try:
             write_junit(verdict, args.junit, name=_run_name(args.path))
@@ -106,7 +106,7 @@ def _handle(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write --junit {args.junit}: {err.strerror}",
                              hint="pick a writable path") from err
     if not args.json:
-        from results.summary import render_summary
+        from results.report import render_summary
 
         print()
         print(render_summary(verdict, _run_dir(args.path)))

@@ -28,9 +28,9 @@ from checkers._versions import VersionOrder
 from harness.base import contract
 from harness.base.contract import ANOMALY_TYPES, CLIENT_OPS, AnomalyType, ClientOp
 from harness.base.errors import HistoryError
-from results.anomaly_view import anomaly_ops
-from results.junit import junit_xml
-from results.summary import render_summary
+from results.report.anomaly_view import anomaly_ops
+from results.report.junit import junit_xml
+from results.report.summary import render_summary
 
 FLUSH = ClientOp("flush", 6, "any")
 STALE = AnomalyType("stale-read", "a read returned a value older than one already read",

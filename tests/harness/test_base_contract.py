@@ -102,7 +102,7 @@ def test_the_spark_engine_checks_the_types_the_registry_gives_it() -> None:
 
 
 def test_the_analysis_counts_every_invalidating_type_once() -> None:
-    from results.ingest import ORDERING_TYPES
+    from results.analysis.ingest import ORDERING_TYPES
 
     groups = contract.analysis_groups()
     counted = [t for names in groups.values() for t in names]
@@ -116,7 +116,7 @@ def test_only_unseen_needs_the_drain() -> None:
 
 
 def test_reports_rank_by_the_registry_severity() -> None:
-    from results.summary import _rank
+    from results.report.summary import _rank
 
     assert sorted(anomaly_names(), key=_rank) == list(by_severity())
     assert by_severity()[:3] == ("lost-write", "inconsistent-offsets", "garbage-read")
@@ -124,7 +124,7 @@ def test_reports_rank_by_the_registry_severity() -> None:
 
 
 def test_the_report_names_every_op_field_including_writers_and_witnesses() -> None:
-    from results.anomaly_view import anomaly_ops
+    from results.report.anomaly_view import anomaly_ops
 
     assert anomaly_ops({"key": "x", "writers": [4, 6]}) == [4, 6]
     assert anomaly_ops({"key": "x", "witnesses": {"1": 3, "2": 9}}) == [3, 9]
@@ -133,8 +133,8 @@ def test_the_report_names_every_op_field_including_writers_and_witnesses() -> No
 
 def test_outcomes_are_one_numbering() -> None:
     from harness.base.history import COMPLETIONS, NEMESIS
-    from results.history_table import TYPE_CODE
-    from results.plot_data import OUTCOMES
+    from results.report.history_table import TYPE_CODE
+    from results.report.plot_data import OUTCOMES
 
     assert OUTCOMES == contract.OUTCOMES
     assert set(contract.OUTCOMES) == COMPLETIONS

@@ -16,7 +16,7 @@ import pytest
 
 from harness.bench._synth import plans, write_plan
 from harness.cli import main
-from results.ingest import read_runs
+from results.analysis.ingest import read_runs
 
 STAMP = "20261121T031501.123Z"
 

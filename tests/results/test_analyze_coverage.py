@@ -17,9 +17,15 @@ import pytest
 from stalled_run import write_stalled_run
 
 from harness.base.history import read_history
-from results.analyze import CONFIG_COLUMNS, METRIC_COLUMNS, fmt, render_html, render_terminal
+from results.analysis.analyze import (
+    CONFIG_COLUMNS,
+    METRIC_COLUMNS,
+    fmt,
+    render_html,
+    render_terminal,
+)
+from results.analysis.ingest import COVERAGE_COLUMNS, RUN_SCHEMA, run_row
 from results.coverage import coverage
-from results.ingest import COVERAGE_COLUMNS, RUN_SCHEMA, run_row
 from results.run_coverage import run_coverage, spans_of
 
 

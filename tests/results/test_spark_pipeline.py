@@ -34,9 +34,9 @@ from harness.base.faults import fault_spans, start_fs, stop_fs  # noqa: E402
 from harness.base.history import read_history  # noqa: E402
 from harness.bench._synth import plans, write_plan  # noqa: E402
 from harness.cli import main  # noqa: E402
-from results.analyze import CONFIG_COLUMNS, compare  # noqa: E402
+from results.analysis.analyze import CONFIG_COLUMNS, compare  # noqa: E402
+from results.analysis.ingest import COVERAGE_COLUMNS, ingest  # noqa: E402
 from results.coverage import coverage, poor_coverage  # noqa: E402
-from results.ingest import COVERAGE_COLUMNS, ingest  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

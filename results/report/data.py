@@ -23,9 +23,9 @@ import numpy as np
 import orjson
 
 from harness.base.rundir import NODES, REPORT, RunDir
-from results.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
-from results.history_table import OpTable, read_lines
-from results.plot_data import (
+from results.report.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
+from results.report.history_table import OpTable, read_lines
+from results.report.plot_data import (
     OUTCOMES,
     Array,
     Series,

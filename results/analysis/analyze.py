@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness.base.errors import UsageError
 from harness.base.faults import start_fs, stop_fs
-from results.ingest import ANOMALIES, OPS, RUNS
-from results.run_files import existing_dir, output_file, shown_path
+from harness.base.paths import existing_dir, output_file, shown_path
+from results.analysis.ingest import ANOMALIES, OPS, RUNS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.base.contract import anomaly_names
-from results.anomaly_view import explain
+from results.report.anomaly_view import explain
 
 EXAMPLES_IN_FAILURE = 5
 

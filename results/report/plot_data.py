@@ -1,7 +1,7 @@
 """The numbers behind every plot, computed once from the history, shared by HTML and PNG.
 
-``Series`` holds them for one run: ``results.report_data.series`` fills it
-once per report, the page embeds it and ``results.plots`` draws the PNGs from
+``Series`` holds them for one run: ``results.report.data.series`` fills it
+once per report, the page embeds it and ``results.report.plots`` draws the PNGs from
 the very same object, so the two can never disagree.
 
 Kept apart from drawing so it can be tested on known data: which nemesis op

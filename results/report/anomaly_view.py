@@ -16,7 +16,7 @@ from typing import Any
 
 from checkers import anomaly_ops as checker_anomaly_ops
 from checkers import render_verdict
-from results.history_table import Record
+from results.report.history_table import Record
 
 MAX_ROWS = 32
 MAX_COLS = 24

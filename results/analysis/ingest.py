@@ -14,7 +14,7 @@ by line in Python, with one exception: a run whose results.json has no
 coverage block (``run.coverage``, written by every run since coverage
 existed) gets one computed from its history by ``results.run_coverage``, the
 function the report uses, once, when it is ingested. test.json/results.json
-are small and read first, without Spark, through ``results.run_files``
+are small and read first, without Spark, through ``harness.base.rundir.RunDir``
 (``read_runs``), which shape-checks them: a malformed run is skipped with a
 line naming its bad file, never the whole ingestion aborted.
 """
@@ -31,9 +31,10 @@ import orjson
 
 from harness.base.contract import analysis_groups
 from harness.base.errors import HistoryError
+from harness.base.paths import existing_dir
+from harness.base.rundir import RunDir
 from results.coverage import outside_faults
 from results.run_coverage import RunCoverage, run_coverage
-from results.run_files import existing_dir, read_test, read_verdict
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -112,7 +113,7 @@ def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
     """Every finished run's files, read and shape-checked in plain Python, before any Spark.
 
     A run whose test.json or results.json is malformed is skipped with the
-    reason (``run_files`` names the file and the field): one bad run among a
+    reason (``harness.base.rundir`` names the file and the field): one bad run among a
     thousand must not stop the other 999 from being compared.
     """
     runs: list[FoundRun] = []
@@ -120,8 +121,8 @@ def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
     for d in find_runs(results_root):
         rid = run_id(results_root, d)
         try:
-            test = read_test(d)
-            verdict = read_verdict(d)
+            test = RunDir(d).test()
+            verdict = RunDir(d).verdict()
         except HistoryError as err:
             log.info("skipping %s: %s", d, err.one_line())
             skipped.append(Skipped(rid, err.one_line()))

@@ -22,10 +22,10 @@ from harness.base.contract import INFO, INVOKE, NEMESIS, OK, TYPE_CODES
 from harness.base.errors import HistoryError
 from harness.base.history import NemesisPair, Op, pairs
 from harness.base.shapes import got
-from results.op_lookup import line_offsets
-from results.plot_data import Array
+from results.report.op_lookup import line_offsets
+from results.report.plot_data import Array
 
-#: completion type -> its position in ``OUTCOMES`` (outcome code - OK: see ``results.plot_data``)
+#: completion type -> its position in ``OUTCOMES``: outcome code - OK (``results.report.plot_data``)
 TYPE_CODE = {name: code - OK for name, code in TYPE_CODES.items() if code != INVOKE}
 
 #: One record of a key: offset (None: unknown), value, completion index, "w" or "r", outcome.

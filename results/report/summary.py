@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.base.contract import by_severity
 from harness.base.rundir import RunDir
-from results.anomaly_view import explain
+from results.report.anomaly_view import explain
 
 WORST_SHOWN = 3
 MAX_LINE = 220
