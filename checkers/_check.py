@@ -18,7 +18,7 @@ from checkers._analyses import analyse_key
 from checkers._collect import Collector
 from checkers._cycles import find_cycles
 from checkers._fork import can_fork
-from checkers._history import Scanner
+from checkers._history import NeedsWholeFile, Scanner
 from checkers._input import (
     Source,
     count_lines,
@@ -93,25 +93,31 @@ def _check_source(
     source: Source, ww_deps: bool, max_anomalies: int, budget_s: float, jobs: int | None
 ) -> dict[str, Any]:
     chunks = chunk_count(source.end, jobs=jobs)
+    fallback = None
     if chunks > 1:
         try:
             collector, scanner = read_parallel(source.path, chunks, source.end)
         except HistoryError:
             raise
-        except Exception:
-            pass
+        except NeedsWholeFile:
+            pass  # a chunk edge splits an op from its value: one pass below, as designed
+        except Exception as err:  # a bug or a failed fork: one pass still judges, and says so
+            fallback = _internal(err, "reading in parallel") + "; read in one pass instead"
         else:
             out = Anomalies(max_anomalies)
             return _judge(
                 collector, scanner, out, ww_deps=ww_deps, budget_s=budget_s, parts=chunks
             )
     with open_history(source.path) as handle:
-        return check_history(
+        verdict = check_history(
             parse_lines(handle, source),
             ww_deps=ww_deps,
             max_anomalies=max_anomalies,
             cycle_time_budget_s=budget_s,
         )
+    if fallback is not None:
+        verdict["warnings"] = [*verdict.get("warnings", []), fallback]
+    return verdict
 
 
 def check_history(

@@ -78,10 +78,6 @@ def write_file(remote: Remote, path: str, text: str, *, mode: str = "644") -> No
     remote.exec(["sh", "-c", script, "write_file", path, mode], input=text)
 
 
-def read_file(remote: Remote, path: str) -> str:
-    return remote.exec(["cat", path]).stdout
-
-
 Handler = Callable[[tuple[str, ...], str | None], tuple[int, str, str]]
 
 
