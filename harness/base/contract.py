@@ -200,8 +200,8 @@ class AnomalyType:
     fields: tuple[str, ...]
     #: Rank from most alarming (0: data lost or made up) to least; reports sort by it.
     severity: int
-    #: The analysis column it is counted in (``insync analyze``): its own name, or a
-    #: group named for what the types share (``ordering``, ``isolation``).
+    #: The analysis column it is counted in (``insync analyze``; ``-`` becomes ``_``): one
+    #: of its own, or a group named for what its types share (``ordering-violations``).
     group: str
     #: When it is informational (see ``InfoWhen``).
     informational: InfoWhen = "never"
@@ -238,7 +238,7 @@ ANOMALY_TYPES: tuple[AnomalyType, ...] = (
         "lost-write",
         "a value that must have been committed sits in the version order at or below the "
         "highest position some `ok` read reached, yet no `ok` read saw it",
-        ("key", "value", "index", "max-read-index", "writer", "max-read"), 0, "lost",
+        ("key", "value", "index", "max-read-index", "writer", "max-read"), 0, "lost-writes",
         engines=_BOTH, op_fields=("writer", "max-read"),
         optional_fields=("offset", "max-read-offset")),
     AnomalyType(
@@ -258,31 +258,31 @@ ANOMALY_TYPES: tuple[AnomalyType, ...] = (
     AnomalyType(
         "nonmonotonic-send",
         "a process's send lands at or before its previous send to the same key",
-        ("key", "values", "delta", "ops"), 80, "ordering", op_list_fields=("ops",)),
+        ("key", "values", "delta", "ops"), 80, "ordering-violations", op_list_fields=("ops",)),
     AnomalyType(
         "int-nonmonotonic-send", "inside one op, a later send lands at or before an earlier one",
-        ("key", "values", "delta", "op"), 90, "ordering", op_fields=("op",)),
+        ("key", "values", "delta", "op"), 90, "ordering-violations", op_fields=("op",)),
     AnomalyType(
         "int-send-skip",
         "inside one op, another value lands between two consecutive sends (informational)",
-        ("key", "values", "delta", "skipped", "op"), 150, "ordering", informational="always",
-        op_fields=("op",)),
+        ("key", "values", "delta", "skipped", "op"), 150, "ordering-violations",
+        informational="always", op_fields=("op",)),
     AnomalyType(
         "poll-skip",
         "a process's poll starts past the record right after its previous `ok` poll of that key",
-        ("key", "delta", "skipped", "ops"), 120, "ordering", informational="rebalance",
+        ("key", "delta", "skipped", "ops"), 120, "ordering-violations", informational="rebalance",
         op_list_fields=("ops",)),
     AnomalyType(
         "nonmonotonic-poll",
         "a process's poll starts at or before the last record its previous `ok` poll returned",
-        ("key", "values", "delta", "ops"), 100, "ordering", informational="rebalance",
+        ("key", "values", "delta", "ops"), 100, "ordering-violations", informational="rebalance",
         op_list_fields=("ops",)),
     AnomalyType(
         "int-poll-skip", "inside one op, consecutive records of a key skip over a record",
-        ("key", "values", "delta", "skipped", "op"), 130, "ordering", op_fields=("op",)),
+        ("key", "values", "delta", "skipped", "op"), 130, "ordering-violations", op_fields=("op",)),
     AnomalyType(
         "int-nonmonotonic-poll", "inside one op, records of a key go backwards or repeat",
-        ("key", "values", "delta", "op"), 110, "ordering", op_fields=("op",)),
+        ("key", "values", "delta", "op"), 110, "ordering-violations", op_fields=("op",)),
     AnomalyType(
         "G1a", "an `ok` read saw a value written by a `fail`ed op (aborted read)",
         ("key", "value", "writer", "reader"), 30, "isolation", op_fields=("writer", "reader")),
@@ -291,7 +291,7 @@ ANOMALY_TYPES: tuple[AnomalyType, ...] = (
         ("op", "key", "value"), 60, "isolation", op_fields=("op",)),
     AnomalyType(
         "garbage-read", "a read returned a value that no operation in the history sent",
-        ("key", "value", "op"), 20, "garbage-read", op_fields=("op",)),
+        ("key", "value", "op"), 20, "garbage-reads", op_fields=("op",)),
     AnomalyType(
         "G0", "a dependency cycle among transactions through write-write edges only",
         ("cycle", "steps"), 140, "isolation", informational="always", op_list_fields=("cycle",)),
@@ -337,12 +337,12 @@ def invalidating_types() -> tuple[str, ...]:
 
 
 def analysis_groups() -> dict[str, tuple[str, ...]]:
-    """Analysis column -> the types counted in it: every type that can make a run invalid,
-    by ``group``, columns in registry order."""
+    """Analysis column (``group`` with ``_`` for ``-``) -> the types counted in it: every
+    type that can make a run invalid, columns in registry order."""
     groups: dict[str, list[str]] = {}
     for t in ANOMALY_TYPES:
         if t.informational != "always":
-            groups.setdefault(t.group, []).append(t.name)
+            groups.setdefault(t.group.replace("-", "_"), []).append(t.name)
     return {g: tuple(names) for g, names in groups.items()}
 
 

@@ -2,8 +2,10 @@
 
 - ``ingest``: runs (test.json, results.json, history) into the ``runs``, ``ops`` and
   ``anomalies`` tables (``results/PARQUET.md``)
-- ``analyze``: per-configuration metrics, the comparison table (terminal, CSV, HTML)
-  and the trend per Kafka version and night
+- ``analyze``: per-configuration metrics on Spark, the CSV, and the trend per Kafka
+  version and night
+- ``tables``: the comparison's columns (from the registries) and how people see them
+  (a terminal table of 100 characters, the HTML page)
 """
 
 from __future__ import annotations
@@ -14,23 +16,21 @@ from results.lazy import lazy
 
 if TYPE_CHECKING:
     from results.analysis.analyze import (
-        CONFIG_COLUMNS,
-        METRIC_COLUMNS,
         compare,
         has_tables,
         prepare_out,
-        render_terminal,
         trend,
         write_outputs,
     )
     from results.analysis.ingest import ingest, read_runs
+    from results.analysis.tables import CONFIG_COLUMNS, METRIC_COLUMNS, render_terminal
 
 __all__ = ["CONFIG_COLUMNS", "METRIC_COLUMNS", "compare", "has_tables", "ingest", "prepare_out",
            "read_runs", "render_terminal", "trend", "write_outputs"]
 
 __getattr__ = lazy(__name__, {
-    "CONFIG_COLUMNS": "analyze", "METRIC_COLUMNS": "analyze", "has_tables": "analyze",
-    "prepare_out": "analyze", "compare": "analyze", "render_terminal": "analyze",
+    "CONFIG_COLUMNS": "tables", "METRIC_COLUMNS": "tables", "has_tables": "analyze",
+    "prepare_out": "analyze", "compare": "analyze", "render_terminal": "tables",
     "trend": "analyze",
     "write_outputs": "analyze", "ingest": "ingest", "read_runs": "ingest",
 })

@@ -42,17 +42,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNS, OPS, ANOMALIES = "runs", "ops", "anomalies"
-#: anomaly types counted as ordering violations: the registry's ``ordering`` group
-ORDERING_TYPES = analysis_groups()["ordering"]
 RUN_SCHEMA = (
     "run_id string, test_name string, started string, date string, seed long, "
     "synthetic boolean, kafka_version string, kafka_version_exact string, mode string, "
     "nodes int, acks string, idempotence boolean, txn boolean, max_in_flight int, "
     "replication_factor int, min_insync int, unclean_leader_election boolean, "
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
-    "bad_anomaly_types string, lost_writes long, duplicates long, "
-    "inconsistent_offsets long, ordering_violations long, unseen long, "
-    "history_ops long, duration_s double, path string, "
+    "bad_anomaly_types string, "
+    + "".join(f"{column} long, " for column in analysis_groups())
+    + "history_ops long, duration_s double, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -231,11 +229,10 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "valid": str(valid).lower() if isinstance(valid, bool) else str(valid),
         "anomaly_types": ",".join(verdict.get("anomaly-types") or []),
         "bad_anomaly_types": ",".join(verdict.get("bad-anomaly-types") or []),
-        "lost_writes": int(counts.get("lost-write", 0)),
-        "duplicates": int(counts.get("duplicate", 0)),
-        "inconsistent_offsets": int(counts.get("inconsistent-offsets", 0)),
-        "ordering_violations": sum(int(counts.get(t, 0)) for t in ORDERING_TYPES),
-        # unseen is one anomaly per key; its examples carry the number of values
+        # a column per group of the registry: the true counts of its types
+        **{column: sum(int(counts.get(t, 0)) for t in types)
+           for column, types in analysis_groups().items()},
+        # but unseen is one anomaly per key: its examples carry the number of values
         "unseen": sum(_int(a.get("count")) or 0 for a in unseen_examples),
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),

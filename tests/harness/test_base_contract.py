@@ -102,13 +102,20 @@ def test_the_spark_engine_checks_the_types_the_registry_gives_it() -> None:
 
 
 def test_the_analysis_counts_every_invalidating_type_once() -> None:
-    from results.analysis.ingest import ORDERING_TYPES
+    from results.analysis.ingest import RUN_SCHEMA
+    from results.analysis.tables import METRIC_COLUMNS, SHORT, TERMINAL_METRICS
 
     groups = contract.analysis_groups()
     counted = [t for names in groups.values() for t in names]
     assert sorted(counted) == sorted(contract.invalidating_types())
-    assert groups["ordering"] == ORDERING_TYPES
     assert "int-send-skip" not in counted
+    assert groups["ordering_violations"] == (
+        "nonmonotonic-send", "int-nonmonotonic-send", "poll-skip", "nonmonotonic-poll",
+        "int-poll-skip", "int-nonmonotonic-poll")
+    for column in groups:
+        assert f"{column} long" in RUN_SCHEMA
+        assert SHORT.get(column, column) in METRIC_COLUMNS
+    assert "anomalies" in TERMINAL_METRICS
 
 
 def test_only_unseen_needs_the_drain() -> None:
