@@ -368,6 +368,7 @@ def test_a_failed_parallel_read_is_judged_in_one_pass_and_said(
         raise RuntimeError("merge went wrong")
 
     monkeypatch.setattr("checkers._check.read_parallel", broken)
+    monkeypatch.setattr("checkers._check.chunk_count", lambda *_, **__: 2)  # threads or not
     verdict = check_file(path, jobs=2)
     (warning,) = verdict.pop("warnings")
     assert "RuntimeError: merge went wrong" in warning and "one pass" in warning

@@ -22,7 +22,7 @@ from history_builder import Hist
 import checkers._check
 from checkers import check_history
 from checkers._analyses import analyse_key
-from checkers._collect import KeyState
+from checkers._key_state import KeyState
 from checkers._verdict import Anomalies
 from checkers._versions import VersionOrder
 from harness.base import contract
