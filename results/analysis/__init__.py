@@ -6,31 +6,14 @@
   version and night
 - ``tables``: the comparison's columns (from the registries) and how people see them
   (a terminal table of 100 characters, the HTML page)
+
+Imported eagerly (Spark itself loads only when a function runs): ``ingest`` is both a
+module and its function, and the function is the name exported here.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from results.lazy import lazy
-
-if TYPE_CHECKING:
-    from results.analysis.analyze import (
-        compare,
-        has_tables,
-        prepare_out,
-        trend,
-        write_outputs,
-    )
-    from results.analysis.ingest import ingest, read_runs
-    from results.analysis.tables import CONFIG_COLUMNS, METRIC_COLUMNS, render_terminal
+from results.analysis.analyze import compare, has_tables, prepare_out, trend, write_outputs
+from results.analysis.ingest import ingest, read_runs
+from results.analysis.tables import CONFIG_COLUMNS, METRIC_COLUMNS, render_terminal
 
 __all__ = ["CONFIG_COLUMNS", "METRIC_COLUMNS", "compare", "has_tables", "ingest", "prepare_out",
            "read_runs", "render_terminal", "trend", "write_outputs"]
-
-__getattr__ = lazy(__name__, {
-    "CONFIG_COLUMNS": "tables", "METRIC_COLUMNS": "tables", "has_tables": "analyze",
-    "prepare_out": "analyze", "compare": "analyze", "render_terminal": "tables",
-    "trend": "analyze",
-    "write_outputs": "analyze", "ingest": "ingest", "read_runs": "ingest",
-})
