@@ -35,7 +35,7 @@ The agreement tests hold every implementation to this rule
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 #: The ``process`` of every fault line; client processes are integers.
 NEMESIS = "nemesis"
@@ -130,10 +130,7 @@ def client_fs() -> tuple[str, ...]:
 
 def client_op(name: str) -> ClientOp:
     """The client op called ``name``; ``KeyError`` naming the known ones otherwise."""
-    for op in CLIENT_OPS:
-        if op.name == name:
-            return op
-    raise KeyError(f"no client op {name!r}; ops are {', '.join(client_fs())}")
+    return _named(CLIENT_OPS, name, "client op")
 
 
 def mop_fs() -> frozenset[str]:
@@ -309,10 +306,18 @@ def anomaly_names() -> tuple[str, ...]:
 
 def anomaly_type(name: str) -> AnomalyType:
     """The anomaly type called ``name``; ``KeyError`` naming the known ones otherwise."""
-    for t in ANOMALY_TYPES:
-        if t.name == name:
-            return t
-    raise KeyError(f"no anomaly type {name!r}; types are {', '.join(anomaly_names())}")
+    return _named(ANOMALY_TYPES, name, "anomaly type")
+
+
+_Entry = TypeVar("_Entry", ClientOp, AnomalyType)
+
+
+def _named(entries: tuple[_Entry, ...], name: str, what: str) -> _Entry:
+    """The entry called ``name``, or a ``KeyError`` naming every one there is."""
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    raise KeyError(f"no {what} {name!r}; known: {', '.join(e.name for e in entries)}")
 
 
 def anomaly_order() -> dict[str, int]:

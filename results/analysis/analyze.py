@@ -32,7 +32,6 @@ from harness.base.faults import FAULT_KINDS, start_fs, stop_fs
 from harness.base.paths import existing_dir, output_file, shown_path
 from results.analysis.ingest import ANOMALIES, OPS, RUNS
 from results.analysis.tables import (
-    ANOMALY_COLUMNS,
     CONFIG_COLUMNS,
     METRIC_COLUMNS,
     SHORT,
@@ -141,28 +140,12 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
     )
     table = base.join(latency, keys, "left").join(rec, keys, "left")
     # null-safe: a config whose every fault column is null still joins (left join on nulls)
+    rates = {f"{name}_rate": name for name in ("lost", "ordering")} | {
+        "duplicate_rate": "duplicates"}
     return table.select(
         *keys,
-        "runs",
-        "poor_coverage",
-        "acked",
-        "lost",
-        (F.col("lost") / F.col("acked")).alias("lost_rate"),
-        "duplicates",
-        (F.col("duplicates") / F.col("acked")).alias("duplicate_rate"),
-        "ordering",
-        (F.col("ordering") / F.col("acked")).alias("ordering_rate"),
-        *(c for c in ANOMALY_COLUMNS if c not in ("lost", "duplicates", "ordering")),
-        "acked_per_s",
-        "live_share",
-        "avail_fault",
-        "avail_normal",
-        "fault_sends",
-        "latency_p50_ms",
-        "latency_p99_ms",
-        "latency_max_ms",
-        "recovery_p50_ms",
-        "recovery_max_ms",
+        *((F.col(rates[c]) / F.col("acked")).alias(c) if c in rates else c
+          for c in METRIC_COLUMNS),
     ).orderBy(*keys)
 
 
