@@ -182,7 +182,7 @@ class AwaitAfterHeals(Gen):
     cluster has recovered; but a heal must not wait for it either. Overlapping
     faults heal one after another, and a wait between two heals waits with the
     later fault still in force, which may be what keeps the cluster from
-    recovering: on 5 nodes (4.1.2, session 21) a clock freeze of the active
+    recovering: on 5 nodes (4.1.2) a clock freeze of the active
     controller kept two brokers unregistered after a partition healed, the wait
     ran out after 60 s, and the freeze, whose heal came after the wait, stayed
     in force for 156 s of a 150 s main phase.

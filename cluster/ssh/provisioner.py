@@ -243,7 +243,7 @@ def _refuse_gaps(gaps: Mapping[str, list[str]]) -> None:
         raise EnvironmentProblem(
             "hosts lack what Kafka or the faults need: "
             + "; ".join(f"{n}: {', '.join(g)}" for n, g in lacking.items()),
-            hint="install them (see README: what a host needs) and run again",
+            hint="install them (see docs/GUIDE.md: real hosts over SSH) and run again",
         )
 
 

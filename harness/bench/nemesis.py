@@ -235,7 +235,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--hosts", metavar="FILE",
-                       help="measure over SSH on the hosts of this inventory (see README)")
+                       help="measure over SSH on the hosts of this inventory (docs/GUIDE.md)")
     where.add_argument("--ssh-lab", action="store_true",
                        help="measure over SSH on a lab of --nodes node containers running sshd")
 

@@ -7,7 +7,7 @@ virtual time with whatever ``outcome_fn`` says, feeds every invocation and
 completion back through ``gen.update``, and retires a client's process after an
 ``info``, exactly as the real runner must. Once the generator answers ``None`` it
 is not asked again (ops in flight still complete and update it), as in the runner:
-a simulator that asked again hid main phases that ended early (session 21). The
+a simulator that asked again would hide main phases that end early. The
 fakes are plain functions (a handler, like ``httpx.MockTransport``), so a test
 states its Kafka in a few lines.
 

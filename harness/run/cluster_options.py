@@ -59,7 +59,7 @@ CLUSTER_OPTIONS: tuple[Spec, ...] = (
     Spec("base_image", text, "build nodes FROM this image (needs a registry) instead of "
          "debootstrap", "IMAGE"),
     Spec("hosts", text, "run on the hosts this inventory names, over SSH, instead of Docker "
-         "containers (see README: hosts.toml)", "FILE"),
+         "containers (see docs/GUIDE.md: real hosts over SSH)", "FILE"),
     Spec("accept_new_host_keys", boolean, "with --hosts: write a host key unknown to "
          "known_hosts into it instead of refusing to connect"),
 )  # fmt: skip

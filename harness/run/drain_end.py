@@ -1,9 +1,9 @@
 """When the drain may stop with values still unread: every key read to a settled end.
 
 The drain stops once it has read every acknowledged value again. A run that
-lost writes never gets there, so it used to read until ``--final-time-limit``
-(60 s), whatever was left to read: 74 of 116 catalogue runs of sessions 15-16
-waited out that minute. A key's log is read in offset order, so once a drain
+lost writes never gets there, so without this it would read until its idle
+limit, whatever was left to read (a flat 60 s limit made 74 of 116 measured
+catalogue runs wait out that minute). A key's log is read in offset order, so once a drain
 read returned the offset just below the key's end offset, nothing more of that
 key can be read: its unread values are in no log a consumer reads.
 

@@ -17,7 +17,7 @@ Python 3.13, ``SimpleQueue.get(timeout=t)`` whose deadline passes inside the cal
 (the thread preempted for more than ``t``, likely with the microsecond waits an
 op due "now" asks for) waits on with a negative timeout, which means forever,
 until the next put. With every worker idle there is none: a fast test's 0.5 s
-loop hung for over 10 minutes in session 20; under CPU load, 20 of 147,846 waits
+loop can hang for over 10 minutes; under CPU load, 20 of 147,846 waits
 of 2 µs blocked until the next put (``tests/harness/test_interpreter_waits.py``).
 """
 

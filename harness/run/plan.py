@@ -19,8 +19,8 @@ still unread has been read to its settled end offset: those values are in no
 log, and reading on could not find them. And it ends once it has read nothing
 new for :data:`IDLE_S` (``--final-time-limit``, the hard bound, is 300 s by
 default): a drain that is still reading goes on, however many records it has to
-read again. With a flat 60 s, a control's drain stopped while reading: 16,733
-values of one key, all on both replicas, counted ``unseen`` (session 17).
+read again. A flat 60 s stops a long drain while it reads: a control's 16,733
+values of one key, all on both replicas, would count ``unseen``.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def build_plan(
     )
 
 
-#: The drain ends once it has read nothing new for this long: the flat limit it had before
-#: session 17, so it never stops sooner than it used to.
+#: The drain ends once it has read nothing new for this long: a minute of reading nothing,
+#: long enough for a recovering cluster's partitions to come back under their leaders.
 IDLE_S = 60.0
 
 

@@ -6,7 +6,8 @@ Modules, by what they do:
 - ``data``: everything the page embeds, built once per report
 - ``history_table``: the history as numpy columns; ``op_lookup``: ops by index
 - ``plot_data`` (fault bands, lanes, rates) and ``plots`` (the PNGs, matplotlib)
-- ``anomaly_view``: per-anomaly sentences, ops and offset grids
+- ``anomaly_view``: per-anomaly sentences, ops and offset grids; ``fault_labels``: the
+  short label of each fault band
 - ``coverage_panel``, ``scenario_panel``: the page's panels
 - ``template`` and ``templates/``: the page itself
 - ``summary``: the lines ``insync check``/``run`` print; ``junit``: the verdict for CI

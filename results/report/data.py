@@ -224,7 +224,8 @@ def build(run: RunDir, verdict: Mapping[str, Any], test: Mapping[str, Any] | Non
         "layout": layout,
         "bands": [{"kind": b.kind, "label": b.label, "start": (b.start - t0) / 1e6,
                    "stop": (b.stop - t0) / 1e6, "start_index": b.start_index,
-                   "stop_index": b.stop_index, "open": b.open} for b in plot.bands],
+                   "stop_index": b.stop_index, "open": b.open, "detail": b.detail}
+                  for b in plot.bands],
         "bucket_ms": plot.width / 1e6,
         "quantiles": {"t": ((plot.quantile_t - t0) / 1e6).tolist(), "q": list(plot.qs),
                       "v": [[None if np.isnan(x) else round(float(x), 3) for x in row]

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from harness.base import contract
 from harness.base.faults import fault_spans
 from harness.base.history import NemesisPair, Op, pairs
+from results.report.fault_labels import compact, fault_label
 
 Array = npt.NDArray[Any]
 
@@ -44,6 +45,8 @@ class Band:
     stop_index: int | None
     label: str
     open: bool = False
+    #: The start op's full value as one line of JSON (the report shows it on a click).
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -98,17 +101,11 @@ def _fault_events(nemesis_ops: Iterable[Op]) -> list[Op]:
 
 def _label(kind: str, value: Any, failed: bool = False) -> str:
     flag = " (start reported an error)" if failed else ""
-    if value is None or value in ({}, []):
-        return kind + flag
-    text = value if isinstance(value, str) else _compact(value)
-    text = text if len(text) <= 60 else f"{text[:57]}..."
-    return f"{kind}: {text}{flag}"
+    return fault_label(kind, value) + flag
 
 
-def _compact(value: Any) -> str:
-    import orjson
-
-    return orjson.dumps(value).decode()
+def _detail(value: Any) -> str:
+    return "" if value is None else compact(value)
 
 
 def nemesis_bands(
@@ -144,14 +141,16 @@ def nemesis_bands(
                 if first is not None:
                     bands.append(Band(kind, int(first.get("time", 0)), t,
                                       int(first.get("index", 0)), index,
-                                      _label(kind, first.get("value"), id(first) in failed)))
+                                      _label(kind, first.get("value"), id(first) in failed),
+                                      detail=_detail(first.get("value"))))
         else:
-            bands.append(Band(f, t, t, index, index, _label(f, op.get("value"))))
+            bands.append(Band(f, t, t, index, index, _label(f, op.get("value")),
+                              detail=_detail(op.get("value"))))
     for kind, first in open_.items():
         t = int(first.get("time", 0))
         bands.append(Band(kind, t, max(end_time, t), int(first.get("index", 0)), None,
                           _label(kind, first.get("value"), id(first) in failed)
-                          + " (never stopped)", open=True))
+                          + " (never stopped)", open=True, detail=_detail(first.get("value"))))
     bands.sort(key=lambda b: (b.start, b.start_index))
     return bands
 

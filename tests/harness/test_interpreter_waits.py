@@ -1,7 +1,7 @@
 """The interpreter's timed wait for a completion ends by its timeout, even on a loaded box.
 
-Slow (20 s of CPU hogs), so it runs with ``-m slow`` only. It is the regression test
-for session 20's hang: before Python 3.13, ``queue.SimpleQueue.get(timeout=t)`` whose
+Slow (20 s of CPU hogs), so it runs with ``-m slow`` only. It guards against a hang:
+before Python 3.13, ``queue.SimpleQueue.get(timeout=t)`` whose
 deadline passes inside the call waits on until the next put. The interpreter asks for
 microsecond waits whenever an op is due "now", and with every worker idle no put
 comes. On this 2-core VM this test failed on ``SimpleQueue`` twice in two runs (one:

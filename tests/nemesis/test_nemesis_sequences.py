@@ -1,19 +1,12 @@
 """The nemesis's seeded op sequences are pinned: a refactor must not change what a run does.
 
-``golden/sequences.json`` was first recorded from ``build_package(...)`` as it
-was before the fault-kind registry existed (main at 4eafaa5), and re-recorded
-once on purpose (branch fault-targets): every heal is now followed by an
-``await-recovery`` op and the final heal ends with one, and the default targets
-no longer draw ``all``/``majority`` (nor ``primaries``, an alias of ``leaders``);
-and once more for the ``three-nodes`` case only: on 3 nodes several kinds take
-turns one fault at a time (``nemesis.package.one_at_a_time``); and once more in
-session 21, for the final heal's time only: the main phase now lasts its time limit
-(300 s) when the next fault falls after it, where it used to end, and heal, at the
-last fault before it (``harness.gen.choose.TimeLimit``); every fault op is unchanged.
-Then again in session 21 for the cases with overlapping kinds (``all``, ``targets``,
-``long-interval``): a heal followed by another heal now waits for recovery after the
-last of them (``nemesis.recovery.AwaitAfterHeals``), so those cases issue fewer waits,
-and the draws after the first such heal differ.
+``golden/sequences.json`` holds, per case, what the nemesis issues today: every heal
+followed by an ``await-recovery`` op (back-to-back heals wait once, after the last of
+them: ``nemesis.recovery.AwaitAfterHeals``), default targets that never draw
+``all``/``majority``, kinds taking turns one fault at a time on 3 nodes
+(``nemesis.package.one_at_a_time``), and a main phase that lasts its time limit
+(``harness.gen.choose.TimeLimit``). A change that alters a sequence re-records it on
+purpose, and its commit message says why.
 For each case: the nemesis ops a 300 s simulation issues (time, f, value), then
 the final heal, the package's ``fs`` and its report spans. A run's ``--seed`` must keep
 replaying the same faults across insync versions, so any difference here is a

@@ -37,7 +37,8 @@ def test_start_stop_pairs_become_bands_at_their_completions() -> None:
     bands = nemesis_bands(ops, end_time=1000)
     assert [(b.kind, b.start, b.stop, b.start_index, b.stop_index, b.open) for b in bands] == [
         ("partition", 12, 55, 1, 3, False), ("kill", 61, 92, 5, 7, False)]
-    assert bands[0].label == "partition: p"
+    assert bands[0].label == "partition p"
+    assert (bands[0].detail, bands[1].detail) == ('"p"', '{"n1":7}')
 
 
 def test_unmatched_start_extends_to_the_end_and_stray_stop_is_ignored() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -127,6 +128,32 @@ def test_report_draws_the_runs_operations_without_errors(page: Page, reported_ru
     assert p.inner_text("#badge") == "INVALID"
     command = p.inner_text("#command")
     assert command.startswith("insync run ") and " --workload queue " in command, command
+
+
+def test_fault_bands_have_short_labels_and_their_value_one_click_away(
+        page: Page, reported_run: Path) -> None:
+    p = page.open((reported_run / "report.html").as_uri())
+    bands = p.evaluate("window.insync.data.bands")
+    assert bands, "the run has faults"
+    listed = [re.sub(r" [0-9.]+ s \.\. ([0-9.]+ s|end)$", "", t.strip())
+              for t in p.locator("#faults summary").all_inner_texts()]
+    assert [b["label"] for b in bands] == listed
+    assert all("{" not in b["label"] and len(b["label"]) < 48 for b in bands), bands
+    assert p.inner_text("#range").startswith("0.000 s .. ")  # the axis starts at 0, in s
+    first = bands[0]
+    box, view = p.locator("#tl").bounding_box(), p.evaluate("window.insync.view")
+    mid = (first["start"] + first["stop"]) / 2
+    x = 64 + (mid - view[0]) / (view[1] - view[0]) * (box["width"] - 64 - 12)
+    p.mouse.click(box["x"] + x, box["y"] + 17)  # the band's strip, above the rows
+    detail = p.inner_text("#detail")
+    assert detail.startswith("fault " + first["label"])
+    for key in json.loads(first["detail"]):
+        assert f'"{key}"' in detail
+    p.locator("#faults summary").first.click()
+    assert json.loads(p.locator("#faults details pre").first.inner_text()) == \
+        json.loads(first["detail"])
+    p.locator("#timeline").screenshot(path=str(ARTIFACTS / "report-fault-labels.png"))
+    assert page.errors == []
 
 
 def test_hovering_an_op_shows_its_value_and_error(page: Page, reported_run: Path) -> None:

@@ -14,7 +14,7 @@ Acks = Literal["0", "1", "all"]
 
 #: linger.ms of every producer: librdkafka's default. An op's records enter the queue in
 #: one ``produce_batch`` call, so linger no longer decides whether they share a request;
-#: measured in one session (``insync bench run``, 3 nodes, 2026-11-23), 1 ms against 5
+#: measured in one bench (``insync bench run``, 3 nodes, 2026-11-23), 1 ms against 5
 #: gave the harness 7,633-9,566 acknowledged sends/s and 5 ms 9,738-9,920, the bare loop
 #: about the same either way.
 LINGER_MS = 5
@@ -24,7 +24,7 @@ SubVia = Literal["assign", "subscribe"]
 #: by the poll ops' capacity, not by what was written: at 500 a fault-free 30 s bench run
 #: read 5.19 records per acknowledged send and its brokers spent 137-167 us of CPU per
 #: send against the bare producer loop's 58-63 on the same two cores; at 100, 1.95 reads
-#: per send (``insync bench run``, 3 nodes, 2026-11-24, session 19). The final drain reads
+#: per send (``insync bench run``, 3 nodes; docs/BENCHMARKS.md). The final drain reads
 #: everything again, in consumers of its own.
 MAX_POLL_RECORDS = 100
 #: Records (per partition) and KiB (per consumer) a consumer prefetches ahead of its polls:

@@ -48,7 +48,7 @@ POLL_WEIGHT = 0.5
 #: bare producer loop's CPU per acknowledged send. At 32,768 a key lives for seconds to
 #: minutes, as a Jepsen key (1,024 writes) does at Jepsen's rates, logs stay small enough
 #: for the checker, and with ``MAX_POLL_RECORDS`` the brokers' CPU per send came to
-#: 68-71 us against the bare loop's 51-58 (``insync bench run``, 2026-11-24, session 19).
+#: 68-71 us against the bare loop's 51-58 (``insync bench run``; docs/BENCHMARKS.md).
 MAX_WRITES_PER_KEY = 32_768
 
 def keys(x: Any) -> list[str]:

@@ -14,6 +14,12 @@ function fmtMs(ms) {
   if (Math.abs(ms) >= 1000) return (ms / 1000).toFixed(3) + ' s';
   return ms.toFixed(ms < 10 ? 3 : 1) + ' ms';
 }
+// Times on the run's clock (ms since its first op) read in seconds; ``step`` (ms) sets
+// the decimals, so a zoomed-in axis still tells its ticks apart.
+function fmtS(ms, step) {
+  const d = step === undefined ? 3 : Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / 1000) - 1e-9)));
+  return (ms / 1000).toFixed(d) + ' s';
+}
 function el(tag, attrs, html) {
   const e = document.createElement(tag);
   for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
@@ -56,7 +62,7 @@ function xAxis(p, ctx) {
   for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
     const x = xOf(p, t);
     ctx.beginPath(); ctx.moveTo(x, M.t); ctx.lineTo(x, p.h - M.b); ctx.stroke();
-    ctx.fillText(fmtMs(t), x, p.h - 8);
+    ctx.fillText(fmtS(Math.abs(t) < step / 1e6 ? 0 : t, step), x, p.h - 8);
   }
 }
 function bandsBg(p, ctx, withLabels) {
@@ -298,6 +304,18 @@ function fetchDetail(idx) {
     if (tip.style.display === 'block' && tip.textContent.startsWith('op ' + idx + ' ')) tip.textContent = opText(rowOfIndex.get(idx));
   }).catch(err => { D.details[idx] = {invoke: 'could not load: ' + err, value: null}; });
 }
+function bandText(b) {
+  return 'fault ' + b.label + '\n  ' + fmtS(b.start) + ' .. ' + (b.open ? 'end (never stopped)' : fmtS(b.stop)) + '  (nemesis op ' + b.start_index + (b.stop_index !== null ? ' / ' + b.stop_index : '') + ')';
+}
+// Every fault under the timeline: its label, a click away from the value the nemesis recorded.
+function faultList() {
+  const box = document.getElementById('faults');
+  if (!box || !D.bands.length) return;
+  box.innerHTML = '<h3>Faults</h3>' + D.bands.map((b, i) => '<details class="fault" data-band="' + i + '"><summary><i style="background:' + bandColor(b.kind) + '"></i>' + esc(b.label) + ' <span class="muted">' + fmtS(b.start) + ' .. ' + (b.open ? 'end' : fmtS(b.stop)) + '</span></summary><pre>' + esc(b.detail ? JSON.stringify(JSON.parse(b.detail), null, 2) : '(no value recorded)') + '</pre></details>').join('');
+}
+function pinBand(bs) {
+  document.getElementById('detail').textContent = bs.map(b => bandText(b) + '\n' + (b.detail ? JSON.stringify(JSON.parse(b.detail), null, 2) : '(no value recorded)')).join('\n\n');
+}
 function bandAt(t) { return D.bands.filter(b => b.start <= t && t <= b.stop); }
 function showTip(ev, text) {
   const tip = document.getElementById('tip');
@@ -313,7 +331,7 @@ function pin(r) {
 }
 function redraw() {
   for (const p of plots) p.draw();
-  document.getElementById('range').textContent = fmtMs(view[0]) + ' .. ' + fmtMs(view[1]);
+  document.getElementById('range').textContent = fmtS(view[0]) + ' .. ' + fmtS(view[1]);
 }
 function jumpTo(index) {
   const r = rowOfIndex.get(index);
@@ -348,7 +366,7 @@ function attach(p) {
     if (typeof h === 'number') {
       let text = h >= 0 ? opText(h) : '';
       const bs = bandAt(tOf(p, x));
-      if (bs.length && (h < 0 || y < M.t)) text = bs.map(b => 'fault ' + b.label + '\n  ' + fmtMs(b.start) + ' .. ' + (b.open ? 'end (never stopped)' : fmtMs(b.stop)) + '  (nemesis op ' + b.start_index + (b.stop_index !== null ? ' / ' + b.stop_index : '') + ')').join('\n') + (text ? '\n\n' + text : '');
+      if (bs.length && (h < 0 || y < M.t)) text = bs.map(bandText).join('\n') + (y < M.t ? '\n(click: pin the fault\'s details)' : '') + (text ? '\n\n' + text : '');
       showTip(ev, text);
     } else showTip(ev, h);
   });
@@ -356,8 +374,10 @@ function attach(p) {
   p.canvas.addEventListener('mousedown', ev => { drag = {x: ev.clientX - p.canvas.getBoundingClientRect().left, v: view.slice(), moved: false}; });
   window.addEventListener('mouseup', ev => {
     if (drag && !drag.moved && ev.target === p.canvas) {
-      const rect = p.canvas.getBoundingClientRect(), h = p.hit(ev.clientX - rect.left, ev.clientY - rect.top);
-      if (typeof h === 'number' && h >= 0) { highlighted = h; pin(h); redraw(); }
+      const rect = p.canvas.getBoundingClientRect(), x = ev.clientX - rect.left, y = ev.clientY - rect.top;
+      const h = p.hit(x, y), bs = bandAt(tOf(p, x));
+      if (bs.length && y < M.t) pinBand(bs);
+      else if (typeof h === 'number' && h >= 0) { highlighted = h; pin(h); redraw(); }
     }
     drag = null;
   });
@@ -455,12 +475,12 @@ async function main() {
   C = await decode(); N = C.index.length;
   performance.mark('insync:decoded');
   for (let i = 0; i < N; i++) if (C.lat[i] > maxLat) maxLat = C.lat[i];
-  full = [-D.duration_ms * 0.01, D.duration_ms * 1.01]; view = full.slice();
+  full = [0, D.duration_ms * 1.01]; view = full.slice();
   LAT = latRange();
   buildIndexes();
   window.insync = {data: D, cols: C, jumpTo, opBox, get view() { return view; }, get highlighted() { return highlighted >= 0 ? C.index[highlighted] : null; }, jumped: null};
   performance.mark('insync:indexed');
-  header(); anomalies(); config();
+  header(); anomalies(); config(); faultList();
   performance.mark('insync:sections');
   plots.push(timelinePlot(), latencyPlot());
   const q = D.quantiles;
