@@ -12,6 +12,7 @@ Public surface::
                                # (the registry: harness.base.contract)
     exit_code(verdict)         # 0 valid, 1 invalid, 2 unknown
     anomaly_ops(example)       # the op indices an anomaly example names (registry's fields)
+    without_drain(verdict)     # the verdict of a run whose drain never finished
 
 Both checks raise ``harness.base.errors.HistoryError`` for malformed input and
 never raise while judging: trouble there becomes ``valid: "unknown"``.
@@ -19,7 +20,7 @@ never raise while judging: trouble there becomes ``valid: "unknown"``.
 
 from checkers._check import DEFAULT_CYCLE_BUDGET_S, check, check_file, check_history
 from checkers._explain import render_verdict
-from checkers._verdict import ANOMALY_TYPES, anomaly_ops, exit_code
+from checkers._verdict import ANOMALY_TYPES, anomaly_ops, exit_code, without_drain
 
 __all__ = [
     "ANOMALY_TYPES",
@@ -30,4 +31,5 @@ __all__ = [
     "check_history",
     "exit_code",
     "render_verdict",
+    "without_drain",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from checkers._analyses import analyse_key
@@ -31,6 +31,7 @@ from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
 from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
+from checkers.groups import judge_groups
 from harness.base import contract
 from harness.base.contract import ENGINES, FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
 from harness.base.errors import HistoryError
@@ -106,18 +107,25 @@ def _check_source(
         else:
             out = Anomalies(max_anomalies)
             return _judge(
-                collector, scanner, out, ww_deps=ww_deps, budget_s=budget_s, parts=chunks
+                collector, scanner, out, ww_deps=ww_deps, budget_s=budget_s, parts=chunks,
+                again=_reread(source),
             )
     with open_history(source.path) as handle:
-        verdict = check_history(
-            parse_lines(handle, source),
-            ww_deps=ww_deps,
-            max_anomalies=max_anomalies,
-            cycle_time_budget_s=budget_s,
+        verdict = _check_ops(
+            parse_lines(handle, source), _reread(source), ww_deps, max_anomalies, budget_s
         )
     if fallback is not None:
         verdict["warnings"] = [*verdict.get("warnings", []), fallback]
     return verdict
+
+
+def _reread(source: Source) -> Callable[[], Iterator[dict[str, Any]]]:
+    """The lines of ``source`` once more, for the group rules (a second pass, taken only
+    by a history that uses HISTORY-GROUPS.md)."""
+    def lines() -> Iterator[dict[str, Any]]:
+        with open_history(source.path) as handle:
+            yield from parse_lines(handle, source)
+    return lines
 
 
 def check_history(
@@ -130,7 +138,20 @@ def check_history(
     """Check a history given as op dicts in file order; returns the verdict dict.
 
     Raises ``HistoryError`` for malformed ops (the position in ``ops`` is the line).
+    A history that uses HISTORY-GROUPS.md is read twice, so ``ops`` is kept as a list
+    unless it is one already.
     """
+    kept = ops if isinstance(ops, list | tuple) else list(ops)
+    return _check_ops(kept, lambda: iter(kept), ww_deps, max_anomalies, cycle_time_budget_s)
+
+
+def _check_ops(
+    ops: Iterable[dict[str, Any]],
+    again: Callable[[], Iterable[dict[str, Any]]],
+    ww_deps: bool,
+    max_anomalies: int,
+    cycle_time_budget_s: float,
+) -> dict[str, Any]:
     collector = Collector()
     scanner = Scanner(collector)
     out = Anomalies(max_anomalies)
@@ -140,7 +161,9 @@ def check_history(
         raise
     except Exception as err:
         return _verdict(collector, scanner, out, [_internal(err, "while reading")], None)
-    return _judge(collector, scanner, out, ww_deps=ww_deps, budget_s=cycle_time_budget_s)
+    return _judge(
+        collector, scanner, out, ww_deps=ww_deps, budget_s=cycle_time_budget_s, again=again
+    )
 
 
 def _judge(
@@ -150,9 +173,11 @@ def _judge(
     *,
     ww_deps: bool,
     budget_s: float,
+    again: Callable[[], Iterable[dict[str, Any]]] | None = None,
     parts: int = 1,
 ) -> dict[str, Any]:
     reasons: list[str] = []
+    group_stats: dict[str, int] = {}
     wr_only_cycle = False
     cycle_stats: dict[str, Any] | None = None
     try:
@@ -177,6 +202,11 @@ def _judge(
         cycle_stats = {"complete": cycles.complete, "edges": cycles.edges}
         if not cycles.complete:
             reasons.append(cycles.reason)
+        if collector.saw_groups or scanner.saw_groups:
+            if again is None:  # only a caller that scanned a one-time stream itself
+                reasons.append("the group rules need the history once more, and it is gone")
+            else:
+                group_stats = judge_groups(again(), out)
     except Exception as err:
         reasons.append(_internal(err, "while checking"))
     return _verdict(
@@ -187,6 +217,7 @@ def _judge(
         cycle_stats,
         ww_deps=ww_deps,
         wr_only_cycle=wr_only_cycle,
+        group_stats=group_stats,
     )
 
 
@@ -221,6 +252,7 @@ def _verdict(
     *,
     ww_deps: bool = False,
     wr_only_cycle: bool = False,
+    group_stats: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     outcomes = collector.outcomes
     stats: dict[str, Any] = {
@@ -235,6 +267,7 @@ def _verdict(
     }
     if cycle_stats is not None:
         stats["cycle-search"] = cycle_stats
+    stats.update(group_stats or {})
     return assemble(
         out,
         informational_types=informational(

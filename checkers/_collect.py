@@ -27,8 +27,12 @@ from typing import Any
 from checkers._history import check_key_list
 from checkers._key_state import NO_OFFSET, KeyState
 from checkers._malformed import I64_MAX, malformed_mop
+from checkers.groups._shape import ALLOWED_IN, check_group_op, check_mop
 from harness.base import contract
-from harness.base.contract import FAIL, INFO, OK
+from harness.base.contract import FAIL, INFO, OK, TYPE_NAMES
+
+#: micro-ops that name the keys a rebalance moved
+REBALANCE = frozenset({"assigned", "revoked"})
 
 
 class Collector:
@@ -50,8 +54,12 @@ class Collector:
         #: the history has an op that rebalances groups (``subscribe``): positions per
         #: process are then informational
         self.saw_rebalance = False
+        #: True once the history uses docs/HISTORY-GROUPS.md (a group micro-op or op, or
+        #: an assign's ``committed`` lookup): only then are the group rules judged
+        self.saw_groups = False
         self._reset_fs = contract.reset_fs()
         self._rebalance_fs = contract.rebalance_fs()
+        self._group_fs = contract.group_fs()
         #: True for a chunk that follows other lines (``checkers._parallel``): each
         #: process then starts with the positions it had at the chunk's start, unknown
         #: here. A first read/send of a key that would pair with such a position leaves
@@ -75,8 +83,14 @@ class Collector:
     def other(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
         self, index: int, process: int, f: str, kind: int, value: Any, line: int
     ) -> None:
-        """assign/subscribe reset positions; crash and unknown client ops only count."""
+        """assign/subscribe reset positions; commit/committed are judged by ``checkers.groups``;
+        crash only counts."""
         self.outcomes[kind] += 1
+        if f in self._group_fs:
+            check_group_op(f, value, line, kind=TYPE_NAMES[kind])
+            self.judged += 1
+            self.saw_groups = True
+            return
         if f in self._rebalance_fs:
             self.saw_rebalance = True
         if f in self._reset_fs and kind in (OK, INFO):
@@ -101,7 +115,9 @@ class Collector:
             at = len(ks.proc_send if table else ks.proc_poll)
             self.stubs.append((table, k, process, v, o, index, at))
 
-    def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+    def txn(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
+        self, index: int, process: int, kind: int, value: Any, line: int, f: str
+    ) -> None:
         """A send/poll/txn: walk its micro-ops once, streaming records into the key tables.
 
         The records of one op and key land contiguously in ``rvals``/``roffs``
@@ -125,10 +141,17 @@ class Collector:
         read_at: dict[str, tuple[KeyState, int]] = {}
         sent_at: dict[str, tuple[KeyState, int]] = {}
         info_offsets: list[tuple[str, int, int]] = []
+        moved: set[str] = set()
         for mop in value:
             if type(mop) is not list or not mop:
                 raise malformed_mop(mop, line)
             tag = mop[0]
+            if type(tag) is str and tag in ALLOWED_IN:
+                check_mop(f, mop, line, kind=TYPE_NAMES[kind])
+                self.saw_groups = True
+                if tag in REBALANCE:
+                    moved.update(mop[1])
+                continue
             if tag == "poll":
                 if len(mop) == 1:
                     continue
@@ -148,7 +171,7 @@ class Collector:
         if read_at and sent_at:
             self._own_reads(index, kind, read_at, sent_at)
         if read_at:
-            self._fold_reads(index, process, ok, read_at)
+            self._fold_reads(index, process, ok, read_at, moved)
         if sent_at:
             self._fold_sends(index, process, kind, sent_at, info_offsets)
 
@@ -279,9 +302,18 @@ class Collector:
         return k, ks, v, known, at
 
     def _fold_reads(
-        self, index: int, process: int, ok: bool, read_at: dict[str, tuple[KeyState, int]]
+        self,
+        index: int,
+        process: int,
+        ok: bool,
+        read_at: dict[str, tuple[KeyState, int]],
+        moved: set[str] | frozenset[str] = frozenset(),
     ) -> None:
-        """Close this op's runs of reads; hand over positions to the process's next op."""
+        """Close this op's runs of reads; hand over positions to the process's next op.
+
+        A key that a rebalance of this op moved (``moved``) makes no pairs inside the op:
+        the consumer legitimately jumped (HISTORY-GROUPS.md, rebalances).
+        """
         last = self.last_read.get(process)
         if ok and last is None:
             last = self.last_read[process] = {}
@@ -291,7 +323,7 @@ class Collector:
             end = len(vals)
             first_v = vals[start]
             first_o = offs[start]
-            if end - start > 1:  # a single record makes no pair: it stays, unused
+            if end - start > 1 and k not in moved:  # a single record makes no pair
                 ks.rgroups.extend((start, end, index))
             if last is not None:
                 prev = last.get(k)

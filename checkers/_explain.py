@@ -22,6 +22,9 @@ def render_verdict(verdict: dict[str, Any], *, per_type: int = SHOWN_PER_TYPE) -
     lines = [_headline(verdict), _stats_line(verdict.get("stats", {}))]
     if verdict.get("error"):
         lines.append(f"Could not decide everything: {verdict['error']}.")
+    for kind, n in (verdict.get("not-judged-counts") or {}).items():
+        lines.append(f"{kind}: {n} found, not judged: the drain never read everything back, "
+                     "so these may simply be unread.")
     bad = set(verdict.get("bad-anomaly-types", []))
     counts = verdict.get("anomaly-counts", {})
     anomalies = verdict.get("anomalies", {})
@@ -241,6 +244,47 @@ def _cycle(a: Anomaly, op: _Ops) -> str:
     )
 
 
+def _group(a: Anomaly) -> str:
+    return "the default group" if a.get("group") is None else f"group {a['group']}"
+
+
+def _lost_commit(a: Anomaly, op: _Ops) -> str:
+    how = (
+        f"{op(a['op'])} read its committed offset as {a['read']}"
+        if a.get("via") == "committed"
+        else f"a member that started on it first read offset {a['read']}, in {op(a['op'])}"
+    )
+    values = a.get("values") or []
+    again = f"; it will receive again {_values(values)}" if values else ""
+    return (
+        f"{_group(a)} had committed offset {a['offset']} of {a['key']} (established by "
+        f"{op(a['writer'])}), then {how}, and no commit explains the step back{again}."
+    )
+
+
+def _commit_skip(a: Anomaly, op: _Ops) -> str:
+    how = {
+        "commit": f"{op(a['op'])} committed offset {a['offset']}",
+        "committed": f"{op(a['op'])} read committed offset {a['offset']}",
+    }.get(str(a.get("via")), f"a member started at offset {a['offset']} (first read in "
+                             f"{op(a['op'])}) above the last commit")
+    return (
+        f"{how} of {a['key']} for {_group(a)}, passing over {a['count']} record(s) no member "
+        f"of the group had received: {_values(a['skipped'])}."
+    )
+
+
+def _garbage_commit(a: Anomaly, op: _Ops) -> str:
+    writer = (
+        f"; only {op(a['writer'])}, which was aborted, committed it"
+        if a.get("writer") is not None else ""
+    )
+    return (
+        f"{op(a['op'])} read committed offset {a['offset']} of {a['key']} for {_group(a)}, "
+        f"which no commit of the group could have written{writer}."
+    )
+
+
 def _generic(a: Anomaly, op: _Ops) -> str:
     return ", ".join(f"{k}={v}" for k, v in a.items())
 
@@ -262,4 +306,7 @@ _EXPLAIN: dict[str, Callable[[Anomaly, _Ops], str]] = {
     "garbage-read": _garbage,
     "G0": _cycle,
     "G1c": _cycle,
+    "lost-commit": _lost_commit,
+    "commit-skip": _commit_skip,
+    "garbage-commit": _garbage_commit,
 }

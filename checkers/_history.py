@@ -54,6 +54,7 @@ from checkers._malformed import (
     time_backwards_error,
     time_error,
 )
+from checkers.groups._shape import ALLOWED_IN, check_fields, check_group_op, check_mop
 from harness.base import contract
 from harness.base.contract import (
     F_UNIT,
@@ -84,7 +85,9 @@ TIME_UNSEEN = 2**63
 class OpSink(Protocol):
     """What the scanner feeds: one call per completed client op, in file order."""
 
-    def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+    def txn(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
+        self, index: int, process: int, kind: int, value: Any, line: int, f: str
+    ) -> None:
         """A send/poll/txn op completed (or was left pending: then ``kind`` is INFO)."""
 
     def other(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
@@ -111,6 +114,8 @@ class Scanner:
         #: that did not hold (``harness.base.waits.not_held``), in file order
         self.waits_not_held: list[str] = []
         self.never_completed = 0
+        #: True once a line's fields call for the group rules (``check_fields``)
+        self.saw_groups = False
         self.meta = array("q")
         #: True when this scans a chunk that follows other lines (``checkers._parallel``):
         #: a process's first line may then complete an invoke made before the chunk.
@@ -128,6 +133,7 @@ class Scanner:
         self.f_codes = contract.f_codes()
         self.mop_fs = contract.mop_fs()
         self.key_list_fs = contract.key_list_fs()
+        self.group_fs = contract.group_fs()
 
     def feed_all(self, ops: Iterable[Any], *, finish: bool = True) -> None:
         """Feed every op of a history (line by line), then close it (unless not ``finish``).
@@ -145,6 +151,7 @@ class Scanner:
         type_codes = TYPE_CODES
         txn_fs = self.mop_fs
         key_list_fs = self.key_list_fs
+        group_fs = self.group_fs
         process_unit, f_unit = PROCESS_UNIT, F_UNIT
         first_invoke = self.first_invoke
         line = self.lines
@@ -185,6 +192,8 @@ class Scanner:
                 if f_code is None:
                     raise f_error(f, line)
                 meta_append(process * process_unit + f_code * f_unit + kind)
+                if len(op) > 6 and check_fields(op, line):  # more than every op's six fields
+                    self.saw_groups = True
                 if kind == INVOKE:
                     if process in pending:
                         raise second_invoke_error(process, pending[process], line)
@@ -196,8 +205,8 @@ class Scanner:
                         value = op["value"]
                     except KeyError:
                         raise HistoryError("missing field 'value'", line=line) from None
-                    if value != POLL_INVOKE:
-                        _check_invoke_value(f, value, line, txn_fs, key_list_fs)
+                    if value != POLL_INVOKE or f in group_fs:  # a commit op reads [["poll"]]
+                        _check_invoke_value(f, value, line, txn_fs, key_list_fs, group_fs)
                     pending[process] = (index, f, value, line)
                     continue
                 invoke = pending.pop(process, None)
@@ -212,7 +221,7 @@ class Scanner:
                     if kind != OK:
                         value = invoke[2]  # info/fail without a value: the invoke's
                 if f in txn_fs:
-                    txn(index, process, kind, value, line)
+                    txn(index, process, kind, value, line, f)
                 else:
                     other(index, process, f, kind, value, line)
         except orjson.JSONDecodeError as err:
@@ -274,7 +283,9 @@ class Scanner:
         """
         if not self.follows or process in self.first_invoke or process in self.orphans:
             raise no_invoke_error(type_name, process, line)
-        if op.get("value") is None and kind != OK and (f in self.mop_fs or f in self.key_list_fs):
+        if op.get("value") is None and kind != OK and (
+            f in self.mop_fs or f in self.key_list_fs or f in self.group_fs
+        ):
             raise NeedsWholeFile(f"line {line}: a {type_name} without a value across a chunk edge")
         self.orphans[process] = (line, f, type_name)
         return (-1, f, None, line)
@@ -286,7 +297,7 @@ class Scanner:
         self.never_completed = len(self.pending)
         for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
             if f in self.mop_fs:
-                self.sink.txn(index, process, INFO, value, line)
+                self.sink.txn(index, process, INFO, value, line, f)
             else:
                 self.sink.other(index, process, f, INFO, value, line)
         self.pending.clear()
@@ -300,8 +311,13 @@ def _by_index(item: tuple[int, tuple[int, str, Any, int]]) -> int:
     return item[1][0]
 
 
-def _check_invoke_value(
-    f: str, value: Any, line: int, mop_fs: frozenset[str], key_list_fs: frozenset[str]
+def _check_invoke_value(  # noqa: PLR0917 - the scanner's per-history tables, per invoke
+    f: str,
+    value: Any,
+    line: int,
+    mop_fs: frozenset[str],
+    key_list_fs: frozenset[str],
+    group_fs: frozenset[str],
 ) -> None:
     """Invokes of send/poll/txn carry ``["send", k, v]`` and ``["poll"]`` micro-ops."""
     if f in mop_fs:
@@ -309,6 +325,9 @@ def _check_invoke_value(
             raise HistoryError(f"{f} value must be a list of micro-ops", line=line)
         for mop in value:
             if mop == POLL_MOP:
+                continue
+            if type(mop) is list and mop and mop[0] in ALLOWED_IN:
+                check_mop(f, mop, line, kind="invoke")
                 continue
             try:
                 tag, k, v = mop
@@ -318,6 +337,8 @@ def _check_invoke_value(
                 raise malformed_mop(mop, line, invoke=True)
     elif f in key_list_fs:
         check_key_list(f, value, line)
+    elif f in group_fs:
+        check_group_op(f, value, line, kind="invoke")
 
 
 def check_key_list(f: str, value: Any, line: int) -> list[str]:

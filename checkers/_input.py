@@ -21,6 +21,7 @@ import orjson
 from harness.base.errors import HistoryError
 from harness.base.history import cut_short_at
 from harness.base.rundir import HISTORY
+from harness.base.userfile import open_regular
 
 HISTORY_NAME = HISTORY  # the run directory's name for it (harness.base.rundir)
 _READ_BLOCK = 1 << 24
@@ -50,7 +51,7 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     if p.is_dir():
         p = p / HISTORY_NAME
-        if not p.is_file():
+        if not p.is_file() and not p.exists():  # something else there: open_history says what
             raise HistoryError(
                 f"{path} is a directory without {HISTORY_NAME}",
                 hint="pass a history file or a run directory (results/<test>/<timestamp>/)",
@@ -59,14 +60,10 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
 
 
 def open_history(path: Path) -> BinaryIO:
-    """Open a history file for reading, or say why it cannot be read."""
-    try:
-        return path.open("rb")
-    except OSError as err:
-        raise HistoryError(
-            f"cannot read {path}: {err.strerror or err}",
-            hint="pass a history .jsonl or a run directory that holds history.jsonl",
-        ) from err
+    """Open a history file for reading, or say why it cannot be read (never blocking: a
+    FIFO or a device is refused, ``harness.base.userfile``)."""
+    return open_regular(path, str(path), error=HistoryError,
+                        hint="pass a history .jsonl or a run directory that holds history.jsonl")
 
 
 def open_source(path: str | os.PathLike[str]) -> Source:

@@ -145,6 +145,7 @@ def scan_chunk(path: Path, start: int, end: int, first_line: int | None = None) 
                 else islice(handle, count_lines(path, start, end))
             )
             scanner.feed_all(map(orjson.loads, lines), finish=False)
+            collector.saw_groups = collector.saw_groups or scanner.saw_groups
     except HistoryError as err:
         scan.error = (scanner.lines if err.line is None else err.line, str(err), err.hint)
     scan.lines = scanner.lines
@@ -285,6 +286,7 @@ def _join(into: Collector, other: Collector) -> list[tuple[str, int, int]]:
     into.outcomes = [a + b for a, b in zip(into.outcomes, other.outcomes, strict=True)]
     into.judged += other.judged
     into.saw_rebalance = into.saw_rebalance or other.saw_rebalance
+    into.saw_groups = into.saw_groups or other.saw_groups
     return conflicts
 
 

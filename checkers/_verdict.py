@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.base import contract
+from harness.base.drain import CUT_SHORT, NEEDS_DRAIN
 
 #: Every anomaly type's name in HISTORY.md's order, as of import (the public name;
 #: code that must follow a swapped registry calls ``contract.anomaly_names()``).
@@ -146,6 +147,35 @@ def assemble(
     if ops:
         verdict["ops"] = ops
     return verdict
+
+
+def without_drain(verdict: dict[str, Any], why: str = CUT_SHORT) -> dict[str, Any]:
+    """The verdict of a run whose drain did not run to its end (``harness.base.drain``).
+
+    The types that need the drain are taken out of the judgement and listed in
+    ``not-judged`` (any found stay countable in ``not-judged-counts``); with them
+    unjudged the run cannot be valid, so it is ``unknown`` unless a type that needs
+    no drain proves it invalid. A malformed or already unknown verdict keeps its
+    own ``error`` first.
+    """
+    out = dict(verdict)
+    found = list(out.get("anomaly-types") or ())
+    bad = list(out.get("bad-anomaly-types") or ())
+    anomalies = dict(out.get("anomalies") or {})
+    counts = dict(out.get("anomaly-counts") or {})
+    unjudged = {t: counts.get(t, len(anomalies.get(t) or ())) for t in found if t in NEEDS_DRAIN}
+    out["anomaly-types"] = [t for t in found if t not in NEEDS_DRAIN]
+    out["bad-anomaly-types"] = [t for t in bad if t not in NEEDS_DRAIN]
+    out["anomalies"] = {t: a for t, a in anomalies.items() if t not in NEEDS_DRAIN}
+    if "anomaly-counts" in out:
+        out["anomaly-counts"] = {t: n for t, n in counts.items() if t not in NEEDS_DRAIN}
+    out["not-judged"] = sorted(NEEDS_DRAIN)
+    if unjudged:
+        out["not-judged-counts"] = unjudged
+    note = f"not judged: {why} ({', '.join(sorted(NEEDS_DRAIN))})"
+    out["valid"] = False if out["bad-anomaly-types"] else UNKNOWN
+    out["error"] = "; ".join(e for e in (out.get("error"), note) if e)
+    return out
 
 
 #: Exit statuses of a verdict (docs/HISTORY.md): 3, malformed input, is HistoryError's.

@@ -15,13 +15,12 @@ latency and leave a window in which the state changes.
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cluster.remote import Remote
+from cluster.remote import SH_NAME, Remote, sh
 from harness.base.errors import ClusterError
 
 State = Literal["running", "paused", "stopped"]
@@ -60,6 +59,32 @@ if [ "$4" -gt 0 ] && kill -0 "$p" 2>/dev/null; then echo "$st $p alive"; else ec
 """
 
 
+#: The start script (``Daemon.launch``): $1 the pidfile directory, $2 the stdout log, $3
+#: the working directory, $4 the pidfile, $5 the daemon's name, $6 the node's root; the
+#: rest is ``env``'s argv (``K=V``..., ``setsid``, the command). ``{prelude}`` is replaced
+#: by ``Daemon.prelude``.
+LAUNCH_SCRIPT = """
+set -e
+run_dir=$1 log=$2 workdir=$3 pidfile=$4 name=$5 root=$6
+shift 6
+{prelude}
+mkdir -p "$run_dir" "$(dirname "$log")"
+if [ -f "$pidfile" ]; then
+  # kill -0 succeeds on a zombie: only a live (or stopped) process counts.
+  case "$(ps -o stat= -p "$(cat "$pidfile")" 2>/dev/null)" in
+    ""|Z*) ;;
+    T*) echo "paused $(cat "$pidfile")"; exit 0 ;;
+    *) echo "running $(cat "$pidfile")"; exit 0 ;;
+  esac
+fi
+cd "$workdir"
+echo "=== insync: starting $name at $(date -u +%FT%TZ)" >> "$log"
+env "$@" >> "$log" 2>&1 < /dev/null &
+echo $! > "$pidfile"
+echo "stopped $(cat "$pidfile")"
+"""
+
+
 @dataclass(frozen=True)
 class Daemon:
     """``argv`` run under ``env`` on ``remote``, its output appended to ``stdout_log``."""
@@ -71,10 +96,13 @@ class Daemon:
     env: Mapping[str, str] = field(default_factory=dict)
     workdir: str = "/"
     #: Shell run first in the start script (the broker's faketime control file), so a
-    #: restart stays one command.
+    #: restart stays one command: insync's own text, which names paths only through
+    #: ``"$root"`` (never a value interpolated into it).
     prelude: str = ""
     #: Where the pidfile lives (under an SSH host's base directory, there).
     run_dir: str = RUN_DIR
+    #: The node's root (``KafkaNode.root``), ``$root`` in ``prelude``.
+    root: str = ""
     #: How long the start command may take (its prelude may wait first).
     launch_timeout_s: float = 60.0
 
@@ -88,28 +116,15 @@ class Daemon:
 
     def launch(self) -> tuple[State, int]:
         """Start the process unless it already runs, in one command on the node:
-        (the state it was in, ``stopped`` meaning started now; its pid)."""
-        envs = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(self.env.items()))
-        pidfile = shlex.quote(self.pidfile)
-        script = f"""
-set -e
-{self.prelude}
-mkdir -p {shlex.quote(self.run_dir)} "$(dirname {shlex.quote(self.stdout_log)})"
-if [ -f {pidfile} ]; then
-  # kill -0 succeeds on a zombie: only a live (or stopped) process counts.
-  case "$(ps -o stat= -p "$(cat {pidfile})" 2>/dev/null)" in
-    ""|Z*) ;;
-    T*) echo "paused $(cat {pidfile})"; exit 0 ;;
-    *) echo "running $(cat {pidfile})"; exit 0 ;;
-  esac
-fi
-cd {shlex.quote(self.workdir)}
-echo "=== insync: starting {self.name} at $(date -u +%FT%TZ)" >> {shlex.quote(self.stdout_log)}
-env {envs} setsid {shlex.join(self.argv)} >> {shlex.quote(self.stdout_log)} 2>&1 < /dev/null &
-echo $! > {pidfile}
-echo "stopped $(cat {pidfile})"
-"""
-        out = self.remote.exec(["sh", "-c", script], timeout=self.launch_timeout_s).stdout.strip()
+        (the state it was in, ``stopped`` meaning started now; its pid).
+
+        ``LAUNCH_SCRIPT`` is constant; every path, name, variable and argument
+        goes as a separate argv entry, so the ``Remote`` quotes each once."""
+        envs = [f"{k}={v}" for k, v in sorted(self.env.items())]
+        script = LAUNCH_SCRIPT.replace("{prelude}", self.prelude)
+        argv = ["sh", "-c", script, SH_NAME, self.run_dir, self.stdout_log, self.workdir,
+                self.pidfile, self.name, self.root, *envs, "setsid", *self.argv]
+        out = self.remote.exec(argv, timeout=self.launch_timeout_s).stdout.strip()
         words = out.splitlines()[-1].split() if out else []
         if len(words) == 1:  # a bare pid: started now
             words = ["stopped", *words]
@@ -129,11 +144,9 @@ echo "stopped $(cat {pidfile})"
         return self._probe()[0]
 
     def _probe(self) -> tuple[State, int | None]:
-        script = (
-            f"p=$(cat {self.pidfile} 2>/dev/null) || exit 0; "
-            'echo "$p $(ps -o stat= -p "$p" 2>/dev/null)"'
-        )
-        out = self.remote.exec(["sh", "-c", script]).stdout.split()
+        script = ('p=$(cat -- "$1" 2>/dev/null) || exit 0; '
+                  'echo "$p $(ps -o stat= -p "$p" 2>/dev/null)"')
+        out = sh(self.remote, script, self.pidfile).stdout.split()
         if len(out) < 2:
             return "stopped", None
         pid, stat = int(out[0]), out[1]
@@ -179,7 +192,7 @@ echo "stopped $(cat {pidfile})"
         pid = self.pid()
         if pid is None:
             return None
-        self.remote.exec(["sh", "-c", f"kill -CONT {pid}; kill -TERM {pid}"], check=False)
+        sh(self.remote, 'kill -CONT "$1"; kill -TERM "$1"', str(pid), check=False)
         try:
             self._wait_gone(timeout_s)
         except ClusterError:

@@ -22,8 +22,7 @@ from cluster.distribution import ensure_distribution
 from cluster.model import Cluster, Say, each_node
 from cluster.readiness import unanswering_brokers, wait_ready, wait_zookeeper
 from cluster.spec import ClusterSpec
-from cluster.versions import KafkaVersion, resolve_version
-from harness.base.errors import UsageError
+from cluster.versions import KafkaVersion, resolve_for_mode
 
 LOG = logging.getLogger("insync.cluster")
 
@@ -40,13 +39,7 @@ class Release:
 
 def check_version(spec: ClusterSpec) -> KafkaVersion:
     """The Kafka version ``spec`` asks for, if it runs in the spec's mode."""
-    version = resolve_version(spec.kafka_version)
-    if spec.mode not in version.modes:
-        raise UsageError(
-            f"Kafka {version.version} does not run in {spec.mode} mode",
-            hint=f"use --mode {' or '.join(version.modes)}",
-        )
-    return version
+    return resolve_for_mode(spec.kafka_version, spec.mode)
 
 
 def release_for(spec: ClusterSpec) -> Release:

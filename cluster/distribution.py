@@ -31,7 +31,8 @@ from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from cluster.versions import Artifact, KafkaVersion
+from cluster.releases import default_cache_root
+from cluster.versions import BINDING_JARS, Artifact, KafkaVersion, binding_for
 from harness.base.errors import EnvironmentProblem
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 MARKER = "insync-dist.json"
-MARKER_FORMAT = 1
+MARKER_FORMAT = 2
 # Pinned so resolution does not depend on whichever plugin version Maven picks.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 MVN_TIMEOUT_S = 900.0
@@ -88,12 +89,6 @@ class Distribution:
     @property
     def jar_paths(self) -> tuple[Path, ...]:
         return tuple(self.libs_dir / jar for jar in self.jars)
-
-
-def default_cache_root() -> Path:
-    """``$INSYNC_CACHE`` or ``~/.cache/insync``: the parent of ``kafka/<version>``."""
-    env = os.environ.get("INSYNC_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "insync"
 
 
 def distribution_dir(version: KafkaVersion, cache_root: Path | None = None) -> Path:
@@ -140,9 +135,9 @@ def _resolve_and_publish(root: Path, version: KafkaVersion, mvn: str) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{version.version}.", dir=root.parent))
     staging.chmod(0o755)  # mkdtemp's 0700 would hide it from a node's non-root user
     try:
-        jars = _resolve_into(staging, version, mvn)
+        jars, binding = _resolve_into(staging, version, mvn)
         _write_configs(staging / "config")
-        _write_marker(staging, version, jars)
+        _write_marker(staging, version, jars, binding)
         _publish(staging, root, version)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -167,9 +162,9 @@ def load_distribution(version: KafkaVersion, root: Path) -> Distribution | None:
     return dist
 
 
-def render_pom(version: KafkaVersion) -> str:
+def render_pom(version: KafkaVersion, binding: tuple[Artifact, ...] = ()) -> str:
     """A throwaway pom whose runtime dependency tree is the broker classpath."""
-    deps = "\n".join(_dependency_xml(a) for a in version.artifacts)
+    deps = "\n".join(_dependency_xml(a) for a in (*version.artifacts, *binding))
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -218,8 +213,40 @@ def mvn_argv(mvn: str) -> list[str]:
     ]
 
 
-def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> list[str]:
-    (staging / "pom.xml").write_text(render_pom(version))
+def _jar_version(jars: list[str], name: str) -> str | None:
+    """The version of jar ``name`` among file names ``<name>-<version>.jar``."""
+    for jar in jars:
+        found = re.fullmatch(re.escape(name) + r"-(\d[^-]*(?:-[A-Za-z0-9.]+)?)\.jar", jar)
+        if found:
+            return found.group(1)
+    return None
+
+
+def needed_binding(version: KafkaVersion, jars: list[str]) -> tuple[Artifact, ...]:
+    """The slf4j binding a resolved jar set lacks (none when its POM brought one)."""
+    if any(_jar_version(jars, name) for name in BINDING_JARS):
+        return ()
+    slf4j = _jar_version(jars, "slf4j-api")
+    return binding_for(version.logging, slf4j, _jar_version(jars, "log4j-core"))
+
+
+def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> tuple[list[str], list[str]]:
+    """Resolve the release's tree, then once more with the binding its tree lacks.
+
+    The binding's version is read from the first tree (its slf4j-api and
+    log4j-core), so it is the one the release was built against.
+    """
+    jars = _copy_dependencies(staging, version, mvn, ())
+    binding = needed_binding(version, jars)
+    if binding:
+        jars = _copy_dependencies(staging, version, mvn, binding)
+    return jars, [a.coordinate for a in binding]
+
+
+def _copy_dependencies(
+    staging: Path, version: KafkaVersion, mvn: str, binding: tuple[Artifact, ...]
+) -> list[str]:
+    (staging / "pom.xml").write_text(render_pom(version, binding))
     try:
         proc = subprocess.run(
             mvn_argv(mvn),
@@ -246,7 +273,7 @@ def _resolve_into(staging: Path, version: KafkaVersion, mvn: str) -> list[str]:
     if not jars:
         raise EnvironmentProblem(
             f"mvn resolved no jars for Kafka {version.version}",
-            hint="the version table entry is probably wrong: check its artifacts",
+            hint="the release's eras (cluster/versions.py) are probably wrong: check its artifacts",
         )
     return jars
 
@@ -289,11 +316,14 @@ def _write_configs(config_dir: Path) -> None:
         os.replace(tmp, target)
 
 
-def _write_marker(staging: Path, version: KafkaVersion, jars: list[str]) -> None:
+def _write_marker(
+    staging: Path, version: KafkaVersion, jars: list[str], binding: list[str] | None = None
+) -> None:
     marker = {
         "format": MARKER_FORMAT,
         "version": version.version,
         "artifacts": [a.coordinate for a in version.artifacts],
+        "binding": binding or [],
         "jars": jars,
         "resolved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

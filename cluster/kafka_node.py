@@ -113,29 +113,27 @@ class KafkaNode:
         preludes = []
         if self.spec.faketime:
             env = {**faketime_env(self.root), **self.broker_env}
-            ctl = self.at(FAKETIME_CONTROL)
             # a restarted broker keeps the node's current skew: in the start command
-            preludes.append(f"mkdir -p $(dirname {ctl}); [ -s {ctl} ] || echo +0 > {ctl}")
+            preludes.append(f'ctl="$root"{FAKETIME_CONTROL}; mkdir -p "$(dirname "$ctl")"; '
+                            '[ -s "$ctl" ] || echo +0 > "$ctl"')
         wait_s = 0
         if self.spec.mode == "zookeeper":
             wait_s = zk_reregister_wait_s(self.version.number, self.spec.broker_config)
             preludes.append(self._reregister_wait(wait_s))
         prelude = "\n".join(preludes)
         return Daemon(self.remote, "kafka", argv, self.at(f"{KAFKA_LOG_DIR}/stdout.log"), env,
-                      prelude=prelude, run_dir=self.at(RUN_DIR),
+                      prelude=prelude, run_dir=self.at(RUN_DIR), root=self.root,
                       launch_timeout_s=60.0 + wait_s)
 
     def _reregister_wait(self, wait: int) -> str:
         """Shell for the start command: after a SIGKILL (``KILLED_AT`` holds when), wait
         until the old ZooKeeper session has expired (``zk_reregister_wait_s``), saying so
         in the broker's stdout log, so a restarted broker does not die at registration."""
-        marker = self.at(KILLED_AT)
-        log = self.at(f"{KAFKA_LOG_DIR}/stdout.log")
-        return (f"if [ -f {marker} ]; then "
-                f"w=$(( $(cat {marker}) + {wait} - $(date +%s) )); "
-                f"if [ $w -gt 0 ]; then echo \"=== insync: waiting $w s for the killed "
-                f"broker's ZooKeeper session to expire\" >> {log} 2>/dev/null || true; "
-                f"sleep $w; fi; rm -f {marker}; fi")
+        return (f'marker="$root"{KILLED_AT}; if [ -f "$marker" ]; then '
+                f'w=$(( $(cat "$marker") + {int(wait)} - $(date +%s) )); '
+                f'if [ $w -gt 0 ]; then echo "=== insync: waiting $w s for the killed '
+                f'broker\'s ZooKeeper session to expire" >> "$log" 2>/dev/null || true; '
+                f'sleep $w; fi; rm -f "$marker"; fi')
 
     @property
     def zookeeper(self) -> Daemon | None:
@@ -158,7 +156,7 @@ class KafkaNode:
         )
         text = render(props, known_keys)
         write_file(self.remote, self.at(CONFIG_PATH), text)
-        sh(self.remote, f"mkdir -p {self.at(DATA_DIR)} {self.at(KAFKA_LOG_DIR)}")
+        self.remote.exec(["mkdir", "-p", "--", self.at(DATA_DIR), self.at(KAFKA_LOG_DIR)])
         if self.spec.power_loss_fs:  # before anything (the KRaft format) writes there
             power_loss_fs.mount(self.remote)
         if self.zookeeper is not None:
@@ -166,7 +164,7 @@ class KafkaNode:
             write_file(self.remote, self.at(ZK_CONFIG_PATH), zoo)
             myid = f"{self.spec.node_id(self.name)}\n"
             write_file(self.remote, self.at(f"{ZK_DATA_DIR}/myid"), myid)
-            sh(self.remote, f"mkdir -p {self.at(ZK_LOG_DIR)}")
+            self.remote.exec(["mkdir", "-p", "--", self.at(ZK_LOG_DIR)])
         return text
 
     def format_storage(self, cluster_id: str) -> None:
@@ -246,30 +244,23 @@ class KafkaNode:
             raise ClusterError(f"on {self.name}: stop the broker before wiping its data")
         if self.spec.power_loss_fs:
             power_loss_fs.unmount(self.remote)
-            sh(self.remote, f"rm -rf {power_loss_fs.BACKING} && mkdir -p {power_loss_fs.BACKING}")
-        data = self.at(DATA_DIR)
-        sh(self.remote, f"rm -rf {data} && mkdir -p {data}")
+            sh(self.remote, 'rm -rf -- "$1" && mkdir -p -- "$1"', power_loss_fs.BACKING)
+        sh(self.remote, 'rm -rf -- "$1" && mkdir -p -- "$1"', self.at(DATA_DIR))
         if self.spec.power_loss_fs:
             power_loss_fs.mount(self.remote)
 
     # -- logs ------------------------------------------------------------------
     def log_files(self) -> list[str]:
         paths = (f"{KAFKA_LOG_DIR}/*", f"{ZK_LOG_DIR}/*", CONFIG_PATH, ZK_CONFIG_PATH)
-        listing = sh(
-            self.remote,
-            f"ls -1d {' '.join(self.at(p) for p in paths)} 2>/dev/null",
-            check=False,
-        )
+        # the root goes as $1; the globs (insync's own constants) expand after it
+        script = " ".join(f'"$1"{p}' for p in paths)
+        listing = sh(self.remote, f"ls -1d {script} 2>/dev/null", self.root, check=False)
         return [line for line in listing.stdout.splitlines() if line.strip()]
 
     def tail_log(self, lines: int = 20) -> str:
         """The end of the broker's output and main log, for error messages."""
-        out = sh(
-            self.remote,
-            f"tail -n {lines} {self.at(KAFKA_LOG_DIR)}/server.log "
-            f"{self.at(KAFKA_LOG_DIR)}/stdout.log 2>/dev/null",
-            check=False,
-        )
+        out = sh(self.remote, 'tail -n "$1" -- "$2"/server.log "$2"/stdout.log 2>/dev/null',
+                 str(int(lines)), self.at(KAFKA_LOG_DIR), check=False)
         return out.stdout
 
     def collect_logs(self, dest: Path) -> list[Path]:

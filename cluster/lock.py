@@ -25,6 +25,7 @@ name from just after its input is checked until it ends; read-only commands
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -106,8 +107,11 @@ def _acquire(key: str, *, exclusive: bool, argv: Sequence[str]) -> bool:
         if exclusive:  # a shared lock has many holders: none of them writes itself down
             record = {"pid": os.getpid(), "argv": list(argv),
                       "since": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(record).encode(), 0)
+            # the record only names the holder for a refusal's message: a full disk
+            # leaves it empty ("another insync command"), the flock itself still holds
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(record).encode(), 0)
         _HELD[key] = _Held(fd, exclusive)
         return True
 
@@ -120,7 +124,8 @@ def _release(key: str) -> None:
             return
         del _HELD[key]
         if held.exclusive:
-            os.ftruncate(held.fd, 0)  # the next reader must not name a holder that is gone
+            with contextlib.suppress(OSError):  # the next reader must not name a holder
+                os.ftruncate(held.fd, 0)          # that is gone
         os.close(held.fd)  # closing the last descriptor drops the flock
 
 

@@ -77,6 +77,46 @@ def lose(remote: Remote) -> dict[str, Any]:
     return dropped
 
 
+#: ``sh -c`` script, $0 = ``insync-lazyfs``: $1 the command, $2 the control file. A plain
+#: directory (no filesystem mounted) has no control file: refused, so none is created there.
+CONTROL_SCRIPT = ('[ -e "$2" ] || { echo "no power-loss filesystem is mounted there" >&2; '
+                  'exit 3; }; printf \'%s\\n\' "$1" > "$2"; ok=$?; cat "$2" && exit $ok')
+
+
+def _command(remote: Remote, command: str) -> dict[str, Any]:
+    """Send ``command`` to the control file; its JSON state after it."""
+    result = remote.exec(["sh", "-c", CONTROL_SCRIPT, "insync-lazyfs", command, CONTROL_PATH],
+                         check=False)
+    try:
+        state: dict[str, Any] = json.loads(result.stdout)
+    except ValueError:
+        state = {}
+    if not result.ok or "disk" not in state:
+        why = state.get("refused") or result.stderr.strip() or f"exit {result.exit_code}"
+        raise ClusterError(f"on {remote.name}: lazyfs refused {command!r}: {why} "
+                           f"(answered {result.stdout[:200]!r})")
+    return state
+
+
+def disk_fault(remote: Remote, fault: dict[str, Any]) -> list[dict[str, Any]]:
+    """Start a disk fault (``cluster.lazyfs.faults``); the faults now in force."""
+    faults: list[dict[str, Any]] = _command(remote, "disk " + json.dumps(fault))["disk"]["faults"]
+    return faults
+
+
+def heal_disk(remote: Remote) -> list[dict[str, Any]]:
+    """End every disk fault; what each did (empty when none was in force)."""
+    healed: list[dict[str, Any]] = _command(remote, "heal")["disk"]["healed"]
+    return healed
+
+
+def disk_state(remote: Remote) -> list[dict[str, Any]]:
+    """The disk faults in force."""
+    out = remote.exec(["cat", CONTROL_PATH]).stdout
+    faults: list[dict[str, Any]] = json.loads(out).get("disk", {}).get("faults", [])
+    return faults
+
+
 def unmount(remote: Remote) -> None:
     """Kill the daemon and take its mount away (lazily: a killed broker may hold files)."""
     daemon(remote).kill()

@@ -67,15 +67,31 @@ class Remote(Protocol):
     def download(self, remote_path: str, local: Path) -> None: ...
 
 
-def sh(remote: Remote, script: str, *, timeout: float = 60.0, check: bool = True) -> ExecResult:
-    """Run a POSIX shell snippet on the node."""
-    return remote.exec(["sh", "-c", script], timeout=timeout, check=check)
+#: ``$0`` of every ``sh -c`` script insync runs (what ``ps`` and error messages show).
+SH_NAME = "insync"
+
+
+def sh(remote: Remote, script: str, *args: str, timeout: float = 60.0,
+       check: bool = True) -> ExecResult:
+    """Run a POSIX shell snippet on the node, with ``args`` as its ``"$1"``, ``"$2"``, ...
+
+    ``script`` is insync's own text and never holds a value from outside (an
+    inventory, a scenario, a flag): such values travel as ``args``, separate
+    argv entries that the ``Remote`` quotes once (SSH: ``shlex.join``; Docker:
+    an argv with no shell), so no value is ever parsed as shell syntax.
+    """
+    return remote.exec(["sh", "-c", script, SH_NAME, *args], timeout=timeout, check=check)
 
 
 def write_file(remote: Remote, path: str, text: str, *, mode: str = "644") -> None:
     """Write ``text`` to ``path`` on the node, creating parent directories."""
     script = 'mkdir -p "$(dirname "$1")" && cat > "$1" && chmod "$2" "$1"'
     remote.exec(["sh", "-c", script, "write_file", path, mode], input=text)
+
+
+def read_if_there(remote: Remote, path: str) -> str:
+    """The text of ``path`` on the node, or ``""`` when it is missing or unreadable."""
+    return sh(remote, 'cat -- "$1" 2>/dev/null', path, check=False).stdout
 
 
 Handler = Callable[[tuple[str, ...], str | None], tuple[int, str, str]]

@@ -11,7 +11,6 @@ later after a ``| `` under each batch line (whose ``baseOffset:`` is not matched
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 
 from cluster import jvm
@@ -61,13 +60,13 @@ def read_replica(node: KafkaNode, directory: str) -> ReplicaRecords | None:
     """The records of partition ``directory`` (``<topic>-<partition>``) on ``node``;
     None if the node holds no replica of it. Raises ``ClusterError`` if the dump fails."""
     path = node.at(f"{DATA_DIR}/{directory}")
-    listing = sh(node.remote, f"ls -1 {shlex.quote(path)}/*.log 2>/dev/null || true")
+    listing = sh(node.remote, 'ls -1 -- "$1"/*.log 2>/dev/null || true', path)
     files = [f for f in listing.stdout.split() if f.endswith(".log")]
     if not files:
         return None
     argv = jvm.dump_log_argv(node.version, sorted(files), kafka_home=node.kafka_home)
-    script = f"{shlex.join(argv)} | grep -E '(^|[|] )offset: ' || true"
-    return parse_dump(sh(node.remote, script, timeout=DUMP_TIMEOUT_S).stdout)
+    script = "\"$@\" | grep -E '(^|[|] )offset: ' || true"
+    return parse_dump(sh(node.remote, script, *argv, timeout=DUMP_TIMEOUT_S).stdout)
 
 
 def read_partition(cluster: Cluster, directory: str

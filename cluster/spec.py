@@ -8,6 +8,7 @@ later ``insync run`` can find and reuse a cluster without any other state.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -30,14 +31,31 @@ MAX_NODES = 9
 MIN_HEAP_MB, MAX_HEAP_MB = 128, 4096
 
 
+#: A cluster name: it names Docker containers and networks, lock files and labels, so
+#: ASCII lower-case letters, digits and inner '-' only (``str.isalnum`` would let ``zz²``
+#: through to the engine), short enough for a host name with a node suffix.
+CLUSTER_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?", re.ASCII)
+#: A node name: ``n`` and a number without leading zeros (``n01`` would be a second
+#: spelling of ``n1``), ASCII digits only.
+NODE_NAME = re.compile(r"n[1-9][0-9]*", re.ASCII)
+
+
 def check_name(name: str) -> str:
-    """A cluster name holds only letters, digits and '-' (it names nodes and networks)."""
-    if not name.replace("-", "").isalnum():
+    """A cluster name holds only ASCII lower-case letters, digits and inner '-'."""
+    if CLUSTER_NAME.fullmatch(name) is None:
         raise UsageError(
-            f"cluster name {name!r} may hold only letters, digits and '-'",
+            f"cluster name {name!r} may hold only a-z, 0-9 and '-' (not first or last), "
+            "at most 40 characters",
             hint="e.g. insync-2",
         )
     return name
+
+
+def check_node(node: str) -> str:
+    """A node name as ``ClusterSpec.node_names`` makes them (``n1``, ``n2``, ...)."""
+    if NODE_NAME.fullmatch(node) is None:
+        raise ValueError(f"not a node name: {node!r}")
+    return node
 
 
 @dataclass(frozen=True)

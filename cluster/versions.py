@@ -1,34 +1,49 @@
-"""Every Kafka version insync can deploy, and everything that differs between them.
+"""Every Kafka release insync can deploy, and everything that differs between them.
 
-A Kafka "line" (4.1, 3.9, ...) is one frozen :class:`KafkaVersion` row in
-``VERSIONS``. The rest of the ``cluster`` package reads only these fields, so
-supporting another version means adding a row and its quirks here, not
-sprinkling ``if version < ...`` through the code.
+A release is named by its version string; whether Maven Central has it is
+asked of Maven Central (``cluster.releases``), and what it needs is derived
+from its number by :data:`ERAS`: each era is the first release where
+something changed (Scala of the core jar, modes, tools, logging, client
+settings) and why. Nothing here is a row per release: a release gets its
+quirks from the eras it falls in, so a new release needs no change at all
+unless it changes something, and then the change is one era.
 
-The exact patch of each line is pinned (not "newest at run time") so that two
-runs a month apart test the same bytes; bumping a patch is a one-line change.
+The logging binding's version is not here either: it follows the slf4j and
+log4j versions in the release's own resolved dependency tree
+(:func:`binding_for`), so it is always the one the release was built with.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from harness.base.errors import UsageError
 
 __all__ = [
     "CLIENT_FEATURES",
+    "ERAS",
+    "FLOOR",
     "KRAFT",
     "VERSIONS",
     "ZOOKEEPER",
     "Artifact",
+    "Era",
     "KafkaVersion",
     "Logging",
     "Mode",
+    "binding_for",
     "feature_since",
     "known_versions",
+    "line_of",
+    "mode_span",
+    "names_a_line",
+    "parse_number",
+    "release",
     "resolve_for_mode",
     "resolve_version",
 ]
@@ -44,9 +59,16 @@ KAFKA_GROUP = "org.apache.kafka"
 #: transactions both arrived in 0.11.0. A 0.10 broker answers an idempotent
 #: producer's InitProducerId with UNSUPPORTED_FEATURE, so every send of an
 #: ``--acks all`` run failed before the workload's default followed this table.
+#: The rest: consumer groups with ``subscribe`` (the group coordinator) came in
+#: 0.9.0; ApiVersions, which librdkafka asks first, in 0.10.0 (before it the
+#: client is told the broker's version: ``KafkaVersion.client_config``); and
+#: CreateTopics, with which insync creates every topic, in 0.10.1.
 CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
     "idempotence": (0, 11, 0),
     "transactions": (0, 11, 0),
+    "subscribe": (0, 9, 0),
+    "api_versions": (0, 10, 0),
+    "create_topics": (0, 10, 1),
 }
 
 
@@ -105,6 +127,7 @@ class KafkaVersion:
     storage_format_flags: tuple[str, ...] = ()  # extra flags for "format"
     quorum_tool_main: str | None = None  # "describe --status" (3.3+)
     zookeeper_main: str | None = None  # a ZooKeeper server from the same classpath
+    client_config: tuple[tuple[str, str], ...] = ()  # librdkafka settings these brokers need
     notes: str = ""  # why the quirks above are there
 
     @property
@@ -128,11 +151,22 @@ class KafkaVersion:
     @property
     def number(self) -> tuple[int, ...]:
         """The release as numbers, for ordering (``(0, 10, 2, 2)`` < ``(4, 1, 2)``)."""
-        return tuple(int(p) for p in self.version.split("."))
+        number = parse_number(self.version)
+        assert number is not None  # release() builds only numbered versions
+        return number
 
     def can(self, feature: str) -> bool:
         """Whether this version's brokers serve the client ``feature`` (``CLIENT_FEATURES``)."""
         return self.number >= CLIENT_FEATURES[feature]
+
+
+
+def parse_number(text: str) -> tuple[int, ...] | None:
+    """``"0.10.2.2"`` -> ``(0, 10, 2, 2)``; None for anything but a plain release number."""
+    parts = text.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
 
 
 def _kafka(artifact: str, version: str, *exclusions: str) -> Artifact:
@@ -144,98 +178,100 @@ def _kafka(artifact: str, version: str, *exclusions: str) -> Artifact:
 _NO_CONNECT = "org.apache.kafka:connect-runtime"
 _ZK_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 _JAXB = Artifact("javax.xml.bind", "jaxb-api", "2.3.1")
-# Measured on Java 17: without jaxb-api the broker dies at startup with
-# NoClassDefFoundError javax/xml/bind/DatatypeConverter. No JVM flag is needed
-# or helps with the other quirk: deleting an index (retention, topic deletion)
-# logs "ERROR Error when freeing index buffer" (IllegalAccessError on
-# sun.nio.ch.DirectBuffer; with --add-exports it becomes NoSuchMethodError for
-# the Java 8 Cleaner); Kafka catches it, the file is still deleted on Linux,
-# the mapping is freed at GC.
-_OLD_INDEX_NOTE = (
-    "POM brings slf4j-log4j12; jaxb-api for DatatypeConverter; "
-    "index deletion logs a harmless 'Error when freeing index buffer' on Java 17"
+#: Stands for "this release's own version" in an era's artifacts and client settings.
+SAME = "{version}"
+
+
+@dataclass(frozen=True)
+class Era:
+    """From release ``since`` on (until a later era says otherwise), these fields hold.
+
+    ``changes`` are :class:`KafkaVersion` fields; ``"{version}"`` in an
+    artifact's version or a client setting stands for the release's own.
+    """
+
+    since: tuple[int, ...]
+    why: str
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+#: Oldest first. Each is measured or read from the release's jars and POM.
+ERAS: tuple[Era, ...] = (
+    Era((0, 8, 2), "first release insync deploys: ZooKeeper mode, Scala 2.11; its POM brings "
+        "slf4j-log4j12; jaxb-api for DatatypeConverter on Java 17; no ApiVersions, so "
+        "librdkafka is told the broker's version", {
+            "scala": "2.11",
+            "modes": frozenset({ZOOKEEPER}),
+            "logging": Logging.LOG4J1,
+            "extra_artifacts": (_JAXB,),
+            "zookeeper_main": _ZK_MAIN,
+            "client_config": (("api.version.request", "false"),
+                              ("broker.version.fallback", SAME)),
+        }),
+    Era((0, 10, 0), "ApiVersions: librdkafka asks the broker", {"client_config": ()}),
+    Era((0, 10, 1, 1), "kafka_2.12 published from here", {"scala": "2.12"}),
+    Era((1, 1), "the kafka POM no longer depends on a logging binding (binding_for adds "
+        "one); its core no longer needs jaxb-api", {"extra_artifacts": ()}),
+    Era((2, 4), "kafka_2.13 published from here", {"scala": "2.13"}),
+    Era((3, 3), "KRaft production-ready (2.8 to 3.2: an unsupported preview)", {
+        "modes": frozenset({KRAFT, ZOOKEEPER}),
+        "storage_tool_main": "kafka.tools.StorageTool",
+        "storage_format_flags": ("--ignore-formatted",),
+        "quorum_tool_main": "kafka.admin.MetadataQuorumCommand",
+    }),
+    Era((3, 4), "the metadata-quorum tool moved to kafka-tools", {
+        "extra_artifacts": (_kafka("kafka-tools", SAME, _NO_CONNECT),),
+        "quorum_tool_main": "org.apache.kafka.tools.MetadataQuorumCommand",
+    }),
+    Era((4, 0), "ZooKeeper mode removed; log4j2 as in the 4.x tarball", {
+        "modes": frozenset({KRAFT}),
+        "logging": Logging.LOG4J2,
+        "zookeeper_main": None,
+    }),
+)
+FLOOR = ERAS[0].since
+
+
+def _fill(value: Any, version: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(SAME, version)
+    if isinstance(value, Artifact):
+        return replace(value, version=value.version.replace(SAME, version))
+    if isinstance(value, tuple):
+        return tuple(_fill(v, version) for v in value)
+    return value
+
+
+@functools.cache
+def release(version: str) -> KafkaVersion:
+    """The :class:`KafkaVersion` of an exact release number, from the eras it falls in.
+
+    Pure and memoised (the same string gives the same object). It does not ask
+    whether Maven Central has the release: :func:`resolve_version` does.
+    """
+    number = parse_number(version)
+    if number is None or number < FLOOR:
+        raise UsageError(
+            f"Kafka {version!r} is not a release insync deploys "
+            f"(releases {'.'.join(map(str, FLOOR))} and newer, e.g. 4.1.2)",
+            hint="pass a release number, a line such as 4.2.x, or latest",
+        )
+    fields: dict[str, Any] = {}
+    notes: list[str] = []
+    for era in ERAS:
+        if number >= era.since:
+            fields.update({k: _fill(v, version) for k, v in era.changes.items()})
+            notes.append(era.why)
+    return KafkaVersion(version=version, notes="; ".join(notes), **fields)
+
+
+#: The releases the scenario catalogue's version columns stand for, newest first.
+#: Pinned so that two catalogue runs a month apart test the same bytes.
+VERSIONS: tuple[KafkaVersion, ...] = tuple(
+    release(v) for v in ("4.1.2", "3.9.2", "2.8.2", "1.1.1", "0.11.0.3", "0.10.2.2")
 )
 
-
-def _log4j1(slf4j: str) -> tuple[Artifact, ...]:
-    """The log4j 1.2.17 binding Kafka 1.1 to 2.8 shipped in its tarball's libs/."""
-    return (
-        Artifact("org.slf4j", "slf4j-log4j12", slf4j),
-        Artifact("log4j", "log4j", "1.2.17"),
-    )
-
-
-VERSIONS: tuple[KafkaVersion, ...] = (
-    KafkaVersion(
-        version="4.1.2",
-        scala="2.13",
-        modes=frozenset({KRAFT}),
-        logging=Logging.LOG4J2,
-        extra_artifacts=(
-            _kafka("kafka-tools", "4.1.2", _NO_CONNECT),
-            # kafka-server brings log4j-api/core 2.25.3 but no slf4j 1.7 provider.
-            Artifact("org.apache.logging.log4j", "log4j-slf4j-impl", "2.25.3"),
-        ),
-        storage_tool_main="kafka.tools.StorageTool",
-        storage_format_flags=("--ignore-formatted",),
-        quorum_tool_main="org.apache.kafka.tools.MetadataQuorumCommand",
-        notes="KRaft only; log4j2 as in the 4.x tarball",
-    ),
-    KafkaVersion(
-        version="3.9.2",
-        scala="2.13",
-        modes=frozenset({KRAFT, ZOOKEEPER}),
-        logging=Logging.LOG4J1,
-        extra_artifacts=(
-            _kafka("kafka-tools", "3.9.2", _NO_CONNECT),
-            Artifact("org.slf4j", "slf4j-reload4j", "1.7.36"),
-            Artifact("ch.qos.reload4j", "reload4j", "1.2.25"),
-        ),
-        storage_tool_main="kafka.tools.StorageTool",
-        storage_format_flags=("--ignore-formatted",),
-        quorum_tool_main="org.apache.kafka.tools.MetadataQuorumCommand",
-        zookeeper_main=_ZK_MAIN,
-        notes="last line with ZooKeeper mode; reload4j as in the 3.x tarball",
-    ),
-    KafkaVersion(
-        version="2.8.2",
-        scala="2.13",
-        modes=frozenset({ZOOKEEPER}),
-        logging=Logging.LOG4J1,
-        extra_artifacts=_log4j1("1.7.30"),
-        zookeeper_main=_ZK_MAIN,
-        notes="KRaft in 2.8 was an unsupported preview: ZooKeeper mode only",
-    ),
-    KafkaVersion(
-        version="1.1.1",
-        scala="2.12",
-        modes=frozenset({ZOOKEEPER}),
-        logging=Logging.LOG4J1,
-        extra_artifacts=_log4j1("1.7.25"),
-        zookeeper_main=_ZK_MAIN,
-        notes="from 1.1 the kafka POM no longer depends on a logging binding",
-    ),
-    KafkaVersion(
-        version="0.11.0.3",
-        scala="2.12",
-        modes=frozenset({ZOOKEEPER}),
-        logging=Logging.LOG4J1,
-        extra_artifacts=(_JAXB,),
-        zookeeper_main=_ZK_MAIN,
-        notes=_OLD_INDEX_NOTE,
-    ),
-    KafkaVersion(
-        version="0.10.2.2",
-        scala="2.12",
-        modes=frozenset({ZOOKEEPER}),
-        logging=Logging.LOG4J1,
-        extra_artifacts=(_JAXB,),
-        zookeeper_main=_ZK_MAIN,
-        notes=_OLD_INDEX_NOTE,
-    ),
-)
-
-_SPEC = re.compile(r"^(?P<line>\d+\.\d+(?:\.\d+)?)(?:\.x)?$")
+_LINE = re.compile(r"^(?P<line>\d+\.\d+(?:\.\d+)?)(?:\.x)?$")
 
 
 def feature_since(feature: str) -> str:
@@ -247,42 +283,151 @@ def known_versions() -> list[str]:
     return [v.version for v in VERSIONS]
 
 
-def resolve_version(spec: str) -> KafkaVersion:
-    """Turn ``4.1.x``, ``4.1`` or an exact ``4.1.2`` into its table row.
+def _line_of(number: tuple[int, ...]) -> tuple[int, ...]:
+    return number[:3] if number[0] == 0 else number[:2]
 
-    A line spec (``4.1``/``4.1.x``, ``0.11.0``/``0.11.0.x``) picks the line's pinned
-    patch; an exact version must be the pinned one, because only that one has
-    had its quirks worked out.
+
+def _releases(listed: set[str]) -> list[tuple[int, ...]]:
+    numbers = (parse_number(v) for v in listed)
+    return sorted(n for n in numbers if n is not None and n >= FLOOR)
+
+
+def _text(number: tuple[int, ...]) -> str:
+    return ".".join(map(str, number))
+
+
+def _normal(spec: str) -> str:
+    return spec.strip().lower().removeprefix("v")
+
+
+def names_a_line(spec: str) -> bool:
+    """Whether ``spec`` names a line (``4.2``, ``4.2.x``, ``0.10.2``, ``latest``), not a
+    release (``4.2.2``, ``0.10.2.2``)."""
+    text = _normal(spec)
+    match = _LINE.match(text)
+    exact = parse_number(text)
+    return text == "latest" or (match is not None and (
+        exact is None or text.endswith(".x") or len(exact) == (3 if exact[0] == 0 else 2)))
+
+
+def line_of(number: tuple[int, ...]) -> tuple[int, ...]:
+    """``(0, 10, 2, 2)`` -> ``(0, 10, 2)``; ``(4, 1, 2)`` -> ``(4, 1)``."""
+    return _line_of(number)
+
+
+def resolve_version(spec: str, cache_root: Path | None = None) -> KafkaVersion:
+    """Turn ``latest``, a line (``4.2.x``, ``4.2``, ``0.10.2.x``) or an exact release
+    into the release it names, as Maven Central lists them.
+
+    An exact catalogue release needs no listing; an exact release in a cached
+    listing needs no network; a line or ``latest`` refreshes a day-old listing.
+    A release Maven Central does not have is a ``UsageError`` (one line).
     """
-    text = spec.strip().lower().removeprefix("v")
-    for version in VERSIONS:
-        if text == version.version:
-            return version
-    match = _SPEC.match(text)
-    if match is not None:
-        for version in VERSIONS:
-            if match.group("line") == version.line:
-                return version
-    known = ", ".join(f"{v.line}.x ({v.version})" for v in VERSIONS)
+    from cluster.releases import default_cache_root, listing
+
+    text = _normal(spec)
+    for pinned in VERSIONS:
+        if text == pinned.version:
+            return pinned
+    exact = parse_number(text)
+    match = _LINE.match(text)
+    is_line = names_a_line(text)
+    if not is_line and exact is None:
+        raise UsageError(
+            f"unknown Kafka version {spec!r}",
+            hint="pass a release such as 4.1.2, a line such as 4.2.x, or latest "
+            "(`insync versions` lists them)",
+        )
+    if not is_line:
+        release(text)  # refuses numbers below the floor before any network
+    root = cache_root or default_cache_root()
+    listed = listing(root, fresh=is_line, wanted=() if is_line else (text,))
+    numbers = _releases(listed.versions)
+    if text == "latest":
+        return release(_text(numbers[-1]))
+    if is_line:
+        assert match is not None
+        want = parse_number(match.group("line"))
+        on_line = [n for n in numbers if want is not None and _line_of(n) == want]
+        if on_line:
+            return release(_text(on_line[-1]))
+        raise UsageError(
+            f"Maven Central lists no Kafka {match.group('line')} release",
+            hint=f"lines from {_text(_line_of(numbers[0]))} to {_text(_line_of(numbers[-1]))}"
+            " exist; `insync versions` lists them",
+        )
+    if text in listed.versions:
+        return release(text)
+    assert exact is not None
+    same_line = [_text(n) for n in numbers if _line_of(n) == _line_of(exact)]
     raise UsageError(
-        f"unknown Kafka version {spec!r}; known: {known}",
-        hint="pass a line such as 4.1.x or one of the exact versions listed",
+        f"Maven Central has no Kafka {text}"
+        + (f" (its line has {', '.join(same_line)})" if same_line else ""),
+        hint="pass a listed release, a line such as 4.2.x, or latest "
+        "(`insync versions` lists them)",
     )
 
 
-def resolve_for_mode(spec: str, mode: str) -> KafkaVersion:
-    """``resolve_version``, and refuse a mode the line cannot run (ZooKeeper on 4.x, ...).
+def mode_span(mode: str) -> str:
+    """Which releases run ``mode``, from the eras: ``3.3 and newer``, ``0.8.2 to 3.x``."""
+    first: tuple[int, ...] | None = None
+    last_era_end: tuple[int, ...] | None = None
+    for era in ERAS:
+        modes = era.changes.get("modes")
+        if modes is None:
+            continue
+        if mode in modes and first is None:
+            first = era.since
+        if mode not in modes and first is not None:
+            last_era_end = era.since
+    if first is None:
+        return "no release"
+    start = _text(_line_of(first))
+    if last_era_end is None:
+        return f"{start} and newer"
+    return f"{start} to before {_text(last_era_end)}"
 
-    Pure table lookups, so every command can check this before it creates a
-    directory or asks Docker anything.
+
+def resolve_for_mode(spec: str, mode: str, cache_root: Path | None = None) -> KafkaVersion:
+    """``resolve_version``, and refuse a mode the release cannot run (ZooKeeper on 4.x, ...).
+
+    Every command checks this before it creates a directory or asks Docker
+    anything; the most it touches is the Maven listing (see ``resolve_version``).
     """
-    version = resolve_version(spec)
+    version = resolve_version(spec, cache_root)
     if not version.supports(mode):
         modes = sorted(version.modes)
-        others = [v.line + ".x" for v in VERSIONS if v.supports(mode)]
         raise UsageError(
             f"Kafka {version.version} does not run in {mode} mode",
-            hint=f"use --mode {' or '.join(modes)}"
-            + (f", or a version that has {mode} mode: {', '.join(others)}" if others else ""),
+            hint=f"use --mode {' or '.join(modes)}, or a release that has {mode} mode "
+            f"({mode_span(mode)})",
+        )
+    if not version.can("create_topics"):
+        raise UsageError(
+            f"insync runs Kafka {feature_since('create_topics')} and newer, got "
+            f"{version.version}: it creates topics with the CreateTopics API",
+            hint=f"pass --kafka-version {feature_since('create_topics')}.x or newer",
         )
     return version
+
+
+#: The slf4j binding a release's logging flavour needs, as a function of the
+#: slf4j-api and log4j-core versions in its own tree: slf4j-reload4j exists from
+#: slf4j 1.7.33; log4j2 has one binding for slf4j 1.x and another for 2.x.
+BINDING_JARS = ("slf4j-log4j12", "slf4j-reload4j", "log4j-slf4j-impl", "log4j-slf4j2-impl")
+
+
+def binding_for(logging: Logging, slf4j: str | None, log4j: str | None) -> tuple[Artifact, ...]:
+    """The artifacts that bind slf4j ``slf4j`` to ``logging`` (log4j-core ``log4j`` for 4.x)."""
+    if slf4j is None:
+        return ()
+    numbers = tuple(int(p) for p in re.findall(r"\d+", slf4j)[:3])
+    if logging is Logging.LOG4J2:
+        if log4j is None:
+            raise ValueError("a log4j2 release without log4j-core in its tree")
+        name = "log4j-slf4j2-impl" if numbers >= (2,) else "log4j-slf4j-impl"
+        return (Artifact("org.apache.logging.log4j", name, log4j),)
+    if numbers >= (1, 7, 33):
+        return (Artifact("org.slf4j", "slf4j-reload4j", slf4j),
+                Artifact("ch.qos.reload4j", "reload4j", "1.2.25"))
+    return (Artifact("org.slf4j", "slf4j-log4j12", slf4j), Artifact("log4j", "log4j", "1.2.17"))

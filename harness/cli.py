@@ -13,19 +13,20 @@ because 2 is the checker's "unknown" verdict and a script must tell them apart.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
 
 from harness.base.args import Parser
-from harness.base.errors import InsyncError, UsageError
+from harness.base.errors import EnvironmentProblem, InsyncError, UsageError
 from harness.base.version import insync_version
 
 #: Subcommand modules, in the order ``insync --help`` lists them.
 COMMAND_MODULES = (
     "cluster", "run", "check", "report", "serve", "analyze", "bench", "matrix", "scenario",
-    "catalogue",
+    "catalogue", "versions",
 )
 
 Handler = Callable[[argparse.Namespace], int]
@@ -48,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(sub)
     return parser
 
+
+
+#: A file system that takes no more: a condition of the machine, not a bug of insync.
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,3 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as err:
+        if err.errno not in FULL:
+            raise
+        where = f" writing {err.filename}" if err.filename else ""
+        print(f"insync: {err.strerror}{where} (free some space, or pass --results-dir "
+              "on another file system; what was written so far is kept)", file=sys.stderr)
+        return EnvironmentProblem.exit_code

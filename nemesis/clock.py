@@ -24,7 +24,6 @@ Ops and values:
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -50,62 +49,64 @@ def offset_text(offset_ms: float) -> str:
 FREEZE_STAMP = '"$t"'
 
 
-def control_script(word: str, root: str = "") -> str:
-    """Replace the control file by the shell word ``word`` (quoted, or a ``"$var"``)
-    atomically, so libfaketime never reads half a line.
+def control_script(word: str) -> str:
+    """Replace the control file by the shell word ``word`` (``"$2"``, ``"$t"``: never a
+    value) atomically, so libfaketime never reads half a line.
 
-    ``root``: the node's ``KafkaNode.root`` (every path insync writes lies under it).
+    Every script of this module runs with ``$1`` = the node's ``KafkaNode.root`` (every
+    path insync writes lies under it), passed as an argument, never in the text.
     """
-    ctl = root + FAKETIME_CONTROL
-    tmp = f"{ctl}.tmp"
-    return (f"mkdir -p $(dirname {ctl}) && printf '%s\\n' {word} "
-            f"> {tmp} && mv {tmp} {ctl}")
+    ctl = f'"$1"{FAKETIME_CONTROL}'
+    return (f'mkdir -p "$(dirname {ctl})" && printf \'%s\\n\' {word} '
+            f"> {ctl}.tmp && mv {ctl}.tmp {ctl}")
 
 
 def write_control(remote: Remote, text: str, root: str = "") -> None:
-    sh(remote, control_script(shlex.quote(text), root))
+    sh(remote, control_script('"$2"'), root, text)
 
 
 def faked_now(remote: Remote, root: str = "") -> float:
     """The time (epoch seconds) a process under the broker's faketime settings sees now."""
-    env = " ".join(f"{k}={v}" for k, v in sorted(faketime_env(root).items())
-                   if k != "FAKETIME_CACHE_DURATION")
-    return float(sh(remote, f"env {env} date +%s.%N").stdout.strip())
+    env = [f"{k}={v}" for k, v in sorted(faketime_env(root).items())
+           if k != "FAKETIME_CACHE_DURATION"]
+    return float(remote.exec(["env", *env, "date", "+%s.%N"]).stdout.strip())
 
 
-def strobe_script(high: str, low: str, period_s: float, duration_s: float, root: str = "") -> str:
-    """A loop on the node flipping the control file between ``high`` and ``low``.
-
-    It records its pid so teardown can stop it even if the harness died mid-strobe,
-    and always leaves ``low`` in force when it ends.
-    """
-    ctl, pidfile = root + FAKETIME_CONTROL, root + STROBE_PIDFILE
-    tmp = f"{ctl}.strobe"
-    put = "printf '%s\\n' \"$1\" > " + tmp + " && mv " + tmp + " " + ctl
-    return f"""
-echo $$ > {pidfile}
-put() {{ {put}; }}
-trap 'put {shlex.quote(low)}; rm -f {pidfile}; exit 0' TERM INT
-end=$(( $(date +%s) + {max(1, round(duration_s))} ))
+#: A loop on the node flipping the control file between ``$2`` (high) and ``$3`` (low)
+#: every ``$4`` seconds for ``$5`` seconds (``$1``: the node's root). It records its pid
+#: so teardown can stop it even if the harness died mid-strobe, and always leaves the low
+#: value in force when it ends.
+STROBE_SCRIPT = f"""
+root=$1 high=$2 low=$3 period=$4 duration=$5
+ctl="$root"{FAKETIME_CONTROL} pidfile="$root"{STROBE_PIDFILE}
+echo $$ > "$pidfile"
+put() {{ printf '%s\\n' "$1" > "$ctl.strobe" && mv "$ctl.strobe" "$ctl"; }}
+trap 'put "$low"; rm -f "$pidfile"; exit 0' TERM INT
+end=$(( $(date +%s) + duration ))
 n=0
 while [ "$(date +%s)" -lt "$end" ]; do
-  put {shlex.quote(high)}; sleep {period_s:.3f}
-  put {shlex.quote(low)}; sleep {period_s:.3f}
+  put "$high"; sleep "$period"
+  put "$low"; sleep "$period"
   n=$((n + 2))
 done
-put {shlex.quote(low)}
-rm -f {pidfile}
+put "$low"
+rm -f "$pidfile"
 echo $n
 """
 
 
-def stop_strobe(root: str = "") -> str:
-    """Stop a strobe loop if one runs, waiting (at most 2 s) until it has put its low
-    value and exited, so what is written next is not overwritten; no wait when none runs."""
-    pidfile = root + STROBE_PIDFILE
-    return (f"if p=$(cat {pidfile} 2>/dev/null) && kill -TERM \"$p\" 2>/dev/null; "
-            f"then n=200; while [ $n -gt 0 ] && kill -0 \"$p\" 2>/dev/null; "
-            f"do n=$((n - 1)); sleep 0.01; done; fi; rm -f {pidfile}; true")
+def strobe_args(high: str, low: str, period_s: float, duration_s: float, root: str = ""
+                ) -> list[str]:
+    """``STROBE_SCRIPT``'s arguments."""
+    return [root, high, low, f"{period_s:.3f}", str(max(1, round(duration_s)))]
+
+
+#: Stop a strobe loop if one runs (``$1``: the node's root), waiting (at most 2 s) until
+#: it has put its low value and exited, so what is written next is not overwritten; no
+#: wait when none runs.
+STOP_STROBE = (f'if p=$(cat "$1"{STROBE_PIDFILE} 2>/dev/null) && kill -TERM "$p" 2>/dev/null; '
+               'then n=200; while [ $n -gt 0 ] && kill -0 "$p" 2>/dev/null; '
+               f'do n=$((n - 1)); sleep 0.01; done; fi; rm -f "$1"{STROBE_PIDFILE}; true')
 
 
 class ClockNemesis:
@@ -166,8 +167,8 @@ class ClockNemesis:
             offset_ns = round(self.offsets_ms.get(node.name, 0.0) * 1_000_000)
             script = (f"s=$(( ($(date +%s%N) + {offset_ns}) / 1000000000 )); "
                       f"t=$(date -u -d \"@$s\" '+%Y-%m-%d %H:%M:%S'); "
-                      f"{control_script(FREEZE_STAMP, node.root)} && echo {FREEZE_STAMP}")
-            stamp = sh(node.remote, script).stdout.strip()
+                      f"{control_script(FREEZE_STAMP)} && echo {FREEZE_STAMP}")
+            stamp = sh(node.remote, script, node.root).stdout.strip()
             self.offsets_ms[node.name] = 0.0  # a reset after a freeze returns to real time
             return stamp
 
@@ -183,9 +184,9 @@ class ClockNemesis:
 
         def strobe(node: KafkaNode) -> int:
             base = self.offsets_ms.get(node.name, 0.0)
-            script = strobe_script(offset_text(base + delta), offset_text(base),
-                                   period_s, duration_s, node.root)
-            out = node.remote.exec(["sh", "-c", script], timeout=duration_s + 60)
+            args = strobe_args(offset_text(base + delta), offset_text(base),
+                               period_s, duration_s, node.root)
+            out = sh(node.remote, STROBE_SCRIPT, *args, timeout=duration_s + 60)
             return int(out.stdout.strip().splitlines()[-1])
 
         flips, errors = on_nodes(strobe, cluster, names)
@@ -196,8 +197,7 @@ class ClockNemesis:
     def _reset(self, cluster: Cluster, names: list[str]) -> Landed[float]:
         def reset(node: KafkaNode) -> float:
             # one command
-            sh(node.remote, f"{stop_strobe(node.root)}; "
-                            f"{control_script(shlex.quote('+0'), node.root)}")
+            sh(node.remote, f"{STOP_STROBE}; {control_script('+0')}", node.root)
             self.offsets_ms[node.name] = 0.0
             return 0.0
 

@@ -36,8 +36,9 @@ def drop_from(
     probability: float | None = None,
     *,
     keep_ports: Sequence[int] = (),
-) -> str:
-    """Replace ``chain``'s rules by DROPs of packets from ``sources`` (randomly, if given).
+) -> tuple[str, list[str]]:
+    """Replace ``chain``'s rules by DROPs of packets from ``sources`` (randomly, if given):
+    the script and its arguments (the addresses travel as ``$1``, never in the text).
 
     Packets to ``keep_ports`` (``KafkaNode.control_ports``: the SSH port insync
     reaches the host through) are accepted before any DROP, so no fault cuts
@@ -51,8 +52,9 @@ def drop_from(
         match = "" if probability is None else (
             f" -m statistic --mode random --probability {probability:.6f}"
         )
-        script += f" && {IPT} -A {chain} -s {','.join(sources)}{match} -j DROP"
-    return script
+        script += f' && {IPT} -A {chain} -s "$1"{match} -j DROP'
+        return script, [",".join(sources)]
+    return script, []
 
 
 def flush(chain: str) -> str:

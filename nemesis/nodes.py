@@ -24,7 +24,7 @@ from cluster.metadata import PartitionState, active_controller, partitions, regi
 from cluster.remote import sh
 from nemesis.impact import of_nodes
 from nemesis.in_force import How, InForce, Ledger, narrow_down
-from nemesis.targets import Facts, Target, is_explicit, resolve
+from nemesis.targets import OFFSETS_TOPIC, TXN_STATE_TOPIC, Facts, Target, is_explicit, resolve
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -152,7 +152,7 @@ def controller_of(cluster: Cluster) -> str:
     leader, and always asks the cluster in ZooKeeper mode.
     """
     if cluster.spec.mode == "kraft":
-        states, _ = on_nodes(lambda n: sh(n.remote, f"cat {n.at(QUORUM_STATE)}").stdout,
+        states, _ = on_nodes(lambda n: sh(n.remote, 'cat -- "$1"', n.at(QUORUM_STATE)).stdout,
                              cluster, cluster.spec.controller_nodes)
         leader = newest_quorum_leader(states)
         if leader is not None:
@@ -169,6 +169,10 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
         partitions=lambda: workload_partitions(cluster, wanted, prefix),
         controller=lambda: controller_of(cluster),
         brokers=lambda: registered_brokers(cluster.bootstrap),
+        txn_state=lambda: {p.partition: p for p in partitions(
+            cluster.bootstrap, [TXN_STATE_TOPIC]).values()},
+        offsets=lambda: {p.partition: p for p in partitions(
+            cluster.bootstrap, [OFFSETS_TOPIC]).values()},
     )
 
 

@@ -98,10 +98,12 @@ class PacketNemesis:
             applied: dict[str, float] = {}
             missing: dict[str, float] = {}
             scripts = []
+            args: list[str] = []  # drop_from's (the peers' addresses): the only arguments
             if "loss" in behaviour:
                 peers = [a for n, a in addresses.items() if n != node.name]
-                scripts.append(drop_from(LOSS_CHAIN, peers, behaviour["loss"],
-                                         keep_ports=node.control_ports))
+                drop, args = drop_from(LOSS_CHAIN, peers, behaviour["loss"],
+                                       keep_ports=node.control_ports)
+                scripts.append(drop)
                 applied["loss"] = behaviour["loss"]
             shaping = {k: v for k, v in behaviour.items() if k != "loss"}
             if self.netem.get(node.name) and shaping:
@@ -113,9 +115,9 @@ class PacketNemesis:
                     applied["rate-kbit"] = shaping["rate-kbit"]
                 missing = {k: v for k, v in shaping.items() if k in NETEM_ONLY}
             if len(scripts) == 1:
-                sh(node.remote, scripts[0])
+                sh(node.remote, scripts[0], *args)
             elif scripts:  # one command per node, stopping at the first that fails
-                sh(node.remote, " && ".join(f"{{ {script}; }}" for script in scripts))
+                sh(node.remote, " && ".join(f"{{ {script}; }}" for script in scripts), *args)
             return {"applied": applied, "not-applied": missing}
 
         landed = on_nodes_timed(apply, cluster, names)

@@ -90,7 +90,8 @@ class PartitionNemesis:
                 if not node.client_source:
                     raise ValueError(f"on {node.name}: no address the clients come from")
                 sources.append(node.client_source)
-            sh(node.remote, drop_from(PARTITION_CHAIN, sources, keep_ports=node.control_ports))
+            script, args = drop_from(PARTITION_CHAIN, sources, keep_ports=node.control_ports)
+            sh(node.remote, script, *args)
 
         landed = on_nodes_timed(apply, cluster, nodes)  # one command per node
         return completion(landed.recorded(value), landed.errors)

@@ -60,6 +60,7 @@ the step, the key and what is accepted (``UsageError``).
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -77,6 +78,8 @@ KEY = re.compile(r"^([A-Za-z0-9._-]+-[0-9]+|\*)$")
 #: A node a wait may name: a node name, or one target resolved from metadata.
 NODE = re.compile(
     r"^(n[0-9]+|controller|non-controllers|(leader|followers):[A-Za-z0-9._-]+-[0-9]+)$")
+#: The longest time a step may name (a year): anything longer is a typo, not a plan.
+MAX_SECONDS = 365 * 86400
 STEP_FORMS = ("an action step has f, value and at or after; "
               "a wait step has wait, key, node, timeout and at or after")
 
@@ -98,11 +101,13 @@ class ScheduleStep:
 
 def _seconds(raw: Mapping[str, Any], name: str, where: str, *, positive: bool = False
              ) -> float | None:
-    """``raw[name]`` as seconds (None if absent); ``UsageError`` for anything else."""
+    """``raw[name]`` as seconds (None if absent); ``UsageError`` for anything else: NaN,
+    infinities (``1e400`` reads as one) and times beyond any run are refused here."""
     if name not in raw:
         return None
     x = raw[name]
-    if isinstance(x, bool) or not isinstance(x, int | float) or x < 0 or (positive and x == 0):
+    if (isinstance(x, bool) or not isinstance(x, int | float)
+            or not 0 <= x <= MAX_SECONDS or (positive and x == 0)):
         bound = "> 0" if positive else ">= 0"
         raise UsageError(f"{where}: '{name}' must be a number of seconds {bound}, got {x!r}")
     return float(x)
@@ -122,7 +127,7 @@ def _wait(raw: Mapping[str, Any], where: str, number: int) -> ScheduleStep:
     if extra:
         raise UsageError(f"{where}: unknown key {extra[0]!r} in a wait step", hint=STEP_FORMS)
     until = raw["wait"]
-    if until not in CONDITIONS:
+    if not isinstance(until, str) or until not in CONDITIONS:
         raise UsageError(f"{where}: 'wait' must be one of {', '.join(CONDITIONS)}, got {until!r}")
     needs_key, needs_node = CONDITIONS[until]
     value: dict[str, Any] = {"until": until}
@@ -176,7 +181,26 @@ def _step(raw: Any, where: str, number: int, known_fs: Iterable[str] | None) -> 
         raise UsageError(f"{where}: unknown nemesis op {f!r}",
                          hint=f"ops are {', '.join(sorted(known_fs))}")
     at, after = _when(raw, where)
+    problem = _not_plain(raw.get("value"))
+    if problem:
+        raise UsageError(f"{where}: 'value' holds {problem}",
+                         hint="a value is text, a whole or finite number, true/false, "
+                              "or a list or table of those")
     return ScheduleStep(at, f, raw.get("value"), after)
+
+
+def _not_plain(x: Any) -> str | None:
+    """What in a step's value the history (JSON) cannot hold, or that no fault can mean:
+    a TOML date or time, NaN or an infinity (``1e400`` reads as one); None if nothing."""
+    if x is None or isinstance(x, str | bool | int):
+        return None
+    if isinstance(x, float):
+        return None if math.isfinite(x) else f"{x!r}, not a finite number"
+    if isinstance(x, list):
+        return next((p for p in map(_not_plain, x) if p), None)
+    if isinstance(x, Mapping):
+        return next((p for p in map(_not_plain, x.values()) if p), None)
+    return f"{x!r}, which is no value a fault takes"
 
 
 def in_run_order(steps: list[ScheduleStep]) -> list[ScheduleStep]:
@@ -202,7 +226,9 @@ def parse_schedule(
         steps = [_step(s, f"{source} step {i + 1}", i + 1, known_fs)
                  for i, s in enumerate(raw_steps)]
     else:
-        for no, line in enumerate(text.splitlines(), 1):
+        # split on newlines only: str.splitlines also breaks at U+2028 and other separators
+        # a JSON string may hold, cutting a valid line in two
+        for no, line in enumerate(text.split("\n"), 1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
@@ -215,8 +241,7 @@ def parse_schedule(
 
 
 def load_schedule(path: Path, known_fs: Iterable[str] | None = None) -> list[ScheduleStep]:
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise UsageError(f"cannot read the nemesis schedule {path}: {err.strerror}") from err
+    from harness.base.userfile import read_user_text
+
+    text = read_user_text(path, f"the nemesis schedule {path}")
     return parse_schedule(text, toml=path.suffix == ".toml", known_fs=known_fs, source=str(path))

@@ -17,7 +17,7 @@ from nemesis.grudge import SHAPES
 from nemesis.recovery import AWAIT
 from nemesis.schedule import ScheduleStep, load_schedule
 from nemesis.shapes import is_shape, shape_problem
-from nemesis.targets import TARGETS, is_target, leader_count
+from nemesis.targets import TARGETS, is_target, leader_count, offsets_count
 
 #: What ``--nemesis-packet`` may name (delay/duplicate need netem in the kernel).
 PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")
@@ -76,11 +76,14 @@ class NemesisOptions:
             raise UsageError(f"--nemesis-interval must be > 0, got {self.interval}")
         for target in self.targets:
             leader_count(target)  # a bad count (leaders:0) says so itself
+            offsets_count(target)
         bad = sorted(t for t in self.targets if not is_target(t) and not is_shape(t))
         if bad:
             known = sorted(set(TARGETS) | set(SHAPES))
             raise UsageError(f"unknown nemesis targets {bad}",
-                             hint=f"use {', '.join(known)}, leaders:N or primaries:N")
+                             hint=f"use {', '.join(known)}, leaders:N, primaries:N, "
+                                  "coordinator:TXN_ID, group-coordinator:GROUP or "
+                                  "offsets-leaders[:N]")
         if self.min_in_force < 0:
             raise UsageError(f"--nemesis-hold must be >= 0, got {self.min_in_force}")
         if self.recovery_timeout <= 0:

@@ -17,6 +17,20 @@ what lets a script act on "the other broker" while one it restarted comes up
 (KIP-101's sequence: the follower must register while its leader is paused,
 and the controller that tells it to follow must not be the one paused).
 
+``coordinator:ID`` is the transaction coordinator of transactional id ``ID``:
+the leader of the ``__transaction_state`` partition Kafka maps the id to
+(:func:`txn_partition`, as ``TransactionStateManager.partitionFor`` does), so a
+fault can pause the broker that must write a transaction's markers while its
+producer and its partitions' leaders carry on (KAFKA-17754's delayed EndTxn).
+
+Consumer groups have targets of their own: ``group-coordinator:GROUP`` is the
+broker that coordinates GROUP right now, the leader of the ``__consumer_offsets``
+partition Kafka places the group in (:func:`offsets_partition`, the same
+placement rule over the group id); and ``offsets-leaders`` /
+``offsets-leaders:N`` are the leaders of N drawn ``__consumer_offsets``
+partitions. Neither is among the default targets: a random run draws them only
+when ``--nemesis-targets`` names them.
+
 Whether a resolved set may take the whole cluster or the KRaft quorum down is
 decided apart, in ``nemesis.impact``: only the targets ``is_explicit`` names
 are taken as asking for that.
@@ -33,7 +47,8 @@ from harness.base.errors import UsageError
 
 #: Targets that need no metadata, then those that do. Also: ``leaders:N``,
 #: ``primaries:N``, ``leader:KEY``, ``followers:KEY`` (the followers of one
-#: partition), a node name, or a list of names.
+#: partition), ``coordinator:ID`` (a transactional id's coordinator), a node name,
+#: or a list of names.
 PLAIN_TARGETS = ("one", "minority", "majority", "all")
 METADATA_TARGETS = ("leaders", "primaries", "controller", "non-controllers")
 TARGETS = PLAIN_TARGETS + METADATA_TARGETS
@@ -47,6 +62,13 @@ DEFAULT_PLAIN_TARGETS = ("one", "minority")
 
 Target = str | Sequence[str]
 NON_CONTROLLERS = "non-controllers"
+COORDINATOR = "coordinator:"
+#: Kafka's internal topic of transaction state; its partition leaders are the coordinators.
+TXN_STATE_TOPIC = "__transaction_state"
+#: Kafka's internal topic of committed offsets and group metadata
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSETS_LEADERS = "offsets-leaders"
+GROUP_COORDINATOR = "group-coordinator:"
 
 
 @dataclass(frozen=True)
@@ -60,6 +82,87 @@ class Facts:
     partitions: Callable[[], Mapping[str, PartitionState]]
     controller: Callable[[], str]
     brokers: Callable[[], Collection[str]] | None = None
+    #: the partitions of ``__transaction_state`` by number; None when the source cannot tell
+    txn_state: Callable[[], Mapping[int, PartitionState]] | None = None
+    #: the partitions of ``__consumer_offsets`` by number; None when the source cannot tell
+    offsets: Callable[[], Mapping[int, PartitionState]] | None = None
+
+
+def java_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (a signed 32-bit int over UTF-16 code units)."""
+    h, data = 0, text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def txn_partition(txn_id: str, partitions: int) -> int:
+    """The ``__transaction_state`` partition of ``txn_id``: Kafka's
+    ``Utils.abs(transactionalId.hashCode) % partitions`` (``abs(MIN_VALUE)`` is 0)."""
+    h = java_hash(txn_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def coordinator(facts: Facts, txn_id: str) -> list[str]:
+    """The coordinator of ``txn_id`` right now; empty while its partition has no leader
+    (or before any transaction made the topic)."""
+    if facts.txn_state is None:
+        raise UsageError(f"target {COORDINATOR}{txn_id} needs the {TXN_STATE_TOPIC} "
+                         "partitions, which this cluster's metadata source cannot give")
+    parts = facts.txn_state()
+    if not parts:
+        return []
+    state = parts.get(txn_partition(txn_id, len(parts)))
+    return [] if state is None or state.leader is None else [state.leader]
+
+
+def offsets_partition(group: str, count: int) -> int:
+    """The ``__consumer_offsets`` partition that holds ``group`` among ``count``:
+    ``Utils.abs(groupId.hashCode) % count``, the group coordinator's placement."""
+    h = java_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % count
+
+
+def _offsets(facts: Facts, target: str) -> Mapping[int, PartitionState]:
+    if facts.offsets is None:
+        raise UsageError(f"target {target!r} needs the {OFFSETS_TOPIC} partitions, which "
+                         "this cluster's metadata source cannot give")
+    return facts.offsets()
+
+
+def group_coordinator(facts: Facts, group: str) -> list[str]:
+    """The coordinator of ``group``: the leader of its ``__consumer_offsets`` partition.
+    Empty when that partition has no leader, or before any group made the topic."""
+    parts = _offsets(facts, GROUP_COORDINATOR + group)
+    if not parts:
+        return []
+    p = parts.get(offsets_partition(group, len(parts)))
+    return [] if p is None or p.leader is None else [p.leader]
+
+
+def offsets_leaders(facts: Facts, rng: random.Random, count: int = 1) -> list[str]:
+    """The leaders of ``count`` drawn ``__consumer_offsets`` partitions (distinct nodes)."""
+    parts = _offsets(facts, OFFSETS_LEADERS)
+    led = sorted(n for n, p in parts.items() if p.leader is not None)
+    out: list[str] = []
+    for n in rng.sample(led, min(count, len(led))):
+        leader = parts[n].leader
+        if leader is not None and leader not in out:
+            out.append(leader)
+    return out
+
+
+def offsets_count(target: str) -> int | None:
+    """N for ``offsets-leaders:N`` (1 without ``:N``); None for other targets."""
+    base, colon, count = target.partition(":")
+    if base != OFFSETS_LEADERS:
+        return None
+    if not colon:
+        return 1
+    if not count.isdigit() or int(count) < 1:
+        raise UsageError(f"bad target {target!r}: the count after {base}: must be >= 1",
+                         hint=f"e.g. {base}:2 for the leaders of two offsets partitions")
+    return int(count)
 
 
 def leader_count(target: str) -> int | None:
@@ -80,8 +183,16 @@ def leader_count(target: str) -> int | None:
 
 def is_target(target: str) -> bool:
     """Whether ``--nemesis-targets`` may name ``target`` as a node target."""
+    if target.startswith(COORDINATOR) and len(target) > len(COORDINATOR):
+        return True
+    if target.startswith(GROUP_COORDINATOR) and len(target) > len(GROUP_COORDINATOR):
+        return True
     try:
-        return target in TARGETS or leader_count(target) is not None
+        return (
+            target in TARGETS
+            or leader_count(target) is not None
+            or offsets_count(target) is not None
+        )
     except UsageError:
         return False
 
@@ -97,8 +208,8 @@ def named_partition(target: object) -> str | None:
 
 def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """Whether ``target`` asks outright for what it hits: ``all``, ``majority``,
-    ``non-controllers``, names, a list, or the replicas of one named partition
-    (``leader:KEY``, ``followers:KEY``).
+    ``non-controllers``, names, a list, the replicas of one named partition
+    (``leader:KEY``, ``followers:KEY``), or one transactional id's coordinator.
 
     A scenario that partitions or pauses the followers of one partition means
     exactly those nodes, whatever else they host: narrowing them would quietly
@@ -108,7 +219,7 @@ def is_explicit(target: Target, nodes: Collection[str]) -> bool:
     """
     if not isinstance(target, str) or target in WIDE_TARGETS or target in nodes:
         return True
-    if target == NON_CONTROLLERS:
+    if target == NON_CONTROLLERS or target.startswith((COORDINATOR, GROUP_COORDINATOR)):
         return True
     return named_partition(target) is not None
 
@@ -170,6 +281,12 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
         chosen = [facts.controller()]
     elif target == NON_CONTROLLERS:
         chosen = non_controllers(facts)
+    elif (offsets := offsets_count(target)) is not None:
+        chosen = offsets_leaders(facts, rng, offsets)
+    elif target.startswith(GROUP_COORDINATOR):
+        chosen = group_coordinator(facts, target.removeprefix(GROUP_COORDINATOR))
+    elif target.startswith(COORDINATOR):
+        chosen = coordinator(facts, target.removeprefix(COORDINATOR))
     elif target.startswith("leader:"):
         leader = _partition(facts, target.removeprefix("leader:")).leader
         chosen = [] if leader is None else [leader]
@@ -179,8 +296,9 @@ def resolve(target: Target, nodes: Sequence[str], rng: random.Random, facts: Fac
     else:
         raise UsageError(
             f"unknown target {target!r}",
-            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY "
-                 "or node names",
+            hint=f"use one of {', '.join(TARGETS)}, leaders:N, leader:KEY, followers:KEY, "
+                 "coordinator:TXN_ID, group-coordinator:GROUP, offsets-leaders[:N] or node "
+                 "names",
         )
     unknown = [n for n in chosen if n not in order]
     if unknown:

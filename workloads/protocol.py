@@ -89,6 +89,17 @@ class ReplicaKeys(Protocol):
         ...
 
 
+@runtime_checkable
+class OpTimeout(Protocol):
+    """An optional power of a ``WorkloadRun``: how long one client op may take. The
+    interpreter abandons an op still running that long after it began (``info``, the
+    thread's client replaced: ``harness.run.workers``), so no stuck client holds a phase."""
+
+    @property
+    def op_timeout_s(self) -> float:
+        ...
+
+
 class EndOffsetReader(Protocol):
     """Looks up where keys' logs end now; used from one thread, closed when done."""
 

@@ -46,6 +46,7 @@ from urllib.parse import unquote, urlparse
 
 from checkers._input import Source
 from checkers._malformed import empty_history_error
+from checkers.spark.group_rules import GROUP_TAGS, group_flags
 from checkers.spark.rules import (
     first_errors,
     line_flags,
@@ -229,6 +230,7 @@ def read_histories(
             line_flags(parsed),
             times.select("hid", "line"),
             pairing_flags(paired),
+            group_flags(paired),
             bad.where(F.col("ord") < PENDING_BASE).select("hid", F.col("ord").alias("line")),
         ],
     )
@@ -349,7 +351,7 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     bad_mops = parts.where(
         F.col("a").isNull()
         | (F.size("a") == 0)
-        | ~tag.isin("send", "poll")
+        | ~tag.isin("send", "poll", *GROUP_TAGS)  # group micro-ops: checkers.spark.group_rules
         | ((tag == "poll") & (F.size("a") > 2))
     ).select("hid", "ord")
     bad_polls = polls.where(F.col("m").isNull()).select("hid", "ord")

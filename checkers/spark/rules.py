@@ -28,6 +28,7 @@ from harness.base.contract import (
     PROCESS_SHIFT,
     TYPE_CODES,
     client_fs,
+    group_fs,
     key_list_fs,
     mop_fs,
 )
@@ -69,7 +70,7 @@ def line_flags(parsed: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     col = F.col
-    valued = sorted(mop_fs() | key_list_fs())  # the ops whose value the checkers parse
+    valued = sorted(mop_fs() | key_list_fs() | group_fs())  # ops whose value the checkers parse
     process = col("process")
     p = process.cast("long")
     client = process.isNotNull() & (process != NEMESIS)
@@ -136,7 +137,7 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     col = F.col
-    valued = sorted(mop_fs() | key_list_fs())
+    valued = sorted(mop_fs() | key_list_fs() | group_fs())
     completion = col("type") != "invoke"
     after_invoke = (col("prev_type") == "invoke").eqNullSafe(True)
     needs_value = col("type").isin("invoke", "ok")
@@ -155,10 +156,11 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
     mops = invokes.select("hid", "line", F.explode_outer("mops").alias("mop"), "mops", "value")
     fits = F.regexp_extract("mop", SEND_INVOKE, 1).cast("decimal(20,0)") <= I64_MAX
     good_send = F.coalesce(col("mop").rlike(SEND_INVOKE) & fits, F.lit(False))
+    group_mop = F.coalesce(col("mop").rlike(r'^\["(commit|committed)"'), F.lit(False))
     bad_invokes = mops.where(
         col("mops").isNull()
         | ~rejoins(col("mops"), col("value"))
-        | ((col("mop") != '["poll"]') & ~good_send)
+        | ((col("mop") != '["poll"]') & ~good_send & ~group_mop)  # groups: group_rules
     )
     return reduce(
         lambda a, b: a.unionByName(b),

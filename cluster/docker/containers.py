@@ -15,7 +15,7 @@ from typing import Any
 from docker.types import NetworkingConfig
 
 from cluster.docker.client import docker_client, docker_errors, inspect_one
-from cluster.spec import ClusterSpec
+from cluster.spec import ClusterSpec, check_name, check_node
 from harness.base.errors import ClusterError
 
 LABEL = "insync"
@@ -36,11 +36,13 @@ def _prefix(cluster: str) -> str:
 
 
 def network_name(cluster: str) -> str:
-    return _prefix(cluster)
+    """The cluster's network: only ever from a checked name (``check_name``)."""
+    return _prefix(check_name(cluster))
 
 
 def container_name(cluster: str, node: str) -> str:
-    return f"{_prefix(cluster)}-{node}"
+    """A node's container: only ever from a checked cluster and node name."""
+    return f"{_prefix(check_name(cluster))}-{check_node(node)}"
 
 
 def _labels(spec: ClusterSpec, node: str | None = None) -> dict[str, str]:

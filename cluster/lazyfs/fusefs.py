@@ -10,14 +10,20 @@ The control file ``CONTROL`` at the mount's root (not listed, found by name):
 writing ``sync`` makes everything durable (as ``sync(1)``); writing ``lose``
 cuts the power (``Overlay.lose``), after which every other request fails
 with EIO until a fresh daemon mounts again. Reading it returns JSON,
-``{"lost": false, "pending": {...}}`` before and ``{"lost": true,
+``{"lost": false, "pending": {...}, "disk": {...}}`` before and ``{"lost": true,
 "dropped": {...}}`` after (files, bytes, entries).
+
+The same file takes the disk faults (``faults``): ``disk {json}`` starts one
+(EINVAL if the JSON is not a fault, with ``refused`` in the JSON saying why),
+``heal`` ends them all; ``disk`` in the JSON lists those in force and those
+last healed, with what each did.
 
 Run as ``python3 -m lazyfs BACKING MOUNTPOINT`` on a node (Debian's python3-pyfuse3).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -29,6 +35,7 @@ from typing import Any, TypeVar
 import pyfuse3
 
 from . import ATTR_TIMEOUT_S, CONTROL
+from .faults import Disk
 from .overlay import ROOT, FsError, Loss, Node, Overlay
 
 CONTROL_INO = 2**62
@@ -56,8 +63,11 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     def __init__(self, fs: Overlay) -> None:
         super().__init__()
         self.fs = fs
+        self.disk = Disk()
         self.dropped: Loss | None = None
         self._control_out = b""
+        #: Why the last control command was refused (shown in the control file's JSON).
+        self._control_error = ""
         # After a ``lose`` the mountpoint itself must still answer getattr: the
         # kernel revalidates it (every ATTR_TIMEOUT_S) on each path walk to CONTROL,
         # and an EIO there would make the control file unreadable after the cut.
@@ -109,6 +119,7 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         if inode == CONTROL_INO:
             return self._control_attr()
         if fields.update_size:
+            self.disk.freed(self.fs, inode, attr.st_size)
             self.fs.truncate(inode, attr.st_size)
         if fields.update_mode:
             self.fs.chmod(inode, attr.st_mode)
@@ -144,6 +155,8 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
 
     @_errno
     async def unlink(self, parent_inode: int, name: bytes, ctx: Any) -> None:
+        if self.disk.active:
+            self.disk.freed(self.fs, self.fs.lookup(parent_inode, os.fsdecode(name)).ino)
         self.fs.unlink(parent_inode, os.fsdecode(name))
 
     @_errno
@@ -184,29 +197,37 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     # -- files ------------------------------------------------------------------------
     @_errno
     async def open(self, inode: int, flags: int, ctx: Any) -> Any:
-        if inode != CONTROL_INO:
-            node = self.fs.node(inode)
-            if node.is_dir:
-                raise FsError(errno.EISDIR)
-            if flags & os.O_TRUNC:
-                self.fs.truncate(inode, 0)
+        if inode == CONTROL_INO:  # its answer changes under the same size: never cached
+            return pyfuse3.FileInfo(fh=inode, direct_io=True)
+        node = self.fs.node(inode)
+        if node.is_dir:
+            raise FsError(errno.EISDIR)
+        if flags & os.O_TRUNC:
+            self.fs.truncate(inode, 0)
         return pyfuse3.FileInfo(fh=inode)
 
     @_errno
     async def read(self, fh: int, off: int, size: int) -> bytes:
         if fh == CONTROL_INO:
             return self._control_text()[off:off + size]
-        return self.fs.read(fh, off, size)
+        if not self.disk.active:
+            return self.fs.read(fh, off, size)
+        await self._suffer("read", fh, off, size)
+        return self.disk.after_read(self.fs, fh, self.fs.read(fh, off, size))
 
     @_errno
     async def write(self, fh: int, off: int, buf: bytes) -> int:
         if fh == CONTROL_INO:
-            return self._control(buf)
+            return await self._control(buf)
+        if self.disk.active:
+            await self._suffer("write", fh, off, len(buf))
         return self.fs.write(fh, off, buf)
 
     @_errno
     async def fsync(self, fh: int, datasync: bool) -> None:
         if fh != CONTROL_INO:
+            if self.disk.active:
+                await self._suffer("fsync", fh)
             self.fs.fsync(fh)
 
     async def flush(self, fh: int) -> None:
@@ -215,9 +236,34 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     async def release(self, fh: int) -> None:
         return None
 
+    # -- disk faults (``faults``) -----------------------------------------------------------
+    async def _suffer(self, op: str, ino: int, offset: int = 0, length: int = 0) -> None:
+        """What the disk faults in force do to a request before it is served."""
+        import trio
+
+        delay = self.disk.before(self.fs, op, ino, offset, length)
+        if delay > 0:
+            await trio.sleep(delay)
+
+    async def _drop_cached_pages(self) -> None:
+        """Make reads reach the daemon (a fault on reads starts) or fetch good bytes again
+        (it ends): drop the kernel's cached pages of every file. From a worker thread, as
+        the kernel may ask the daemon to write dirty mmap pages back first."""
+        import trio
+
+        def drop() -> None:
+            for node in list(self.fs.nodes.values()):
+                if not node.is_dir and node.refs:
+                    with contextlib.suppress(OSError):  # the kernel forgot it meanwhile
+                        pyfuse3.invalidate_inode(node.ino)
+
+        await trio.to_thread.run_sync(drop)
+
     # -- the control file ---------------------------------------------------------------
-    def _control(self, buf: bytes) -> int:
+    async def _control(self, buf: bytes) -> int:
         command = buf.decode(errors="replace").strip()
+        if self.dropped is None and command.startswith(("disk ", "heal")):
+            return await self._disk_control(command, len(buf))
         if command == "sync" and self.dropped is None:
             self.fs.sync_all()
         elif command == "lose":
@@ -232,8 +278,30 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         if self.dropped is not None:
             state = {"lost": True, "dropped": self.dropped.as_dict()}
         else:
-            state = {"lost": False, "pending": self.fs.pending().as_dict()}
+            try:  # a failure here must not hide the disk faults' state
+                pending: dict[str, Any] = self.fs.pending().as_dict()
+            except OSError as err:
+                pending = {"error": f"{type(err).__name__}: {err}"}
+            state = {"lost": False, "pending": pending, "disk": self.disk.state()}
+            if self._control_error:
+                state["refused"] = self._control_error
         return (json.dumps(state, sort_keys=True) + "\n").encode()
+
+    async def _disk_control(self, command: str, size: int) -> int:
+        """``disk {json}`` starts a fault (``faults.parse``), ``heal`` ends them all."""
+        reads = self.disk.read_faults()
+        if command == "heal":
+            self.disk.heal()
+        else:
+            try:
+                self.disk.start(json.loads(command[len("disk "):]))
+            except (ValueError, TypeError) as err:
+                self._control_error = str(err)
+                raise FsError(errno.EINVAL) from None
+        self._control_error = ""
+        if reads or self.disk.read_faults():
+            await self._drop_cached_pages()
+        return size
 
 
 def serve(backing: str, mountpoint: str) -> None:

@@ -19,13 +19,12 @@ import hashlib
 import json
 import posixpath
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from cluster.kafka_node import FAKETIME_LIB
-from cluster.remote import Remote, sh, write_file
+from cluster.remote import Remote, read_if_there, sh, write_file
 
 MIN_JAVA = 17
 #: Commands every host needs on PATH, and what each is for (said when it is missing).
@@ -113,22 +112,22 @@ def sync_jars(remote: Remote, root: Path, home: str, manifest: Mapping[str, str]
     changed = sorted(p for p, h in manifest.items() if there.get(p) != h)
     stale = sorted(set(there) - set(manifest))
     if changed or stale:
-        sh(remote, f"rm -f {home}/{MANIFEST}")
+        remote.exec(["rm", "-f", "--", f"{home}/{MANIFEST}"])
     dirs = sorted({posixpath.dirname(f"{home}/{p}") for p in changed} | {home})
-    sh(remote, f"mkdir -p {' '.join(shlex.quote(d) for d in dirs)}")
+    remote.exec(["mkdir", "-p", "--", *dirs])
     size = 0
     for rel in changed:
         remote.upload(root / rel, f"{home}/{rel}")
         size += (root / rel).stat().st_size
     if stale:
-        sh(remote, "rm -f " + " ".join(shlex.quote(f"{home}/{p}") for p in stale))
+        remote.exec(["rm", "-f", "--", *(f"{home}/{p}" for p in stale)])
     if changed or stale or not there:
         write_file(remote, f"{home}/{MANIFEST}", json.dumps(dict(manifest), sort_keys=True))
     return Synced(len(changed), len(stale), size)
 
 
 def _remote_manifest(remote: Remote, home: str) -> dict[str, str]:
-    text = sh(remote, f"cat {home}/{MANIFEST} 2>/dev/null", check=False).stdout
+    text = read_if_there(remote, f"{home}/{MANIFEST}")
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError:

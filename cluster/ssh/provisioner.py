@@ -14,7 +14,10 @@ stops what runs, wipes the cluster state and hands the nodes to
 ZooKeeper, a clock strobe loop; SIGCONT first, so a paused one dies too),
 removes insync's iptables chains and the cluster state, and keeps the synced
 jars (the next ``up`` is warm). Nothing outside ``base_dir`` is created or
-removed, except insync's own iptables chains.
+removed, except insync's own iptables chains, and under it ``down`` removes
+only the paths ``up`` recorded creating (``cluster.ssh.created``): a host
+without that manifest is refused, not cleared. Every command takes its values
+(paths, addresses) as arguments, never as shell text (``cluster.remote.sh``).
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from cluster import deploy
 from cluster.daemon import RUN_DIR
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster, Say, stage
-from cluster.remote import sh, write_file
+from cluster.remote import Remote, read_if_there, sh, write_file
 from cluster.spec import ClusterSpec
-from cluster.ssh import host_setup
+from cluster.ssh import created, host_setup
 from cluster.ssh.inventory import Host, Inventory, load_inventory
 from cluster.ssh.ssh_remote import Connection, SSHRemote
 from cluster.versions import KafkaVersion
@@ -53,15 +56,11 @@ def kafka_home(host: Host, version: KafkaVersion) -> str:
     return f"{host.base_dir}/kafka/{version.version}"
 
 
-def heal_script(base_dir: str) -> str:
-    """Stop every process insync started on the host and remove insync's iptables chains.
-
-    Pidfiles name the processes (brokers, ZooKeeper, the clock strobe loop);
-    each gets SIGCONT (a paused one), SIGTERM, then SIGKILL after 20 s.
-    """
-    run = f"{base_dir}{RUN_DIR}"
-    return f"""
-for f in {run}/*.pid; do
+#: Stop every process insync started on the host ($1: its pidfile directory) and remove
+#: insync's iptables chains. Pidfiles name the processes (brokers, ZooKeeper, the clock
+#: strobe loop); each gets SIGCONT (a paused one), SIGTERM, then SIGKILL after 20 s.
+HEAL_SCRIPT = f"""
+for f in "$1"/*.pid; do
   [ -f "$f" ] || continue
   p=$(cat "$f"); case "$p" in ''|*[!0-9]*) rm -f "$f"; continue;; esac
   kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null
@@ -76,6 +75,11 @@ for c in $($ipt -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^{CHAIN_PREFIX}/ {{pri
 done
 true
 """
+
+
+def heal(remote: Remote, host: Host) -> None:
+    """Run ``HEAL_SCRIPT`` on the host, its pidfile directory passed as ``$1``."""
+    sh(remote, HEAL_SCRIPT, f"{host.base_dir}{RUN_DIR}", timeout=120)
 
 
 @dataclass
@@ -164,14 +168,7 @@ class SSHProvisioner:
         errors: dict[str, str] = {}
 
         def clear(host: Host) -> bool:
-            remote = SSHRemote(host.node, self._connection(inv, host))
-            state = _state_of(remote, host)
-            if name is not None and state is not None and state.name != name:
-                return False  # another cluster's host: not ours to touch
-            sh(remote, heal_script(host.base_dir), timeout=120)
-            targets = " ".join(f"{host.base_dir}/{p}" for p in STATE_DIRS)
-            sh(remote, f"rm -rf {targets}")
-            return True
+            return clear_host(SSHRemote(host.node, self._connection(inv, host)), host, name)
 
         cleared = []
         with ThreadPoolExecutor(max_workers=max(1, len(inv.hosts))) as pool:
@@ -220,9 +217,21 @@ def _local_address(conn: Connection) -> str:
     return str(name[0])
 
 
-def _state_of(remote: SSHRemote, host: Host) -> ClusterSpec | None:
+def clear_host(remote: Remote, host: Host, name: str | None) -> bool:
+    """Stop and heal the host and remove what ``up`` created there (its manifest);
+    ``False``: the host runs another cluster than ``name``, left alone."""
+    state = _state_of(remote, host)
+    if name is not None and state is not None and state.name != name:
+        return False  # another cluster's host: not ours to touch
+    paths = created.read(remote, host.base_dir)  # refuses before anything is stopped
+    heal(remote, host)
+    created.remove(remote, host.base_dir, paths)
+    return True
+
+
+def _state_of(remote: Remote, host: Host) -> ClusterSpec | None:
     """The spec of the cluster the host runs (its state file), or ``None``."""
-    text = sh(remote, f"cat {host.base_dir}/{STATE_FILE} 2>/dev/null", check=False).stdout
+    text = read_if_there(remote, f"{host.base_dir}/{STATE_FILE}")
     try:
         return ClusterSpec.from_json(text) if text.strip() else None
     except (ValueError, TypeError) as err:
@@ -230,10 +239,16 @@ def _state_of(remote: SSHRemote, host: Host) -> ClusterSpec | None:
         return None
 
 
-def _reset(remote: SSHRemote, host: Host, spec: ClusterSpec) -> None:
-    """Stop what insync runs on the host, clear the old state, record ``spec``."""
-    sh(remote, heal_script(host.base_dir), timeout=120)
-    sh(remote, "rm -rf " + " ".join(f"{host.base_dir}/{p}" for p in STATE_DIRS))
+def _reset(remote: Remote, host: Host, spec: ClusterSpec) -> None:
+    """Stop what insync runs on the host, clear the old state, record ``spec``.
+
+    The manifest is written before anything of the state is created, so a
+    ``down`` after an interrupted ``up`` still finds every path to remove.
+    """
+    heal(remote, host)
+    paths = [f"{host.base_dir}/{p}" for p in STATE_DIRS]
+    created.record(remote, host.base_dir, paths)
+    remote.exec(["rm", "-rf", "--", *paths])
     write_file(remote, f"{host.base_dir}/{STATE_FILE}", spec.to_json())
 
 

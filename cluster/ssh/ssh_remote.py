@@ -14,6 +14,7 @@ the keepalive) is reopened once, on the next use.
 from __future__ import annotations
 
 import contextlib
+import logging
 import select
 import shlex
 import threading
@@ -26,8 +27,14 @@ import paramiko
 
 from cluster.remote import ExecResult, RemoteCommandFailed
 from cluster.ssh.host_keys import KnownHostsPolicy, changed, load_known
-from cluster.ssh.inventory import Host
+from cluster.ssh.inventory import Host, read_key
 from harness.base.errors import ClusterError, InsyncError, UsageError
+
+# paramiko's transport thread logs a failed handshake (a host that accepts TCP and hangs
+# up) with its whole traceback; with no handler of its own that went to stderr through
+# logging's last resort, 20-odd lines before insync's one-line error. A NullHandler here
+# keeps it out of a plain command's output; -v (a configured root logger) still shows it.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 CONNECT_TIMEOUT_S = 15.0
 KEEPALIVE_S = 15
@@ -135,12 +142,19 @@ class Connection:
 def _private_key(host: Host) -> paramiko.PKey:
     """The inventory's ``key_file``, read here so a bad file is named as such."""
     try:
-        return paramiko.PKey.from_path(host.key_file)
-    except (OSError, paramiko.SSHException, ValueError) as err:
+        return read_key(host.key_file)
+    except ValueError as err:
         raise UsageError(
             f"{host.node}: cannot use key_file {host.key_file}: {err}",
             hint="key_file must be an unencrypted private key (ssh-keygen -N '')",
         ) from None
+
+
+def command_line(argv: Sequence[str], *, sudo: bool = False) -> str:
+    """The one place an argv becomes shell text: SSH runs a command line in the user's
+    shell, so every argument is quoted here, once (``shlex.join``), and nowhere else."""
+    command = shlex.join(argv)
+    return f"sudo -n -- {command}" if sudo else command  # -n: fail, never ask a password
 
 
 @dataclass(frozen=True)
@@ -158,9 +172,7 @@ class SSHRemote:
         timeout: float = 60.0,
         check: bool = True,
     ) -> ExecResult:
-        command = shlex.join(argv)
-        if self.connection.host.sudo:  # -n: fail at once instead of waiting for a password
-            command = f"sudo -n -- {command}"
+        command = command_line(argv, sudo=self.connection.host.sudo)
         try:
             channel = self.connection.transport().open_session(timeout=CONNECT_TIMEOUT_S)
         except paramiko.SSHException as err:

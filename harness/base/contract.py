@@ -83,8 +83,10 @@ def unpack_meta(packed: int) -> tuple[int, int, int]:
 # -- client ops -----------------------------------------------------------------
 
 #: What an op's ``value`` is: a list of micro-ops (``send``/``poll``/``txn``: what the
-#: checker judges), a list of keys (``assign``/``subscribe``), or anything (``crash``).
-ValueShape = Literal["mops", "keys", "any"]
+#: checker judges), a list of keys (``assign``/``subscribe``), a list of group micro-ops
+#: only (``commit``/``committed``, docs/HISTORY-GROUPS.md: judged by the group rules),
+#: or anything (``crash``).
+ValueShape = Literal["mops", "keys", "groups", "any"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class ClientOp:
     #: Its presence makes positions per process informational (group rebalances move
     #: consumers legitimately): ``subscribe``.
     rebalances: bool = False
+    #: The group micro-ops of docs/HISTORY-GROUPS.md its value may hold.
+    group_mops: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 <= self.code < NEMESIS_F:
@@ -110,17 +114,26 @@ class ClientOp:
                              f"outside 0..{NEMESIS_F - 1}")
         if self.resets_positions and self.value != "keys":
             raise ValueError(f"client op {self.name!r}: only a list of keys can reset positions")
+        if self.group_mops and self.value not in ("mops", "groups"):
+            raise ValueError(f"client op {self.name!r}: only micro-ops hold group micro-ops")
 
+
+#: docs/HISTORY-GROUPS.md's micro-ops: a commit, a committed read, a rebalance's two callbacks.
+GROUP_MOPS: tuple[str, ...] = ("commit", "committed", "assigned", "revoked")
 
 CLIENT_OPS: tuple[ClientOp, ...] = (
     ClientOp("send", 0, "mops"),
-    ClientOp("poll", 1, "mops"),
-    ClientOp("txn", 2, "mops"),
+    ClientOp("poll", 1, "mops", group_mops=GROUP_MOPS),
+    ClientOp("txn", 2, "mops", group_mops=GROUP_MOPS),
     ClientOp("assign", 3, "keys", resets_positions=True),
     ClientOp("subscribe", 4, "keys", resets_positions=True, rebalances=True),
     ClientOp("crash", 5, "any"),
+    # docs/HISTORY-GROUPS.md
+    ClientOp("commit", 6, "groups", group_mops=("commit",)),
+    ClientOp("committed", 8, "groups", group_mops=("committed",)),
 )
-"""The registry, in docs/HISTORY.md's order (the workload's op kinds follow it)."""
+"""The registry, in docs/HISTORY.md's order, then docs/HISTORY-GROUPS.md's (the workload's
+op kinds follow it)."""
 
 
 def client_fs() -> tuple[str, ...]:
@@ -143,6 +156,18 @@ def key_list_fs() -> frozenset[str]:
     return frozenset(op.name for op in CLIENT_OPS if op.value == "keys")
 
 
+def group_fs() -> frozenset[str]:
+    """Client ops whose value holds group micro-ops only (docs/HISTORY-GROUPS.md)."""
+    return frozenset(op.name for op in CLIENT_OPS if op.value == "groups")
+
+
+def group_mops_allowed_in() -> dict[str, tuple[str, ...]]:
+    """Group micro-op -> the client ops whose value may hold it, in registry order
+    (docs/HISTORY-GROUPS.md's micro-op table)."""
+    return {tag: tuple(op.name for op in CLIENT_OPS if tag in op.group_mops)
+            for tag in GROUP_MOPS}
+
+
 def reset_fs() -> frozenset[str]:
     """Client ops that make a process forget its positions for keys they do not list."""
     return frozenset(op.name for op in CLIENT_OPS if op.resets_positions)
@@ -154,9 +179,9 @@ def rebalance_fs() -> frozenset[str]:
 
 
 def judged_fs() -> tuple[str, ...]:
-    """Client ops that give a history something to judge (those with micro-ops): a
-    history with none of them is ``unknown``. In registry order."""
-    return tuple(op.name for op in CLIENT_OPS if op.value == "mops")
+    """Client ops that give a history something to judge (those with micro-ops, group
+    micro-ops included): a history with none of them is ``unknown``. In registry order."""
+    return tuple(op.name for op in CLIENT_OPS if op.value in ("mops", "groups"))
 
 
 def f_codes() -> dict[str, int]:
@@ -213,6 +238,9 @@ class AnomalyType:
     op_map_fields: tuple[str, ...] = ()
     #: Optional fields an example may also carry (the contract grows only by these).
     optional_fields: tuple[str, ...] = ()
+    #: Defined by docs/HISTORY-GROUPS.md (consumer groups and committed offsets) and
+    #: judged by ``checkers.groups``, which reads a history again only when it uses them.
+    groups: bool = False
 
     def __post_init__(self) -> None:
         if self.informational not in INFO_CONDITIONS:
@@ -295,8 +323,35 @@ ANOMALY_TYPES: tuple[AnomalyType, ...] = (
     AnomalyType(
         "G1c", "a dependency cycle among transactions through write-write and write-read edges",
         ("cycle", "steps"), 50, "isolation", informational="ww-deps", op_list_fields=("cycle",)),
+    # docs/HISTORY-GROUPS.md: judged by the memory engine only (ordered scans across ops,
+    # not joins); none needs the drain, whose reads come after the final committed reads
+    # and never justify an observation made before them.
+    AnomalyType(
+        "lost-commit",
+        "the group's committed offset for a key, as a committed read returned it or as "
+        "the start of a newly assigned member shows it, is below an offset established "
+        "before that read or start began, and no commit explains it. This is the "
+        "signature of KAFKA-20634, of O1 with `earliest`, and of O2",
+        ("key", "group", "via", "offset", "writer", "read", "op", "values"), 32, "lost-commits",
+        op_fields=("writer", "op"), groups=True),
+    AnomalyType(
+        "commit-skip",
+        "the group's committed offset (committed, or read back), or the start of a "
+        "member, passes over a record that no member of the group had received. "
+        "At-least-once is violated. This is the signature of O4 auto-commit and of O1 "
+        "with `latest`",
+        ("key", "group", "via", "offset", "op", "skipped", "count"), 34, "commit-skips",
+        op_fields=("op",), groups=True),
+    AnomalyType(
+        "garbage-commit",
+        "a committed read returned an offset that no commit of the group could have "
+        "written. With `writer`, that offset was committed only by an aborted (`fail`) "
+        "op",
+        ("key", "group", "offset", "op", "writer"), 36, "garbage-commits",
+        op_fields=("op", "writer"), groups=True),
 )
-"""The registry, in docs/HISTORY.md's order (the verdict lists types in it)."""
+"""The registry, in docs/HISTORY.md's order, then docs/HISTORY-GROUPS.md's (the verdict
+lists types in it)."""
 
 
 def anomaly_names() -> tuple[str, ...]:
@@ -354,6 +409,11 @@ def analysis_groups() -> dict[str, tuple[str, ...]]:
 def checked_by(engine: str) -> tuple[str, ...]:
     """Types ``engine`` looks for, in registry order."""
     return tuple(t.name for t in ANOMALY_TYPES if engine in t.engines)
+
+
+def group_types() -> tuple[str, ...]:
+    """Types of docs/HISTORY-GROUPS.md, in registry order."""
+    return tuple(t.name for t in ANOMALY_TYPES if t.groups)
 
 
 def needing_drain() -> tuple[str, ...]:

@@ -38,7 +38,7 @@ class FaultKind:
     #: op is the heal, so the heal's ``f`` is not written down a second time.
     heal_value: str | None
     #: Place in the heal order, lowest first (also the nemesis's teardown order):
-    #: resume paused brokers, heal the network, then packets, reset clocks, and
+    #: resume paused brokers, heal the network, then packets and disks, reset clocks, and
     #: restart killed brokers last, into a cluster that can hear them again (and
     #: power cut nodes after them).
     heal_order: int
@@ -91,6 +91,8 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
               needs_faketime=True),
     FaultKind("packet", ("start-packet",), "stop-packet", None, 30, "nemesis.kinds.packet"),
     FaultKind("power-loss", ("power-loss",), "power-on", "all", 95, "nemesis.kinds.power_loss",
+              needs_power_loss_fs=True),
+    FaultKind("disk", ("start-disk",), "stop-disk", None, 35, "nemesis.kinds.disk",
               needs_power_loss_fs=True),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator

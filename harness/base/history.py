@@ -226,7 +226,10 @@ def read_history(path: str | Path) -> Iterator[Op]:
     Blank lines are skipped. A last line cut short by a crash (``cut_short_at``)
     is dropped; any other unreadable line raises :class:`HistoryError` naming it.
     """
-    with open(path, "rb") as file:
+    from harness.base.userfile import open_regular
+
+    with open_regular(path, str(path), error=HistoryError,
+                      hint="pass a history that is a regular file") as file:
         cut = cut_short_at(file)
         file.seek(0)
         data = file.read() if cut is None else file.read(cut)

@@ -87,6 +87,23 @@ def _refused(err: OSError) -> Refused:
     return Refused("unreadable", err.strerror or str(err))
 
 
+# -- names that are not UTF-8 -------------------------------------------------------------
+
+
+def printable(name: str) -> str:
+    """``name`` as text a page or a terminal can hold: bytes that are not UTF-8 (Python keeps
+    them as lone surrogates, ``surrogateescape``) shown as U+FFFD."""
+    return os.fsencode(name).decode("utf-8", "replace")
+
+
+def url_path(name: str) -> str:
+    """``name`` percent-encoded byte for byte, so a link names the very file, UTF-8 or not
+    (``urllib.parse.unquote(..., errors="surrogateescape")`` reads it back)."""
+    from urllib.parse import quote
+
+    return quote(os.fsencode(name))
+
+
 # -- what is at a path, in words ------------------------------------------------------
 
 

@@ -28,10 +28,11 @@ from typing import Any
 
 import orjson
 
-from harness.base.errors import UsageError
+from harness.base.errors import HistoryError, UsageError
 from harness.base.history import Op, read_history
 from harness.base.paths import existing_dir
 from harness.base.shapes import RESULTS_FIELDS, RESULTS_REQUIRED, TEST_FIELDS, read_object
+from harness.base.userfile import open_regular
 
 HISTORY = "history.jsonl"
 TEST = "test.json"
@@ -91,8 +92,12 @@ class RunDir:
         run = cls(p)
         try:
             has_history = run.history_path.is_file()
+            there = has_history or run.history_path.exists()
         except OSError:
-            has_history = False
+            has_history = there = False
+        if there and not has_history:  # a FIFO, a device, a directory: say which
+            open_regular(run.history_path, str(run.history_path), error=HistoryError,
+                         hint=f"replace it with the run's {HISTORY}").close()
         if not has_history:
             raise UsageError(f"{p} has no {HISTORY}",
                              hint="give a run directory written by 'insync run'")

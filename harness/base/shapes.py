@@ -94,13 +94,14 @@ TEST_FIELDS: Mapping[str, Kind] = {
     "workload.txn": BOOL, "workload.max_in_flight": INT, "workload.replication_factor": INT,
     "workload.min_insync": INT, "workload.unclean_leader_election": BOOL,
     "nemesis": OBJECT, "nemesis.faults": STRINGS, "nemesis.interval": NUMBER,
-    "nemesis.fault_spans": SPANS,
+    "nemesis.fault_spans": SPANS, "drain_finished": BOOL,
 }
 #: results.json fields (the verdict of docs/HISTORY.md plus ``run``).
 RESULTS_FIELDS: Mapping[str, Kind] = {
     "valid": VALID, "anomaly-types": STRINGS, "bad-anomaly-types": STRINGS,
     "anomalies": EXAMPLES, "anomaly-counts": COUNTS, "ops": OBJECTS,
-    "stats": OBJECT, "stats.ops": INT, "run": OBJECT, "run.duration_s": NUMBER,
+    "stats": OBJECT, "stats.ops": INT, "not-judged": STRINGS,
+    "run": OBJECT, "run.duration_s": NUMBER, "run.interrupted": BOOL, "run.signal": STR,
     # the coverage block (results/coverage.py), read by the report and insync analyze
     "run.coverage": OBJECT, "run.coverage.main_s": NUMBER, "run.coverage.acked_sends_main": INT,
     "run.coverage.acked_per_s": NUMBER, "run.coverage.seconds": INT,

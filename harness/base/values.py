@@ -92,10 +92,12 @@ def run_name(x: Any) -> str:
     from harness.base.rundir import LATEST
 
     name = text(x)
-    if name in (".", "..", LATEST) or "/" in name or "\0" in name or len(name) > 200:
+    # bytes, not characters: a file name holds 255 bytes, and 200 "é" are 400 of them
+    if (name in (".", "..", LATEST) or "/" in name or "\0" in name
+            or len(os.fsencode(name)) > 200):
         raise ValueError(
             f"cannot name a results directory: {shown(name)} "
-            f"(one path part of at most 200 characters, not '.', '..' or '{LATEST}')"
+            f"(one path part of at most 200 bytes, not '.', '..' or '{LATEST}')"
         )
     return name
 
@@ -283,6 +285,9 @@ def convert(
         spec = table.get(key)
         if spec is None:
             raise UsageError(f"{where}unknown option {raw_key!r}", hint=hint)
+        if key in out:  # time-limit and time_limit: which one was meant is anybody's guess
+            raise UsageError(f"{where}option {raw_key!r} is given twice (once with '-', once "
+                             "with '_')", hint="keep one of them")
         out[key] = spec.parse(raw, where, hint)
     return out
 
@@ -291,27 +296,11 @@ def convert(
 
 
 def read_text(path: str | Path, flag: str) -> str:
-    """The UTF-8 text of a file the user named, or one ``UsageError`` line saying why not."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{flag}: no such file {p}", hint="check the path") from None
-    except IsADirectoryError:
-        raise UsageError(f"{flag} {p} is a directory", hint="pass a file") from None
-    except OSError as err:
-        raise UsageError(
-            f"{flag}: cannot read {p}: {err.strerror or err}",
-            hint="check the file's permissions",
-        ) from None
-    if b"\0" in data:
-        raise UsageError(f"{flag} {p} is a binary file, not text", hint="pass a text file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise UsageError(
-            f"{flag} {p} is not UTF-8 text (byte {err.start})", hint="save it as UTF-8"
-        ) from None
+    """The UTF-8 text of a file the user named, or one ``UsageError`` line saying why not
+    (``harness.base.userfile``: never blocks, regular files only, bounded)."""
+    from harness.base.userfile import read_user_text
+
+    return read_user_text(path, f"{flag} {path}")
 
 
 def usable_dir(path: str | Path, flag: str) -> None:

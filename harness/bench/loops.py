@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from harness.base.contract import NEMESIS
 from harness.bench._fakes import Latency, LatentProducer, MemoryClient
@@ -87,6 +87,16 @@ class ProducerLike(Protocol):
     def flush(self, timeout: float) -> int: ...
 
 
+class TxnProducerLike(ProducerLike, Protocol):
+    """And the transactional calls, for ``bare_loop(txn=True)``."""
+
+    def init_transactions(self, timeout: float) -> None: ...
+
+    def begin_transaction(self) -> None: ...
+
+    def commit_transaction(self, timeout: float) -> None: ...
+
+
 MakeProducer = Callable[[int], ProducerLike]
 
 
@@ -101,10 +111,15 @@ def _collect(acked: list[bool]) -> Callable[[Any, Any], None]:
 
 
 def bare_loop(make: MakeProducer, topic: str, *, producers: int, sends_per_op: int,
-              seconds: float, timeout_s: float = 15.0) -> Loop:
+              seconds: float, timeout_s: float = 15.0, txn: bool = False) -> Loop:
     """``producers`` threads, each producing an op's records to one partition and waiting
     for their reports, repeatedly. Counts the records and ops that ended in the window,
-    and the time spent inside ops (from the first produce to the last report)."""
+    and the time spent inside ops (from the first produce to the last report).
+
+    ``txn``: transactional producers (``make`` gives them their transactional ids), each
+    op a transaction of its own, begun before its records and committed after their
+    reports, as an insync ``--txn`` send op is; a record counts once its transaction
+    committed."""
     counts = [0] * producers
     op_counts = [0] * producers
     inside = [0.0] * producers
@@ -113,9 +128,13 @@ def bare_loop(make: MakeProducer, topic: str, *, producers: int, sends_per_op: i
 
     def worker(i: int) -> None:
         prod = make(i)
-        prod.produce(topic, value=b"warm-up", partition=i % PARTITIONS,
-                     on_delivery=lambda err, msg: None)
-        prod.flush(60)  # a producer id and connections before the clock starts
+        tprod = cast(TxnProducerLike, prod)  # only asked to be one with txn
+        if txn:
+            tprod.init_transactions(60)  # a producer id and epoch before the clock starts
+        else:
+            prod.produce(topic, value=b"warm-up", partition=i % PARTITIONS,
+                         on_delivery=lambda err, msg: None)
+            prod.flush(60)  # a producer id and connections before the clock starts
         rng = random.Random(i)
         ready.wait(120)
         end = time.monotonic() + seconds
@@ -125,6 +144,8 @@ def bare_loop(make: MakeProducer, topic: str, *, producers: int, sends_per_op: i
             acked: list[bool] = []
             delivered = _collect(acked)
             began = time.monotonic()
+            if txn:
+                tprod.begin_transaction()
             for _ in range(size):
                 prod.produce(topic, value=str(n).encode(), partition=partition,
                              on_delivery=delivered)
@@ -132,6 +153,8 @@ def bare_loop(make: MakeProducer, topic: str, *, producers: int, sends_per_op: i
             deadline = time.monotonic() + timeout_s
             while len(acked) < size and time.monotonic() < deadline:
                 prod.poll(min(1.0, deadline - time.monotonic()))
+            if txn:
+                tprod.commit_transaction(timeout_s)
             ended = time.monotonic()
             if ended <= end:
                 counts[i] += sum(acked)

@@ -267,7 +267,18 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
     settings = client_options(opts, bootstrap=bootstrap)
 
     def make(i: int) -> ProducerLike:
-        made: ProducerLike = producer(bootstrap, **settings.producer_config(i))
+        """The run's producer settings; with ``--txn`` a transactional id of the bench's
+        own, so the bare loop never fences (nor is fenced by) a run's client."""
+        conf = settings.producer_config(i)
+        if "transactional.id" in conf:
+            conf["transactional.id"] = f"{topic}-{i}"
+        made: ProducerLike = producer(bootstrap, **conf)
+        return made
+
+    def make_plain(i: int) -> ProducerLike:
+        conf = settings.producer_config(i)
+        conf.pop("transactional.id", None)
+        made: ProducerLike = producer(bootstrap, **conf)
         return made
 
     topic = f"bench-bare-{int(time.time())}"
@@ -277,7 +288,7 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
     client.create_topics([new])[topic].result(60)
     def bare(seconds: float = args.seconds) -> Loop:
         return bare_loop(make, topic, producers=opts.concurrency,
-                         sends_per_op=opts.sends_per_op, seconds=seconds)
+                         sends_per_op=opts.sends_per_op, seconds=seconds, txn=opts.txn)
 
     settled = settle(lambda: bare(SETTLE_SLICE_S)) if args.warm_up_seconds > 0 else []
     facts: dict[str, Any] = {}
@@ -297,7 +308,7 @@ def measure(args: argparse.Namespace, flags: list[str], owned: list[str]) -> dic
     facts["pair_ratios"] = [None if p.ratio is None else round(p.ratio, 3) for p in pairs]
     facts["settle_sends_s"] = [round(rate) for rate in settled]
     facts["settle_slice_s"] = SETTLE_SLICE_S
-    loops["ceiling"] = free_loop(make, topic, args.ceiling_seconds)
+    loops["ceiling"] = free_loop(make_plain, topic, args.ceiling_seconds)
     client.delete_topics([topic])[topic].result(60)
     conf = settings.producer_config(0)
     conf.pop("transactional.id", None)

@@ -10,6 +10,7 @@ and, with runs from several nights, ``trend.csv``. Spark is imported only here.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,15 +73,23 @@ def _handle(args: argparse.Namespace) -> int:
             f"unknown --by column(s): {', '.join(unknown)}",
             hint="choose from " + ", ".join(CONFIG_COLUMNS),
         )
-    out = prepare_out(Path(args.out) if args.out else root / "parquet")
+    try:
+        os.listdir(root)
+    except OSError as err:  # before --out is made: a refusal leaves nothing behind
+        raise UsageError(f"cannot read {root}: {err.strerror or err}",
+                         hint="pass a results directory you can read") from None
+    out_path = Path(args.out) if args.out else root / "parquet"
+    if os.path.lexists(out_path):
+        prepare_out(out_path)  # an --out in the way is refused now; a missing one is made later
     # every run's small files are read and checked before Spark starts (seconds)
     found = read_runs(root)
     for skip in found[1]:
         print(f"insync: skipping {skip.run_id}: {skip.why}", file=sys.stderr)
-    if not found[0] and not has_tables(out):
+    if not found[0] and not has_tables(out_path):
         print(f"ingested 0 new run(s); skipped {len(found[1])} unreadable", flush=True)
         print("no finished runs to compare", file=sys.stderr)
         return 0
+    out = prepare_out(out_path)
     started = time.perf_counter()
     spark_s = 0.0
     marks: list[tuple[str, float]] = []

@@ -26,7 +26,8 @@ def register(sub: Any) -> None:
     p.add_argument("--scenarios", default=None, metavar="A,B",
                    help="only these scenarios (default: all; see `insync scenario list`)")
     p.add_argument("--versions", default=None, metavar="X,Y",
-                   help="only these Kafka versions, e.g. 3.9,4.1 (default: each scenario's)")
+                   help="only these Kafka versions, e.g. 3.9,4.1, or ranges of the table's "
+                   "columns, e.g. 2.8.. (default: each scenario's)")
     add_run_flags(p)
     p.set_defaults(handler=_handle)
 
@@ -37,15 +38,29 @@ def _items(raw: str | None) -> list[str] | None:
     return [x.strip() for x in raw.split(",") if x.strip()]
 
 
-def _handle(args: argparse.Namespace) -> int:
+def _versions(wanted: list[str] | None) -> list[Any] | None:
+    """Each item a version, or a range (``2.8..``) standing for the table's columns in it."""
     from cluster.versions import resolve_version
+    from harness.scenario.model import VersionRange
+
+    if wanted is None:
+        return None
+    found: list[Any] = []
+    for item in wanted:
+        for version in (VersionRange.parse(item).versions() if ".." in item
+                        else [resolve_version(item)]):
+            if version not in found:
+                found.append(version)
+    return found
+
+
+def _handle(args: argparse.Namespace) -> int:
     from harness.scenario.runs import PLACEMENT, catalogue_cases
     from harness.scenario.table import catalogue_text, store
 
     flags = given(args, ("results_dir", *PLACEMENT))
     results_dir = flags.pop("results_dir", "results")
-    wanted = _items(args.versions)
-    versions = None if wanted is None else [resolve_version(v) for v in wanted]
+    versions = _versions(_items(args.versions))
     cases = catalogue_cases(_catalogue(args), _items(args.scenarios), versions,
                             results_dir=results_dir, placement=flags)
     results = drive(args, cases, "catalogue")

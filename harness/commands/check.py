@@ -90,6 +90,7 @@ def _handle(args: argparse.Namespace) -> int:
     )
     if engine != "memory" and not args.json:
         print(f"engine {engine}: checked " + ", ".join(verdict["checked-types"]) + " only")
+    verdict = _judged_as_stored(verdict, _run_dir(args.path))
     for warning in verdict.get("warnings", []):
         print(f"insync: warning: {warning}", file=sys.stderr)
     if args.json:
@@ -111,6 +112,33 @@ def _handle(args: argparse.Namespace) -> int:
         print()
         print(render_summary(verdict, _run_dir(args.path)))
     return exit_code(verdict)
+
+
+def _judged_as_stored(verdict: dict[str, Any], run_dir: Path | None) -> dict[str, Any]:
+    """The verdict the run itself reached: a run directory whose test.json records that
+    the drain never finished (``harness.base.drain``) leaves the types needing it unjudged.
+    A bare history, or a test.json without the record, is judged in full."""
+    from checkers import without_drain
+    from harness.base.drain import drain_finished
+    from harness.base.errors import HistoryError
+
+    if run_dir is None:
+        return verdict
+    run = RunDir(run_dir)
+    try:
+        finished = drain_finished(run.test())
+    except HistoryError as err:
+        print(f"insync: warning: {err.one_line()}; judged as a bare history", file=sys.stderr)
+        return verdict
+    if finished is not False:
+        return verdict
+    why = "the run was cut short"
+    try:
+        stored = run.verdict() or {}
+    except HistoryError:
+        stored = {}
+    signal = (stored.get("run") or {}).get("signal")
+    return without_drain(verdict, f"{why} by {signal}" if isinstance(signal, str) else why)
 
 
 def _capped(jobs: int | None) -> int | None:

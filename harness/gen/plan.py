@@ -2,8 +2,14 @@
 
 * **main**: client ops (staggered to ``rate``, making up for ops that ran late
   by at most :data:`CATCH_UP_S`) and nemesis ops side by side, until ``time_limit_s``;
-* **heal**: the nemesis package's final generator (end every fault), once every
-  main-phase op has completed;
+  then, on the nemesis thread, the nemesis package's final generator (end every
+  fault) at once, while the last client ops complete: a heal never waits for
+  clients, whose ops the interpreter bounds by their op timeout instead, so a
+  fault in force at the time limit ends there (a heal behind client ops blocked on
+  a paused leader would keep the pause, and those ops, going for minutes);
+* **heal**: with a fault script (``script_tail_s``), the final generator as a
+  phase of its own, once every main-phase op has completed (a script's last
+  step is followed by its tail, so nothing is in force by then);
 * **quiet**: nothing for a while, so the cluster settles (ISR catch-up, leader
   elections) before judging what it kept;
 * **drain**: the workload's final generator (every client re-reads every key
@@ -70,14 +76,18 @@ def run_phases(
     """
     workload = lift(client_gen)
     paced = workload if not rate else stagger(1.0 / rate, workload, catch_up=CATCH_UP_S)
-    faults = nemesis(nemesis_gen)
-    if script_tail_s is not None and lift(nemesis_gen) is not None:
-        both = until_done(faults, clients(paced), tail=script_tail_s)
+    scripted = script_tail_s is not None and lift(nemesis_gen) is not None
+    if scripted:
+        assert script_tail_s is not None
+        main = time_limit(time_limit_s, until_done(nemesis(nemesis_gen), clients(paced),
+                                                   tail=script_tail_s))
     else:
-        both = any_of(clients(paced), faults)
-    main = time_limit(time_limit_s, both)
+        then = [g for g in (time_limit(time_limit_s, nemesis_gen) if lift(nemesis_gen)
+                            else None, lift(final_nemesis)) if g is not None]
+        main = any_of(time_limit(time_limit_s, clients(paced)),
+                      nemesis(then) if then else None)
     plan = [Phase(MAIN, main, time_limit_s)]
-    if lift(final_nemesis) is not None:
+    if scripted and lift(final_nemesis) is not None:
         plan.append(Phase(HEAL, nemesis(final_nemesis)))
     if quiet_s > 0:
         plan.append(Phase(QUIET, sleep(quiet_s), quiet_s))

@@ -7,7 +7,9 @@ virtual time with whatever ``outcome_fn`` says, feeds every invocation and
 completion back through ``gen.update``, and retires a client's process after an
 ``info``, exactly as the real runner must. Once the generator answers ``None`` it
 is not asked again (ops in flight still complete and update it), as in the runner:
-a simulator that asked again would hide main phases that end early. The
+a simulator that asked again would hide main phases that end early. With
+``op_timeout`` it abandons, as the interpreter does, a client op that would run
+longer: the op completes ``info`` at its deadline and its process is retired. The
 fakes are plain functions (a handler, like ``httpx.MockTransport``), so a test
 states its Kafka in a few lines.
 
@@ -38,6 +40,7 @@ A missing ``value`` keeps the invoke's value."""
 
 _SET_HERE = frozenset({"index", "time", "process", "type", "f", "value"})
 POLL_INTERVAL = 1_000_000  # ns: how often a pending generator with no wake time is asked again
+ABANDONED = "no completion within the op timeout: client replaced"
 
 
 class SimulationError(Exception):
@@ -60,6 +63,7 @@ class _InFlight:
     seq: int
     thread: Thread
     invoke: Op
+    abandoned: bool = False
 
 
 def simulate(
@@ -72,6 +76,7 @@ def simulate(
     max_ops: int = 200_000,
     max_time: int = 24 * 3600 * 1_000_000_000,
     max_idle: int = 10 * 1_000_000_000,
+    op_timeout: int | None = None,
 ) -> list[Op]:
     """Run ``gen`` on ``concurrency`` client threads plus the nemesis; return the history.
 
@@ -79,7 +84,8 @@ def simulate(
     Raises :class:`SimulationError` if the history passes ``max_ops`` ops or
     virtual time passes ``max_time`` ns (a generator that never ends), or if the
     generator stays pending for ``max_idle`` ns with nothing in flight and no wake
-    time (it waits for an event that cannot come).
+    time (it waits for an event that cannot come). ``op_timeout`` (ns): the
+    interpreter's deadline for client ops (``harness.run.interpreter``).
     """
     latency = latency_fn or fixed_latency()
     outcome = outcome_fn or ok_outcome
@@ -107,7 +113,7 @@ def simulate(
         done = heapq.heappop(inflight)
         now = max(now, done.done)
         free.add(done.thread)
-        end = outcome(done.invoke, rnd)
+        end = {"type": "info", "error": ABANDONED} if done.abandoned else outcome(done.invoke, rnd)
         completion: Op = {"process": done.invoke["process"], "type": end["type"],
                           "f": done.invoke["f"], "value": end.get("value", done.invoke["value"])}
         if end.get("error") is not None:
@@ -161,4 +167,9 @@ def simulate(
                                  **{k: v for k, v in x.items() if k not in _SET_HERE}})
         ops.append(invoke)
         g = None if nxt is None else nxt.update(context(), invoke)
-        heapq.heappush(inflight, _InFlight(now + latency(invoke, rnd), step, thread, invoke))
+        took = latency(invoke, rnd)
+        late = op_timeout is not None and thread != NEMESIS and took > op_timeout
+        if late:
+            assert op_timeout is not None
+            took = op_timeout
+        heapq.heappush(inflight, _InFlight(now + took, step, thread, invoke, late))

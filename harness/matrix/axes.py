@@ -97,8 +97,13 @@ def split(values: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], dict[
     """Split raw option values into one-value options and axes (each checked now)."""
     base: dict[str, Any] = {}
     axes: dict[str, list[Any]] = {}
+    seen: set[str] = set()
     for raw_key, raw in values.items():
         key = raw_key.replace("-", "_")
+        if key in seen:
+            raise UsageError(f"{origin}: option {raw_key!r} is given twice (once with '-', "
+                             "once with '_')", hint="keep one of them")
+        seen.add(key)
         if key in AXES:
             axes[key] = axis_values(key, raw, origin)
         else:

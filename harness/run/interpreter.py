@@ -7,6 +7,12 @@ interpreter then tells the generator (``gen.update``), frees the thread and,
 after an ``info`` or a client reset, retires the thread's process number
 (``ProcessTable.retire``) so the next op of that thread runs as a fresh process.
 
+With ``op_timeout_s``, a client op still running that long after it was handed
+over is abandoned (``ClientWorker.abandon``): recorded ``info`` at its deadline
+(``fail`` if it was still being prepared), its process retired, its thread given
+a fresh worker. No phase then waits on a stuck client for more than one op
+timeout, and the simulator (``harness.gen.simulate``, ``op_timeout``) does the same.
+
 It waits on that queue rather than sleeping: until an op's scheduled time,
 until a pending generator's wake time, or until a completion arrives, whichever
 is first. A completion arriving before an op's time makes it ask the generator
@@ -40,7 +46,8 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger("insync.run")
 
-#: Longest wait on the completion queue, so a stop request is noticed quickly.
+#: Longest wait on the completion queue, so a stop request (and an op past its
+#: deadline) is noticed quickly.
 MAX_WAIT_S = 0.1
 
 Observer = Callable[[Op], None]
@@ -61,13 +68,19 @@ class Interpreter:
         start_ns: int,
         clock: Callable[[], int] = time.monotonic_ns,
         observers: Iterable[Observer] = (),
+        op_timeout_s: float | None = None,
     ) -> None:
         self.history = history
         self.table = ProcessTable(concurrency)
         self.events: queue.Queue[Event] = queue.Queue()
+        self.client_factory = client_factory
         self.clients = [
             ClientWorker(t, client_factory, history, self.events) for t in range(concurrency)
         ]
+        self.op_timeout_s = op_timeout_s
+        self._due: dict[int, int] = {}  # client thread → its op's deadline (clock ns)
+        self._next_due = 0  # the clock (ns) at which the deadlines are next looked at
+        self.abandoned = 0  # how many ops were abandoned at their deadline
         self.nemesis = NemesisWorker(nemesis, cluster, history, self.events)
         self.threads: tuple[Thread, ...] = (*range(concurrency), NEMESIS)
         self.free: set[Thread] = set(self.threads)
@@ -150,6 +163,8 @@ class Interpreter:
         asking = g is not None
         while True:
             g = self._take_events(g)
+            if self._due and self.clock() >= self._next_due:
+                g = self._expire(g)
             if asking and (self.stopping or (stop is not None and stop())):
                 asking = False
             if not asking or g is None:
@@ -193,7 +208,29 @@ class Interpreter:
         if thread == NEMESIS:
             self.nemesis.submit(op)
         else:
+            if self.op_timeout_s is not None:
+                self._due[int(thread)] = self.clock() + round(self.op_timeout_s * 1e9)
             self.clients[int(thread)].submit(op)
+        return g
+
+    def _expire(self, g: Gen | None) -> Gen | None:
+        """Abandon every client op past its deadline (see ``ClientWorker.abandon``)."""
+        now = self.clock()
+        self._next_due = now + round(MAX_WAIT_S * 1e9)
+        assert self.op_timeout_s is not None
+        for thread, due in list(self._due.items()):
+            if now < due:
+                continue
+            completion = self.clients[thread].abandon(self.op_timeout_s)
+            if completion is None:
+                continue  # it completed meanwhile, or has not begun: its event decides
+            LOG.info("thread %s: %s %s abandoned after %g s", thread, completion["f"],
+                     completion["process"], self.op_timeout_s)
+            self.abandoned += 1
+            worker = ClientWorker(thread, self.client_factory, self.history, self.events)
+            worker.start()
+            self.clients[thread] = worker
+            g = self._complete(g, Event(thread, completion, reset=True))
         return g
 
     def _get(self, timeout_s: float) -> Event | None:
@@ -219,6 +256,8 @@ class Interpreter:
             observe(event.op)
         self.free.add(event.thread)
         self._free = None
+        if event.thread != NEMESIS:
+            self._due.pop(int(event.thread), None)
         if event.thread != NEMESIS and event.reset:
             self.table.retire(int(event.thread))
             self._workers = None

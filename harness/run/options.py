@@ -264,7 +264,13 @@ def read_toml(path: str | Path, table: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"--config {path}: not TOML: {err}", hint="fix the file") from None
     inner = data.get(table)
-    return dict(inner) if isinstance(inner, dict) else data
+    if not isinstance(inner, dict):
+        return data
+    outside = sorted(set(data) - {table})
+    if outside:  # a [run] table and top-level keys: the keys outside it would be ignored
+        raise UsageError(f"--config {path}: {outside[0]!r} is outside the [{table}] table",
+                         hint=f"put every option under [{table}], or drop the [{table}] line")
+    return dict(inner)
 
 
 def read_config(path: str | Path) -> dict[str, Any]:

@@ -34,6 +34,7 @@ logs not read; the provisioner keeps a half-built one for ``insync cluster logs`
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -79,6 +80,7 @@ class RunResult:
     error: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     report: Path | None = None
+    signal: str | None = None  # the signal that interrupted the run, if one did
 
 
 class Run:
@@ -116,6 +118,8 @@ class Run:
         self.stats = Stats()
         self.feed = DrainFeed(self.workload.tracker())
         self.interrupted = False
+        self.signal: str | None = None  # the signal that interrupted the run
+        self.drain_finished = False  # the drain phase ran to its end (harness.base.drain)
         self.error: BaseException | None = None
         self.t0_ns: int | None = None  # the history's time zero
         self.replicas: dict[str, Any] | None = None  # --check-replicas, once compared
@@ -124,14 +128,22 @@ class Run:
         nopts = self.nopts
         with run_log(self.run_dir.log_path):
             LOG.info("run %s: %s", self.run_dir.path, " ".join(self.opts.argv()))
-            self.run_dir.write_test(test_json(self.opts, self.started, None))
             try:
-                with signals_interrupt():
+                self.run_dir.write_test(test_json(self.opts, self.started, None,
+                                                  drain_finished=False))
+            except OSError:  # a full disk: the directory just made holds nothing of use
+                shutil.rmtree(self.run_dir.path, ignore_errors=True)
+                raise
+            caught = None
+            try:
+                with signals_interrupt() as caught:
                     self._run(nopts)
             except KeyboardInterrupt:
                 self.interrupted = True
-                self.say("interrupted: stopping clients, keeping the history so far")
-                LOG.warning("interrupted")
+                self.signal = caught.name if caught is not None else None
+                self.say(f"interrupted{f' by {self.signal}' if self.signal else ''}: "
+                         "stopping clients, keeping the history so far")
+                LOG.warning("interrupted by %s", self.signal or "KeyboardInterrupt")
             except Exception as err:
                 self.error = err
                 LOG.error("run stopped by %s", err, exc_info=not isinstance(err, InsyncError))
@@ -160,7 +172,7 @@ class Run:
         if nopts is not None:  # pure values: built now so test.json records its fault spans
             self.package = build_package(replace(nopts, topic_prefix=env.topic_prefix))
             self.stats.fault_spans = dict(self.package.fault_spans)
-        self.run_dir.write_test(test_json(self.opts, self.started, self.cluster, self.package))
+        self.run_dir.write_test(self._test_json())
         self.stats.enter("workload-setup")
         self.session = self.workload.open(env, self.opts)  # before setup: cleanup undoes it
         self.feed.ends = end_watch(self.opts, self.session)
@@ -182,6 +194,10 @@ class Run:
         LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
 
+    def _test_json(self) -> dict[str, Any]:
+        return test_json(self.opts, self.started, self.cluster, self.package,
+                         drain_finished=self.drain_finished)
+
     def _raised_at_the_end(self) -> bool:
         """``_judge`` re-raises a deliberate error that stopped the run before any op."""
         return self._no_history() and isinstance(self.error, InsyncError)
@@ -193,8 +209,11 @@ class Run:
         self, cluster: Cluster, session: WorkloadRun, history: HistoryWriter, t0: int
     ) -> Interpreter:
         """Client workers whose clients the workload makes, and the nemesis worker."""
+        from workloads.protocol import OpTimeout
+
         assert self.opts.concurrency is not None  # resolved() decided it
         return Interpreter(
+            op_timeout_s=session.op_timeout_s if isinstance(session, OpTimeout) else None,
             history=history,
             concurrency=self.opts.concurrency,
             seed=self.opts.seed or 0,
@@ -211,6 +230,8 @@ class Run:
         plan = build_plan(self.opts, self.workload, self.package)
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
             drive(interp, plan, stats=self.stats, feed=self.feed)
+        self.drain_finished = True
+        self.run_dir.write_test(self._test_json())
         if self.feed.started and not self.feed.complete:
             why = (": every key was read to its end offset" if self.feed.read_to_end
                    else f": it read nothing new for {self.feed.idle_s:g} s"
@@ -287,19 +308,24 @@ class Run:
                 raise self.error
             verdict, code = unknown(error or "interrupted before any op"), 2
         else:
-            verdict, code = judge(self.workload.checker, self.run_dir.history_path)
+            verdict, code = judge(self.workload.checker, self.run_dir.history_path,
+                                  drain_finished=self.drain_finished,
+                                  why=self._cut_short_reason())
         summary = self.stats.summary()
         summary.update(
             {
                 "exit_code": code,
                 "duration_s": round(time.monotonic() - self.t0, 3),
                 "interrupted": self.interrupted,
+                "drain_finished": self.drain_finished,
                 "drain_complete": self.feed.complete,
                 "drain_read_to_end": self.feed.read_to_end,
                 "drain_idle": self.feed.stopped_idle,
                 "unread_after_drain": self.feed.unread(),
             }
         )
+        if self.signal:
+            summary["signal"] = self.signal
         if error:
             summary["error"] = error
         cov = self._coverage()
@@ -309,9 +335,18 @@ class Run:
             summary["replicas"] = self.replicas
         self.run_dir.write_results({**verdict, "run": summary})
         self.run_dir.point_latest()
-        result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary)
+        result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary,
+                           signal=self.signal)
         result.report = self._report()
         return result
+
+    def _cut_short_reason(self) -> str:
+        """Why the drain did not finish, for the verdict's ``not judged`` line."""
+        if self.interrupted:
+            return f"the run was cut short by {self.signal or 'an interrupt'}"
+        if self.error is not None:
+            return "the run was cut short by an error"
+        return "the run was cut short"
 
     def _coverage(self) -> dict[str, Any] | None:
         """What the main phase exercised (``results.coverage``), from the history itself."""

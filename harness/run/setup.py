@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cluster.broker_config import fault_hold_s, replica_lag_s
+from harness.base.drain import DRAIN_FIELD
 from harness.base.errors import UsageError
 from harness.base.rundir import iso
 from harness.base.version import insync_version
@@ -113,7 +114,8 @@ def workload_block(opts: RunOptions) -> dict[str, Any]:
 
 
 def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
-              package: NemesisPackage | None = None) -> dict[str, Any]:
+              package: NemesisPackage | None = None, *,
+              drain_finished: bool = False) -> dict[str, Any]:
     """The run's ``test.json`` (results/LAYOUT.md): what ran, and the argv that runs it again.
 
     ``nemesis.fault_spans`` records which ops start and stop each kind of fault
@@ -121,6 +123,8 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
     so a report drawn later, by an insync whose registry has changed, still
     pairs this run's faults the way this run meant them. Left out until the
     package exists (the first test.json is written before the cluster is up).
+    ``drain_finished`` (``harness.base.drain``) is false until the drain ran to its
+    end, so a run cut short in any way, SIGKILL included, leaves that on record.
     """
     spec = cluster_spec(opts)
     nemesis: dict[str, Any] = {
@@ -153,6 +157,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
         "workload": workload_block(opts),
         "nemesis": nemesis,
         "teardown": opts.teardown,
+        DRAIN_FIELD: drain_finished,
     }
 
 

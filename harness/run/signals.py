@@ -17,18 +17,33 @@ from typing import Any
 Say = Callable[[str], None]
 
 
+class Caught:
+    """Which signal stopped the run (``SIGINT``, ``SIGTERM``), for its summary and results."""
+
+    name: str | None = None
+
+
 @contextlib.contextmanager
-def signals_interrupt() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C while the run goes on."""
+def signals_interrupt() -> Iterator[Caught]:
+    """SIGTERM behaves like Ctrl-C while the run goes on; the first one is named."""
+    caught = Caught()
 
     def raise_interrupt(signum: int, frame: FrameType | None) -> None:
+        if caught.name is None:
+            caught.name = signal.Signals(signum).name
         raise KeyboardInterrupt
 
-    old = signal.signal(signal.SIGTERM, raise_interrupt)
+    # SIGINT only where Python's own Ctrl-C handler is in place: a run started with it
+    # ignored (a background job of a shell without job control) keeps ignoring it.
+    ours = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        ours.append(signal.SIGINT)
+    old = {s: signal.signal(s, raise_interrupt) for s in ours}
     try:
-        yield
+        yield caught
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 @contextlib.contextmanager
@@ -46,9 +61,17 @@ def signals_ignored(say: Say) -> Iterator[None]:
             signal.signal(s, handler)
 
 
+class _QuietFileHandler(logging.FileHandler):
+    """The run's log file; a write it cannot make (a full disk) is dropped, not reported
+    with logging's traceback on stderr: the log is a record, the run goes on."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def run_log(path: Any) -> Iterator[None]:
-    handler = logging.FileHandler(path)
+    handler = _QuietFileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     handler.setLevel(logging.INFO)
     logger = logging.getLogger("insync")

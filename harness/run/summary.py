@@ -34,7 +34,8 @@ def render(result: RunResult) -> str:
     s = result.summary
     valid = v.get("valid")
     word = "VALID" if valid is True else "INVALID" if valid is False else "UNKNOWN"
-    lines = [f"verdict: {word}" + (" (interrupted)" if result.interrupted else "")]
+    stop = f" by {result.signal}" if result.signal else ""
+    lines = [f"verdict: {word}" + (f" (interrupted{stop})" if result.interrupted else "")]
     anomalies = v.get("anomalies") or {}
     counts = v.get("anomaly-counts") or {}  # true counts; ``anomalies`` keeps examples
     bad = set(v.get("bad-anomaly-types") or ())
@@ -42,6 +43,11 @@ def render(result: RunResult) -> str:
         found = anomalies.get(kind)
         count = counts.get(kind, len(found) if isinstance(found, list) else 1)
         lines.append(f"  {kind}: {count}{'' if kind in bad else ' (informational)'}")
+    unjudged = v.get("not-judged-counts") or {}
+    for kind in v.get("not-judged") or ():
+        n = unjudged.get(kind)
+        lines.append(f"  {kind}: not judged: the run was cut short before its drain finished"
+                     + (f" ({n} found, maybe simply unread)" if n else ""))
     if v.get("error"):
         lines.append(f"  error: {v['error']}")
     if s:
@@ -61,7 +67,10 @@ def render(result: RunResult) -> str:
             poor = poor_coverage(cov) if valid is True else None
             if poor:
                 lines.append(f"warning: {poor}")
-        if not s.get("drain_complete", True):
+        if s.get("drain_finished") is False:
+            lines.append(f"drain: did not run to its end; {s.get('unread_after_drain')} "
+                         "acknowledged value(s) not read again (not judged)")
+        elif not s.get("drain_complete", True):
             lines.append(
                 f"drain: {s.get('unread_after_drain')} acknowledged value(s) not read again"
                 + ("; every key was read to its end offset: no consumer can read them"

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checkers import check_file, exit_code
+from checkers import check_file, exit_code, without_drain
+from harness.base.drain import CUT_SHORT
 from harness.base.errors import HistoryError
 from workloads.protocol import CheckerSpec
 
@@ -35,10 +36,17 @@ def unknown(error: str) -> dict[str, Any]:
     }
 
 
-def judge(checker: CheckerSpec, history: Path) -> tuple[dict[str, Any], int]:
-    """The verdict of ``checker`` on ``history``, and the run's exit status."""
+def judge(checker: CheckerSpec, history: Path, *, drain_finished: bool | None = None,
+          why: str = CUT_SHORT) -> tuple[dict[str, Any], int]:
+    """The verdict of ``checker`` on ``history``, and the run's exit status.
+
+    ``drain_finished`` False (the run was cut short before its drain ended): the types
+    that need the drain are not judged (``harness.base.drain``), ``why`` saying so.
+    """
     try:
         verdict = CHECKERS[checker.name](history, **checker.options)
     except HistoryError as err:
         return unknown(f"malformed history: {err.one_line()}"), 3
+    if drain_finished is False:
+        verdict = without_drain(verdict, why)
     return verdict, exit_code(verdict)

@@ -8,6 +8,17 @@ inside an op becomes ``info`` (it may have happened); an ``info`` or a client
 asking to be reset closes the client, and the interpreter gives the thread a
 fresh process number, whose first op builds a fresh client.
 
+Every client op has a deadline, which the interpreter enforces: an op still
+running its op timeout after it was handed over is *abandoned*
+(:meth:`ClientWorker.abandon`): the interpreter records it ``info`` (``fail`` if
+it never got past ``prepare``, so nothing reached Kafka), and the thread goes on
+as a fresh process on a fresh worker. The abandoned worker records nothing more:
+when its call returns it closes its client and ends. A fresh transactional
+producer's ``init_transactions`` fences the abandoned one (the transactional id
+is the thread's), as Jepsen's client is replaced after an indefinite error. So
+no client, however stuck in librdkafka, holds a phase (or a heal) past one op
+timeout.
+
 The nemesis worker does the same for faults: an ``invoke`` with process
 ``"nemesis"``, ``Nemesis.invoke``, then an ``info`` line saying what was really
 done (or the error). It never raises either.
@@ -100,6 +111,11 @@ class ClientWorker(_Worker):
         self.history = history
         self.client: Client | None = None
         self.client_process: int | None = None
+        # What the interpreter may see of the op in hand, under ``_lock``: whether it is
+        # being prepared or invoked (its invoke row), done, or abandoned.
+        self._lock = threading.Lock()
+        self._stage: str = "idle"
+        self._invoke: Op | None = None
 
     def warm_up(self, process: int, done: Callable[[int, BaseException | None], None]) -> None:
         """Build this thread's first client before the clock starts (see ``Client``)."""
@@ -127,6 +143,10 @@ class ClientWorker(_Worker):
         invoke = {"process": process, "type": "invoke", "f": op["f"], "value": op.get("value")}
         if not op.keys() <= _STAMPED:  # hints such as the drain's "seek"
             invoke.update((k, v) for k, v in op.items() if k not in _STAMPED)
+        with self._lock:
+            if self._stage == "abandoned":
+                return
+            self._stage, self._invoke = "prepare", invoke
         try:
             if self.client is None or self.client_process != process:
                 self._close()
@@ -135,11 +155,14 @@ class ClientWorker(_Worker):
             self.client.prepare(op)
         except Exception as err:  # nothing reached Kafka: the op certainly did not happen
             LOG.info("process %s could not prepare %s: %s", process, op["f"], err)
-            written = self.history.append(invoke)
-            done = Completed("fail", op.get("value"), f"not started: {describe(err)}")
-            self._report(written, done)
+            written = self._invoked(invoke)
+            if written is not None:
+                done = Completed("fail", op.get("value"), f"not started: {describe(err)}")
+                self._report(written, done)
             return
-        written = self.history.append(invoke)
+        written = self._invoked(invoke)
+        if written is None:
+            return
         try:
             done = self.client.invoke(op)
         except Exception as err:  # unknown: it may have happened
@@ -147,12 +170,46 @@ class ClientWorker(_Worker):
             done = Completed("info", op.get("value"), describe(err))
         self._report(written, done)
 
+    def _invoked(self, invoke: Op) -> Op | None:
+        """Write the op's invoke row; None if the interpreter has abandoned the op."""
+        with self._lock:
+            if self._stage == "abandoned":
+                return None
+            self._stage = "invoked"
+            self._invoke = self.history.append(invoke)
+            return self._invoke
+
     def _report(self, invoke: Op, done: Completed) -> None:
-        completion = self.history.complete(invoke, done.type, done.value, done.error)
+        with self._lock:
+            if self._stage == "abandoned":  # recorded by the interpreter, thread replaced
+                self._close()
+                return
+            completion = self.history.complete(invoke, done.type, done.value, done.error)
+            self._stage, self._invoke = "idle", None
         reset = done.reset or done.type == "info"
         if reset:
             self._close()
         self.events.put(Event(self.index, completion, reset))
+
+    def abandon(self, timeout_s: float) -> Op | None:
+        """Give up on the op in hand, past its deadline: record its completion here and
+        return it, or None if it has completed meanwhile (its event is on its way). From
+        now on this worker records nothing; it ends once the call it is in returns."""
+        with self._lock:
+            if self._stage == "idle":
+                return None
+            stage, invoke = self._stage, self._invoke
+            self._stage, self._invoke = "abandoned", None
+            assert invoke is not None
+            why = f"no completion within the op timeout ({timeout_s:g} s): client replaced"
+            if stage == "prepare":  # nothing reached Kafka: the op certainly did not happen
+                invoke = self.history.append(invoke)
+                completion = self.history.complete(invoke, "fail", invoke.get("value"),
+                                                   f"not started: {why}")
+            else:
+                completion = self.history.complete(invoke, "info", invoke.get("value"), why)
+        self.stop()
+        return completion
 
     def _close(self) -> None:
         client, self.client, self.client_process = self.client, None, None

@@ -108,7 +108,8 @@ class _File:
         return value
 
     def range(self, text: Any, key: str) -> VersionRange:
-        accepted = "a range of Kafka lines such as \"0.10.2..2.8\" or one line \"4.1\""
+        accepted = ("a range of Kafka lines or releases such as \"0.10.2..2.8\", open "
+                    "\"2.8..\" or \"..1.1\", or one line \"4.1\"")
         if not isinstance(text, str):
             raise self.bad(key, f"expected a version range, got {shown(text)}", accepted)
         try:
@@ -250,7 +251,7 @@ def _variant(f: _File, raw: dict[str, Any], i: int, span: VersionRange) -> Varia
         raise f.bad(f"{where}.name", f"{name!r} is not a name",
                     "lower-case letters, digits and '-'")
     versions = f.range(raw["versions"], f"{where}.versions") if "versions" in raw else span
-    if versions.lo not in span or versions.hi not in span:
+    if not versions.within(span):
         raise f.bad(f"{where}.versions", f"{versions} is outside the scenario's {span}",
                     "a variant narrows the scenario's versions")
     settings = f.settings(f.table(raw, "settings", f"{where}."), f"{where}.settings")

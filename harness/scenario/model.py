@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cluster.versions import VERSIONS, KafkaVersion, resolve_version
+from cluster.versions import VERSIONS, KafkaVersion, line_of, names_a_line, resolve_version
 from harness.base.errors import UsageError
 
 if TYPE_CHECKING:
@@ -32,35 +32,79 @@ DEFAULT_MODES = ("kraft", "zookeeper")
 
 @dataclass(frozen=True)
 class VersionRange:
-    """The table's versions from ``lo`` to ``hi`` (both included), spelled ``0.10.2..2.8``."""
+    """Releases from ``lo`` to ``hi``, spelled ``0.10.2..2.8``, ``2.8..`` or ``..1.1``.
 
-    lo: KafkaVersion
-    hi: KafkaVersion
+    An end that names a line (``2.8``) takes in the whole line, whichever
+    patches Maven Central lists now or later; an end that names a release
+    (``2.8.1``) stops at it. A missing end is open: ``2.8..`` holds every
+    release from 2.8.0 on, including ones published after the file was
+    written. Any release compares by its number.
+    """
+
+    lo: KafkaVersion | None
+    hi: KafkaVersion | None
+    lo_exact: bool = False
+    hi_exact: bool = False
 
     @classmethod
     def parse(cls, text: str) -> VersionRange:
-        """``A..B`` or ``A`` alone (``A..A``); each end a version ``cluster.versions`` knows.
+        """``A..B``, ``A..``, ``..B`` or ``A`` alone (``A..A``); each end a line or
+        release Maven Central lists (``cluster.versions.resolve_version``).
 
         ``UsageError`` (message only: the loader names the file and key) otherwise.
         """
-        lo_text, dots, hi_text = text.partition("..")
-        lo = resolve_version(lo_text.strip())
-        hi = resolve_version(hi_text.strip()) if dots else lo
-        if lo.number > hi.number:
-            raise UsageError(f"{text!r} runs backwards ({lo.line} is newer than {hi.line})")
-        return cls(lo, hi)
+        lo_text, dots, hi_text = (t.strip() for t in text.partition(".."))
+        if not dots:
+            hi_text = lo_text
+        if not lo_text and not hi_text:
+            raise UsageError(f"{text!r} names no version at either end")
+        lo = resolve_version(lo_text) if lo_text else None
+        hi = resolve_version(hi_text) if hi_text else None
+        made = cls(lo, hi, bool(lo_text) and not names_a_line(lo_text),
+                   bool(hi_text) and not names_a_line(hi_text))
+        if lo is not None and hi is not None and not made._below_hi(made._key(lo, made.lo_exact)):
+            raise UsageError(f"{text!r} runs backwards ({made._end(lo, made.lo_exact)} is "
+                             f"newer than {made._end(hi, made.hi_exact)})")
+        return made
+
+    @staticmethod
+    def _key(version: KafkaVersion, exact: bool) -> tuple[int, ...]:
+        return version.number if exact else line_of(version.number)
+
+    @staticmethod
+    def _end(version: KafkaVersion, exact: bool) -> str:
+        return version.version if exact else version.line
+
+    def _below_hi(self, number: tuple[int, ...]) -> bool:
+        if self.hi is None:
+            return True
+        if self.hi_exact:
+            return number <= self.hi.number
+        line = line_of(self.hi.number)
+        return number[: len(line)] <= line
 
     def __contains__(self, version: object) -> bool:
         if not isinstance(version, KafkaVersion):
             return False
-        return self.lo.number <= version.number <= self.hi.number
+        number = version.number
+        if self.lo is not None and number < self._key(self.lo, self.lo_exact):
+            return False
+        return self._below_hi(number)
+
+    def within(self, outer: VersionRange) -> bool:
+        """Whether every release this range holds, ``outer`` holds too."""
+        if outer.lo is not None and (self.lo is None or self.lo not in outer):
+            return False
+        return outer.hi is None or (self.hi is not None and self.hi in outer)
 
     def versions(self) -> list[KafkaVersion]:
         """The table's versions in the range, oldest first."""
         return sorted((v for v in VERSIONS if v in self), key=lambda v: v.number)
 
     def __str__(self) -> str:
-        return self.lo.line if self.lo is self.hi else f"{self.lo.line}..{self.hi.line}"
+        lo = "" if self.lo is None else self._end(self.lo, self.lo_exact)
+        hi = "" if self.hi is None else self._end(self.hi, self.hi_exact)
+        return lo if lo == hi else f"{lo}..{hi}"
 
 
 #: What a scenario may expect of the replica comparison (``Expectation.replicas``).

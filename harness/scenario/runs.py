@@ -75,6 +75,9 @@ def make_case(
     are ``UsageError`` before any file is written.
     """
     s.expected(version, variant)
+    # where the nodes come from (--hosts read and checked) before the script is written:
+    # a refused placement leaves no scenario-schedules/ behind
+    replace(s.options(version, variant), **dict(placement or {})).check_placement()
     where = Path(results_dir) / SCHEDULES
     try:
         schedule = s.write_schedule(where)

@@ -31,13 +31,26 @@ def known_fs() -> frozenset[str]:
 def _parse_one(step: Mapping[str, Any], where: str) -> ScheduleStep:
     """One step through the schedule parser, as a one-line JSON schedule."""
     try:
-        (parsed,) = parse_schedule(json.dumps(dict(step)), toml=False,
+        text = json.dumps(dict(step))
+    except (TypeError, ValueError):  # a TOML date or time: JSON, and so a history, has none
+        bad = next((k for k, v in step.items() if not _encodable(v)), "?")
+        raise UsageError(f"{where}: {bad!r} holds a TOML date or time", hint=STEP_HINT) from None
+    try:
+        (parsed,) = parse_schedule(text, toml=False,
                                    known_fs=known_fs(), source=where)
     except UsageError as err:
         # The parser says "<source> step 1, line 1: ..."; a step has no line of its own here.
         message = err.message.replace(f"{where} step 1, line 1", where, 1)
         raise UsageError(message, hint=err.hint or STEP_HINT) from None
     return parsed
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def check_steps(raw: Sequence[Mapping[str, Any]], where: str) -> tuple[ScheduleStep, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cluster.kafka_node import FAKETIME_CONTROL
-from cluster.remote import sh
+from cluster.remote import read_if_there
 from nemesis.clock import STROBE_PIDFILE, ClockNemesis
 from nemesis.kinds import choice, chosen
 from nemesis.targets import DEFAULT_TARGETS, is_target
@@ -48,12 +48,10 @@ def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
 def residue(node: KafkaNode) -> list[str]:
     """A faketime offset other than zero, or a strobe loop still running."""
     found: list[str] = []
-    ctl = sh(node.remote, f"cat {node.at(FAKETIME_CONTROL)} 2>/dev/null",
-             check=False).stdout.strip()
+    ctl = read_if_there(node.remote, node.at(FAKETIME_CONTROL)).strip()
     if ctl and ctl not in ("+0", "+0.000"):
         found.append(f"faketime offset: {ctl!r}")
-    strobe = sh(node.remote, f"cat {node.at(STROBE_PIDFILE)} 2>/dev/null",
-                check=False).stdout.strip()
+    strobe = read_if_there(node.remote, node.at(STROBE_PIDFILE)).strip()
     if strobe:
         found.append(f"strobe loop pidfile: {strobe}")
     return found

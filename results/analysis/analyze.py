@@ -110,6 +110,8 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
     keys = list(by)
     base = runs.groupBy(*keys).agg(
         F.count("*").alias("runs"),
+        # runs whose drain never finished: their unseen values were not judged
+        F.sum(F.when(F.col("cut_short"), 1).otherwise(0)).alias("cut_short"),
         F.sum("acked").alias("acked"),
         *(F.sum(c).alias(SHORT.get(c, c)) for c in analysis_groups()),
         F.count("poor_coverage").alias("poor_coverage"),  # VALID runs with a poor line
@@ -159,6 +161,7 @@ def trend(spark: SparkSession, out: Path) -> list[dict[str, Any]]:
         .agg(
             F.count("*").alias("runs"),
             F.sum(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("invalid"),
+            F.sum(F.when(F.col("cut_short"), 1).otherwise(0)).alias("cut_short"),
             F.sum("acked").alias("acked"),
             F.sum("lost_writes").alias("lost"),
         )

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from harness.base.contract import analysis_groups
+from harness.base.drain import drain_finished
 from harness.base.errors import HistoryError
-from harness.base.paths import existing_dir
+from harness.base.paths import existing_dir, printable
 from harness.base.rundir import RunDir
 from results.coverage import outside_faults
 from results.run_coverage import RunCoverage, run_coverage
@@ -50,7 +51,7 @@ RUN_SCHEMA = (
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
     "bad_anomaly_types string, "
     + "".join(f"{column} long, " for column in analysis_groups())
-    + "history_ops long, duration_s double, path string, "
+    + "history_ops long, duration_s double, cut_short boolean, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -118,6 +119,10 @@ def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
     skipped: list[Skipped] = []
     for d in find_runs(results_root):
         rid = run_id(results_root, d)
+        if printable(str(d.resolve())) != str(d.resolve()):  # Spark's tables hold UTF-8 only
+            skipped.append(Skipped(printable(rid), "its path is not UTF-8 (rename the "
+                                   "directory to compare it)"))
+            continue
         try:
             test = RunDir(d).test()
             verdict = RunDir(d).verdict()
@@ -236,6 +241,8 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "unseen": sum(_int(a.get("count")) or 0 for a in unseen_examples),
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
+        # the drain never finished (a signal, an error, a kill): unseen was not judged
+        "cut_short": drain_finished(test) is False or summary.get("interrupted") is True,
         "path": str(d.resolve()),
         **scenario_columns(test),
         **coverage_columns(cov),

@@ -30,6 +30,7 @@ SHORT = {"lost_writes": "lost", "ordering_violations": "ordering"}
 ANOMALY_COLUMNS = tuple(SHORT.get(c, c) for c in analysis_groups())
 METRIC_COLUMNS = (
     "runs",
+    "cut_short",
     "poor_coverage",
     "acked",
     "lost",

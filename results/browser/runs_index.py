@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.base.errors import HistoryError
+from harness.base.paths import printable, url_path
 from harness.base.rundir import RUN_FILES, RunDir
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,9 @@ class RunInfo:
     ops: int | None
     has_report: bool
     files: list[str] = field(default_factory=list)
+    #: ``/runs/<path>`` percent-encoded byte for byte (``path`` is for reading: a name
+    #: that is not UTF-8 shows U+FFFD there, and a link built from it would miss the run)
+    href: str = ""
 
     def text(self) -> str:
         """Everything searchable, lower case."""
@@ -123,9 +127,11 @@ def describe(root: Path, run: Path) -> RunInfo:
     counts = results.get("anomaly-counts") or {
         k: len(v) for k, v in (results.get("anomalies") or {}).items() if isinstance(v, list)}
     stats = results.get("stats") or {}
+    rel = run.relative_to(root).as_posix()
     return RunInfo(
-        path=run.relative_to(root).as_posix(),
-        name=str(test.get("name") or run.parent.name),
+        path=printable(rel),
+        href="/runs/" + url_path(rel),
+        name=printable(str(test.get("name") or run.parent.name)),
         verdict="unreadable" if unreadable else _verdict(results),
         date=_date(run, test),
         kafka=_text(cluster.get("kafka_version_exact") or cluster.get("kafka_version")),
@@ -136,7 +142,8 @@ def describe(root: Path, run: Path) -> RunInfo:
         anomalies={str(k): int(v) for k, v in counts.items()},
         ops=stats.get("ops") if isinstance(stats.get("ops"), int) else None,
         has_report=stored.report_path.is_file(),
-        files=sorted(p.name for p in run.iterdir() if p.is_file() and not p.name.startswith(".")),
+        files=sorted(printable(p.name) for p in run.iterdir()
+                     if p.is_file() and not p.name.startswith(".")),
     )
 
 

@@ -32,7 +32,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from harness.base.paths import Refused, resolve_within, shown
+from harness.base.paths import Refused, printable, resolve_within, shown, url_path
 from harness.base.rundir import HISTORY, REPORT
 from results.browser import runs_index
 from results.report import op_lookup
@@ -41,6 +41,8 @@ from results.report.template import asset
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
 MAX_OPS_PER_REQUEST = 100
+#: How long a connection may stay idle before the server closes it (``Handler.timeout``).
+IDLE_S = 15
 TEXT_TYPES = {".jsonl": "text/plain", ".log": "text/plain", ".out": "text/plain",
               ".properties": "text/plain", ".md": "text/plain"}
 
@@ -48,7 +50,7 @@ TEXT_TYPES = {".jsonl": "text/plain", ".log": "text/plain", ".out": "text/plain"
 def _static_row(run: runs_index.RunInfo) -> str:
     """A plain table row, for clients without JavaScript (the script redraws the table)."""
     anomalies = ", ".join(f"{k} {n}" for k, n in run.anomalies.items()) or "none"
-    href = f"/runs/{urllib.parse.quote(run.path)}/{REPORT}"
+    href = f"{run.href}/{REPORT}"
     link = f'<a class="report" href="{href}">report</a>' if run.has_report else "no report"
     cells = [run.verdict, run.date, run.name, run.kafka, run.acks, run.min_insync, run.unclean,
              ", ".join(run.faults), anomalies, "" if run.ops is None else str(run.ops)]
@@ -60,7 +62,7 @@ def index_page(runs: list[runs_index.RunInfo], query: str, root: Path) -> bytes:
     """The index page: rows matching ``query`` as HTML, and every run as data for the script."""
     data = json.dumps(runs_index.as_json(runs)).replace("<", "\\u003c")
     rows = "".join(_static_row(r) for r in runs if runs_index.matches(r, query))
-    page = (asset("index.html").replace("__ROOT__", html.escape(str(root)))
+    page = (asset("index.html").replace("__ROOT__", html.escape(printable(str(root))))
             .replace("__QUERY__", html.escape(query, quote=True)).replace("__ROWS__", rows))
     head, tail = page.split("__DATA__")
     return (head + data + tail).encode()
@@ -121,6 +123,9 @@ class Handler(BaseHTTPRequestHandler):
 
     server: ResultsServer
     protocol_version = "HTTP/1.1"
+    #: Seconds a connection may sit idle (or trickle a request) before it is closed: each
+    #: holds a thread, so idle keep-alive connections must not pile up without end.
+    timeout = IDLE_S
     head_only = False
     headers_sent = False
 
@@ -153,9 +158,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> None:
         url = urllib.parse.urlsplit(self.path)
-        params = urllib.parse.parse_qs(url.query)
-        query = params.get("q", [""])[0]
-        path = urllib.parse.unquote(url.path)
+        params = urllib.parse.parse_qs(url.query, errors="surrogateescape")
+        query = printable(params.get("q", [""])[0])
+        # byte for byte: a run directory whose name is not UTF-8 is linked as its bytes
+        path = urllib.parse.unquote(url.path, errors="surrogateescape")
         root = self.server.root
         if path in ("/", "/index.html"):
             page = index_page(runs_index.scan(root), query, root)
@@ -207,7 +213,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _listing(self, target: Path, rel: str) -> None:
         """A directory's entries, without those that lead out of the root or nowhere."""
-        base = "/runs/" + urllib.parse.quote(rel.strip("/")) + "/"
+        base = "/runs/" + url_path(rel.strip("/")) + "/"
         entries = []
         for p in target.iterdir():
             try:
@@ -217,10 +223,12 @@ class Handler(BaseHTTPRequestHandler):
             entries.append((p.name, real.is_dir()))
         entries.sort(key=lambda e: (not e[1], e[0]))
         rows = "".join(
-            f'<li><a href="{base}{urllib.parse.quote(name)}{"/" if is_dir else ""}">'
-            f'{html.escape(name)}{"/" if is_dir else ""}</a></li>' for name, is_dir in entries)
-        body = (f"<!doctype html><meta charset=utf-8><title>{html.escape(rel)}</title>"
-                f'<p><a href="/">all runs</a></p><h1>{html.escape(rel)}</h1><ul>{rows}</ul>')
+            f'<li><a href="{base}{url_path(name)}{"/" if is_dir else ""}">'
+            f'{html.escape(printable(name))}{"/" if is_dir else ""}</a></li>'
+            for name, is_dir in entries)
+        title = html.escape(printable(rel))
+        body = (f"<!doctype html><meta charset=utf-8><title>{title}</title>"
+                f'<p><a href="/">all runs</a></p><h1>{title}</h1><ul>{rows}</ul>')
         self._send(HTTPStatus.OK, "text/html; charset=utf-8", body.encode())
 
     def _error(self, status: HTTPStatus, why: str) -> None:
@@ -247,6 +255,9 @@ class ResultsServer(ThreadingHTTPServer):
     """A threading HTTP server on 127.0.0.1 that knows its results directory."""
 
     daemon_threads = True
+    #: Connections the kernel queues before ``accept``: a burst of page loads (a report
+    #: pulls a few files at once, several people at once) must not be dropped at 5.
+    request_queue_size = 1024
 
     def __init__(self, root: Path, port: int) -> None:
         self.root = root.resolve()

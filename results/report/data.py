@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from harness.base.drain import drain_finished
+from harness.base.paths import printable
 from harness.base.rundir import NODES, REPORT, RunDir
 from results.report.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
 from results.report.history_table import OpTable, read_lines
@@ -51,6 +53,19 @@ SAMPLED_DETAILS = 3_000
 #: Longest value JSON embedded per op; longer ones are cut (the history has it all).
 MAX_VALUE_CHARS = 20_000
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
+
+
+def cut_short(test: Mapping[str, Any] | None, verdict: Mapping[str, Any]) -> str | None:
+    """The header's line for a run whose drain never finished (``harness.base.drain``)."""
+    found = verdict.get("run")
+    run: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    signal = run.get("signal") if isinstance(run.get("signal"), str) else None
+    if drain_finished(test) is not False and run.get("interrupted") is not True:
+        return None
+    how = f"interrupted by {signal}" if signal else (
+        "interrupted" if run.get("interrupted") is True else "cut short")
+    unjudged = ", ".join(str(t) for t in verdict.get("not-judged") or ()) or "unseen"
+    return f"{how} before the drain finished: {unjudged} not judged"
 
 
 def shown_anomalies(verdict: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -206,13 +221,16 @@ def build(run: RunDir, verdict: Mapping[str, Any], test: Mapping[str, Any] | Non
     columns, layout = _columns(table, rows, lanes, t0)
     argv = (test or {}).get("argv")
     return {
-        "name": (test or {}).get("name") or run.path.name,
-        "run_dir": str(run.path),
+        # printable: a directory name that is not UTF-8 cannot go into the page's JSON
+        "name": (test or {}).get("name") or printable(run.path.name),
+        "run_dir": printable(str(run.path)),
         "test": test,
         "argv": argv,
         "command": shlex.join(str(a) for a in argv) if isinstance(argv, list) else None,
         "verdict": {k: verdict.get(k) for k in ("valid", "anomaly-types", "bad-anomaly-types",
-                                                "anomaly-counts", "stats", "error", "run")},
+                                                "anomaly-counts", "stats", "error", "run",
+                                                "not-judged")},
+        "cut_short": cut_short(test, verdict),
         "duration_ms": (t_end - t0) / 1e6,
         "ops_total": n,
         "ops_drawn": int(rows.size),
@@ -235,6 +253,6 @@ def build(run: RunDir, verdict: Mapping[str, Any], test: Mapping[str, Any] | Non
         "details": _details(run.history_path, table, _detail_rows(table, anomaly_rows)),
         "details_complete": n <= DETAIL_ALL,
         "anomalies": panels,
-        "files": sorted(p.name for p in run.path.iterdir() if p.is_file()
+        "files": sorted(printable(p.name) for p in run.path.iterdir() if p.is_file()
                         and p.name != REPORT) + ([f"{NODES}/"] if run.nodes_path.is_dir() else []),
     }

@@ -22,6 +22,7 @@ from harness.base.contract import INFO, INVOKE, NEMESIS, OK, TYPE_CODES
 from harness.base.errors import HistoryError
 from harness.base.history import NemesisPair, Op, pairs
 from harness.base.shapes import got
+from harness.base.userfile import open_regular
 from results.report.op_lookup import line_offsets
 from results.report.plot_data import Array
 
@@ -94,11 +95,8 @@ HISTORY_HINT = "fix the history to follow docs/HISTORY.md, then run insync repor
 
 
 def _open(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except OSError as err:
-        raise HistoryError(f"cannot read {path}: {err.strerror or err}",
-                           hint="check the file's permissions") from err
+    return open_regular(path, str(path), error=HistoryError,
+                        hint="pass a run directory whose history.jsonl is a regular file")
 
 
 def _malformed(path: Path, line_no: int, what: str) -> HistoryError:

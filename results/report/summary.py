@@ -48,6 +48,10 @@ def render_summary(verdict: Mapping[str, Any], run_dir: Path | None) -> str:
             lines.append("   - " + (text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."))
     else:
         lines.append("  no anomalies")
+    for kind in verdict.get("not-judged") or ():
+        n = (verdict.get("not-judged-counts") or {}).get(kind)
+        lines.append(f"  {kind}: not judged: the run was cut short"
+                     + (f" ({n} found, maybe simply unread)" if n else ""))
     if valid not in (True, False) and verdict.get("error"):
         lines.append(f"  undecided: {verdict['error']}")
     if run_dir is not None:

@@ -15,6 +15,7 @@ def test_public_names_are_pinned() -> None:
         "check_history",
         "exit_code",
         "render_verdict",
+        "without_drain",
     ]
     for name in checkers.__all__:
         assert getattr(checkers, name) is not None
@@ -25,5 +26,5 @@ def test_every_type_of_the_contract_is_known() -> None:
         "lost-write", "unseen", "duplicate", "inconsistent-offsets", "nonmonotonic-send",
         "int-nonmonotonic-send", "int-send-skip", "poll-skip", "nonmonotonic-poll",
         "int-poll-skip", "int-nonmonotonic-poll", "G1a", "precommitted-read", "garbage-read",
-        "G0", "G1c",
+        "G0", "G1c", "lost-commit", "commit-skip", "garbage-commit",
     }

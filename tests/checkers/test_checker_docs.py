@@ -11,6 +11,7 @@ from harness.base import contract
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "docs" / "HISTORY.md"
+GROUPS = ROOT / "docs" / "HISTORY-GROUPS.md"
 
 
 def documented_anomaly_types(text: str) -> list[str]:
@@ -24,8 +25,19 @@ def documented_anomaly_types(text: str) -> list[str]:
     return names
 
 
+def group_anomaly_types(text: str) -> list[str]:
+    """The names in the first column of HISTORY-GROUPS.md's table of added anomalies."""
+    table = text.split("## Anomalies (added)", 1)[1].split("## Rules", 1)[0]
+    return [
+        re.findall(r"`([^`]+)`", row.split("|")[1])[0]
+        for row in table.splitlines()
+        if row.startswith("| `")
+    ]
+
+
 def test_the_anomaly_table_lists_exactly_the_types_the_checker_knows() -> None:
     documented = documented_anomaly_types(CONTRACT.read_text())
+    documented += group_anomaly_types(GROUPS.read_text())
     assert sorted(set(documented) - set(ANOMALY_TYPES)) == [], "documented, unknown to checkers"
     assert sorted(set(ANOMALY_TYPES) - set(documented)) == [], "known to checkers, undocumented"
     assert documented == list(ANOMALY_TYPES), "ANOMALY_TYPES follows the table's order"
@@ -43,9 +55,22 @@ def documented_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
     return rows
 
 
+def group_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(type, reported when, fields) of each row of HISTORY-GROUPS.md's added anomalies."""
+    table = text.split("## Anomalies (added)", 1)[1].split("## Rules", 1)[0]
+    rows = []
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            fields = tuple(f.strip() for f in cells[2].split(","))
+            rows.append((cells[0].strip("`"), cells[1], fields))
+    return rows
+
+
 def test_the_anomaly_table_is_the_registry() -> None:
-    """Each row says what its ``harness.base.contract.AnomalyType`` says, in registry order."""
-    documented = documented_rows(CONTRACT.read_text())
+    """Each row says what its ``harness.base.contract.AnomalyType`` says, in registry order:
+    HISTORY.md's table, then HISTORY-GROUPS.md's."""
+    documented = documented_rows(CONTRACT.read_text()) + group_rows(GROUPS.read_text())
     registered = [(t.name, t.meaning, t.fields) for t in contract.ANOMALY_TYPES]
     assert documented == registered
 
@@ -81,3 +106,14 @@ def test_nothing_points_at_the_contract_outside_the_repository() -> None:
             if path.suffix in (".py", ".md") and needle in path.read_text(errors="replace"):
                 stale.append(str(path.relative_to(ROOT)))
     assert stale == [], "point these at docs/HISTORY.md"
+
+
+def test_the_group_table_parser_sees_a_changed_table() -> None:
+    """The group half of the check can fail too: a row added to its table is seen."""
+    text = GROUPS.read_text()
+    row = "| `garbage-commit` |"
+    assert row in text
+    extra = text.replace(row, "| `phantom-commit` | a made-up type | key |\n" + row, 1)
+    assert group_anomaly_types(extra) == [
+        "lost-commit", "commit-skip", "phantom-commit", "garbage-commit"
+    ]

@@ -56,6 +56,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "G1c": {"cycle": [1, 3, 1], "steps": [
         {"from": 1, "to": 3, "type": "wr", "key": "x", "value": 1},
         {"from": 3, "to": 1, "type": "wr", "key": "y", "value": 2}]},
+    "lost-commit": {"key": "x", "group": "g1", "via": "committed", "offset": 5, "writer": 1,
+                    "read": 2, "op": 3, "values": [7, 8, 9]},
+    "commit-skip": {"key": "x", "group": None, "via": "commit", "offset": 5, "op": 1,
+                    "skipped": [4], "count": 1},
+    "garbage-commit": {"key": "x", "group": "g1", "offset": 9, "op": 1, "writer": None},
 }
 
 

@@ -21,7 +21,9 @@ def _verdict(ops: list[dict[str, Any]], *, fast: bool) -> dict[str, Any]:
     collector.fast_paths = fast
     scanner = Scanner(collector)
     scanner.feed_all(ops)
-    return _judge(collector, scanner, Anomalies(1000), ww_deps=True, budget_s=60.0)
+    return _judge(
+        collector, scanner, Anomalies(1000), ww_deps=True, budget_s=60.0, again=lambda: ops
+    )
 
 
 @settings(max_examples=200, deadline=None)

@@ -32,7 +32,7 @@ from results.report.anomaly_view import anomaly_ops
 from results.report.junit import junit_xml
 from results.report.summary import render_summary
 
-FLUSH = ClientOp("flush", 6, "any")
+FLUSH = ClientOp("flush", 7, "any")
 STALE = AnomalyType("stale-read", "a read returned a value older than one already read",
                     ("key", "value", "op"), 25, "isolation", op_fields=("op",))
 
@@ -66,8 +66,9 @@ def _history() -> list[dict[str, Any]]:
 def test_the_checker_accepts_the_new_op_and_names_it() -> None:
     verdict = check_history(_history())
     assert verdict["stats"]["client-ops"] == 3
-    assert contract.f_names()[6] == "flush"
-    assert contract.unpack_meta(contract.pack_meta(5, 6, contract.OK)) == (5, 6, contract.OK)
+    assert contract.f_names()[FLUSH.code] == "flush"
+    packed = contract.pack_meta(5, FLUSH.code, contract.OK)
+    assert contract.unpack_meta(packed) == (5, FLUSH.code, contract.OK)
 
 
 def test_an_unknown_op_is_still_malformed_and_the_message_lists_the_new_one() -> None:

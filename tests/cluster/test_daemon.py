@@ -15,6 +15,7 @@ import pytest
 from cluster.daemon import Daemon
 from cluster.remote import ExecResult, FakeRemote, RemoteCommandFailed
 from harness.base.errors import ClusterError
+from tests.support.shell_text import script_text
 
 
 class FakeProcesses:
@@ -38,7 +39,7 @@ class FakeProcesses:
             self.signals.append((sig, self.pidfile))
             self.procs[self.pidfile] = {"KILL": "Z", "STOP": "T", "CONT": "S"}.get(sig, "S")
             return 0, f"{state} {self.pidfile}\n", ""
-        script = argv[2]
+        script = script_text(argv)
         if "setsid" in script:
             if self.pidfile in self.procs and self.procs[self.pidfile] != "Z":
                 return 0, f"running {self.pidfile}\n", ""
@@ -86,10 +87,10 @@ def test_signals_to_a_stopped_daemon_hit_nothing(node: tuple[FakeProcesses, Daem
 
 
 def test_start_script_carries_env_and_argv() -> None:
-    seen: list[str] = []
+    seen: list[tuple[str, ...]] = []
 
     def handler(argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:
-        seen.append(argv[-1])
+        seen.append(argv)
         return 0, "42\n", ""
 
     daemon = Daemon(
@@ -100,7 +101,9 @@ def test_start_script_carries_env_and_argv() -> None:
         env={"LD_PRELOAD": "/x.so"},
     )
     assert daemon.start() == 42
-    assert "LD_PRELOAD=/x.so" in seen[0] and "java -cp 'a b'" in seen[0]
+    # env's argv, each value its own entry after the constant script's fixed arguments
+    assert seen[0][-5:] == ("LD_PRELOAD=/x.so", "setsid", "java", "-cp", "a b")
+    assert 'env "$@"' in seen[0][2] and "/x.so" not in seen[0][2], "values stay out of the text"
 
 
 # -- the one-command scripts, run by a real shell on this machine ---------------------------

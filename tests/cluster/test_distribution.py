@@ -170,11 +170,36 @@ def test_cache_missing_a_jar_or_with_a_changed_table_entry_is_resolved_again(
     dist.jar_paths[0].unlink()
     assert ensure_distribution(V41, tmp_path / "cache") == dist
     assert _runs(calls) == 2
-    changed = replace(V41, extra_artifacts=V41.extra_artifacts[:1])
+    changed = replace(V41, extra_artifacts=())
     ensure_distribution(changed, tmp_path / "cache")
     assert _runs(calls) == 3
     marker = json.loads((dist.root / MARKER).read_text())
     assert marker["artifacts"] == [a.coordinate for a in changed.artifacts]
+
+
+BINDING_BODY = (
+    "mkdir -p libs && : > libs/kafka_2.13-4.4.0.jar && : > libs/slf4j-api-1.7.36.jar"
+    " && : > libs/log4j-core-2.25.5.jar"
+    "\nif grep -q '<artifactId>log4j-slf4j-impl</artifactId>' pom.xml; then"
+    " : > libs/log4j-slf4j-impl-2.25.5.jar; fi"
+)
+
+
+def test_a_tree_without_a_binding_gets_the_one_matching_its_own_log4j(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """4.x POMs bring log4j-core but no slf4j binding: a second pass adds the one of
+    the same log4j version, and the pom kept is the one that gave the jars."""
+    calls = _fake_mvn(tmp_path, monkeypatch, BINDING_BODY)
+    v44 = resolve_version("4.4.0")
+    dist = ensure_distribution(v44, tmp_path / "cache")
+    assert "log4j-slf4j-impl-2.25.5.jar" in dist.jars
+    assert _runs(calls) == 2
+    marker = json.loads((dist.root / MARKER).read_text())
+    assert marker["binding"] == ["org.apache.logging.log4j:log4j-slf4j-impl:2.25.5"]
+    assert "log4j-slf4j-impl" in (dist.root / "pom.xml").read_text()
+    assert ensure_distribution(v44, tmp_path / "cache") == dist
+    assert _runs(calls) == 2
 
 
 def test_stale_unmarked_directory_is_replaced(

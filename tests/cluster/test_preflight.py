@@ -50,7 +50,9 @@ def test_without_cached_jars_keys_are_left_to_up(cache: Path) -> None:
     """Checking them would mean downloading Kafka first; the provisioner's ``up`` does that."""
     spec = ClusterSpec(broker_config={"no.such.key": "1"})
     assert preflight.check(spec).version == "4.1.2"
-    assert not any(cache.iterdir())  # nothing created, nothing downloaded
+    # nothing downloaded: the cache holds at most Maven's listing of releases
+    assert [p.name for p in cache.rglob("*") if p.is_dir()] in ([], ["kafka", "maven-metadata",
+        next((p.name for p in (cache / "kafka" / "maven-metadata").iterdir()), "")])
 
 
 def test_without_a_jdk_keys_are_left_to_up(cache: Path) -> None:
@@ -61,7 +63,7 @@ def test_without_a_jdk_keys_are_left_to_up(cache: Path) -> None:
 @pytest.mark.parametrize(
     ("version", "mode", "needle"),
     [
-        ("9.9.x", "kraft", "unknown Kafka version '9.9.x'"),
+        ("9.9.x", "kraft", "Maven Central lists no Kafka 9.9 release"),
         ("4.1.x", "zookeeper", "4.1.2 does not run in zookeeper mode"),
         ("2.8.x", "kraft", "2.8.2 does not run in kraft mode"),
     ],

@@ -9,11 +9,12 @@ from fake_nodes import FakeProvisioner
 from cluster import Cluster, ClusterSpec, Provisioner, provisioner_for
 from cluster import provisioner as provisioner_module
 from harness.base.errors import ClusterError, UsageError
+from tests.support.shell_text import script_text
 
 
 def quiet_nodes(_node: str, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:
     """Nodes whose daemons start (pid 42) and then run; every other command succeeds."""
-    script = argv[2] if argv[:2] == ("sh", "-c") else ""
+    script = script_text(argv)
     if "setsid" in script:
         return 0, "42\n", ""
     if "ps -o stat=" in script:

@@ -10,6 +10,7 @@ from cluster.remote import FakeRemote, Handler
 from cluster.replica_logs import parse_dump, read_partition, read_replica
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
+from tests.support.shell_text import script_text
 
 
 def fake_cluster(handlers: Mapping[str, Handler]) -> Cluster:
@@ -65,7 +66,7 @@ def test_a_node_without_the_partition_holds_none_and_is_not_dumped() -> None:
 
 def test_a_node_with_the_partition_dumps_its_segments_filtered_on_the_node() -> None:
     def handle(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
-        script = argv[-1]
+        script = script_text(argv)
         if script.startswith("ls "):
             return 0, "/var/lib/kafka/data/xt0-0/00000000000000000000.log\n", ""
         assert "kafka.tools.DumpLogSegments" in script and "--deep-iteration" in script

@@ -61,7 +61,10 @@ def test_a_kill_notes_its_time_in_zookeeper_mode_only(tmp_path: Path) -> None:
 
 def run_prelude(n: KafkaNode) -> float:
     started = time.monotonic()
-    subprocess.run(["sh", "-c", f"set -e\n{n.broker.prelude}"], check=True, timeout=30)
+    # the variables the start script (cluster.daemon.LAUNCH_SCRIPT) gives its prelude
+    script = f"set -e\nroot=$1 log=$2\n{n.broker.prelude}"
+    subprocess.run(["sh", "-c", script, "sh", n.root, n.broker.stdout_log], check=True,
+                   timeout=30)
     return time.monotonic() - started
 
 

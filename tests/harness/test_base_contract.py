@@ -66,9 +66,11 @@ def test_the_malformed_message_lists_the_registry_ops() -> None:
 
 
 def test_the_workload_draws_the_registry_ops() -> None:
+    from harness.base.contract import group_fs
     from workloads.queue.shape import OPS
 
-    assert client_fs() == OPS
+    assert tuple(f for f in client_fs() if f not in group_fs()) == OPS
+    assert group_fs() == {"commit", "committed"}, "the workload never performs these"
 
 
 def test_the_verdict_order_and_names_are_the_registry() -> None:

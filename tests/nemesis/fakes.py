@@ -20,6 +20,7 @@ from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
 from nemesis.net import IPT
+from tests.support.shell_text import script_text
 
 GATEWAY = "172.30.0.1"
 
@@ -67,7 +68,7 @@ class FakeNode:
             if pid == self.pid:
                 self.stat = {"KILL": "Z", "STOP": "T", "CONT": "Sl"}.get(sig, self.stat)
             return 0, "", ""
-        script = argv[2] if argv[:2] == ("sh", "-c") else shlex.join(argv)
+        script = script_text(argv)
         self.scripts.append(script)
         if self.fail_on is not None and self.fail_on in script:
             return 1, "", "injected failure"
@@ -99,7 +100,7 @@ class FakeNode:
         if script.startswith("ps -eo pid=,stat=,comm="):  # every process, for residue
             alive = self.pid is not None and self.stat != "Z"
             return 0, f"{self.pid} {self.stat} java\n" if alive else "", ""
-        if script.startswith(f"cat {FAKETIME_CONTROL}"):
+        if script.startswith(f"cat -- {FAKETIME_CONTROL}"):
             return 0, f"{self.clock}\n", ""
         if script == f"{IPT} -S":
             return 0, "".join(f"{r}\n" for r in self.rules), ""

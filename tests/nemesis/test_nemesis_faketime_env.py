@@ -25,7 +25,8 @@ def test_brokers_start_preloaded_with_the_control_file_at_zero_only_when_asked()
     fakes["n1"].stat = "Z"
     node.start()
     (start,) = fakes["n1"].scripts  # one command: the control file, then the broker
-    assert f"[ -s {FAKETIME_CONTROL} ] || echo +0 > {FAKETIME_CONTROL}" in start
+    assert f'ctl="$root"{FAKETIME_CONTROL};' in start
+    assert '[ -s "$ctl" ] || echo +0 > "$ctl"' in start
     assert start.index(FAKETIME_CONTROL) < start.index("setsid")
     assert f"LD_PRELOAD={FAKETIME_LIB}" in start and "setsid" in start
 

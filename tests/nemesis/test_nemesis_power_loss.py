@@ -18,6 +18,7 @@ from nemesis.nodes import Resolver
 from nemesis.power_loss import NO_FS, PowerLossNemesis
 from nemesis.settings import NemesisOptions
 from tests.nemesis.fakes import GATEWAY, FakeNode, landed
+from tests.support.shell_text import script_text
 
 DROPPED = {"files": 2, "bytes": 8192, "entries": 1}
 
@@ -31,7 +32,7 @@ class PowerNode(FakeNode):
     events: list[str] = field(default_factory=list)
 
     def handle(self, argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
-        script = argv[2] if argv[:2] == ("sh", "-c") else ""
+        script = script_text(argv)
         if argv[3:4] == ("insync-signal",):  # cluster.daemon.SIGNAL_SCRIPT: pidfile, signal
             pidfile, sig = argv[4], argv[5]
             if "lazyfs.pid" in pidfile:

@@ -30,6 +30,7 @@ if SUPPORT not in sys.path:
     sys.path.insert(0, SUPPORT)
 
 import bad_histories  # noqa: E402
+import group_model as gm  # noqa: E402
 import kafka_model as km  # noqa: E402
 import wait_histories as wh  # noqa: E402
 from history_builder import Hist  # noqa: E402
@@ -176,6 +177,27 @@ def test_scripted_waits_that_did_not_hold_agree(spark: Any, tmp_path: Path) -> N
     assert got["held-then-not-held"]["waits-not-held"] == [wh.REASON.replace("3", "5", 1)]
     assert got["invoke-only"]["valid"] is True
     assert got["nothing-to-judge"]["error"].startswith(wh.REASON + "; nothing to judge")
+
+
+def test_group_histories_are_read_and_agree_on_the_four_types(
+    spark: Any, tmp_path: Path
+) -> None:
+    """HISTORY-GROUPS.md histories (commits, committed reads, rebalances, a lost commit): the
+    Spark engine reads them as well formed and agrees on its four types; it does not claim
+    the group types (they are not among its ``checked-types``)."""
+    paths, memory = [], []
+    for seed in range(6):
+        ops = gm.generate(seed, gm.GroupSettings(groups=2, steps=60, crash_in_poll=seed > 3))
+        if seed % 2:
+            reads = [op for op in ops if op["f"] == "committed" and op["type"] == "ok"]
+            reads[-1]["value"][0][1] = dict.fromkeys(reads[-1]["value"][0][1])  # all null
+        memory.append(check_history(ops, max_anomalies=CAP))
+        paths.append(_write(ops, tmp_path / f"g{seed}.jsonl"))
+    verdicts = check_files_spark(spark, paths, max_anomalies=CAP)
+    for seed, (mem, got) in enumerate(zip(memory, verdicts, strict=True)):
+        assert_agree(mem, got, f"group_model {seed}")
+        assert not set(got["anomaly-types"]) & {"lost-commit", "commit-skip", "garbage-commit"}
+    assert any("lost-commit" in m["anomaly-types"] for m in memory)
 
 
 def test_synthetic_runs_with_lost_writes_agree(spark: Any, tmp_path: Path) -> None:

@@ -166,6 +166,9 @@ def expected_table(dirs: list[Path]) -> dict[tuple[Any, ...], dict[str, Any]]:
                 "acked": 0,
                 "lost": 0,
                 "unseen": 0,
+                "lost_commits": 0,
+                "commit_skips": 0,
+                "garbage_commits": 0,
                 "lat": [],
                 "rec": [],
                 **dict.fromkeys(("poor", "main_s", "acked_main", "sec", "live", "f_sec",
@@ -176,6 +179,8 @@ def expected_table(dirs: list[Path]) -> dict[tuple[Any, ...], dict[str, Any]]:
         _add_coverage(g, d, test, verdict)
         g["lost"] += verdict.get("anomaly-counts", {}).get("lost-write", 0)
         g["unseen"] += sum(a["count"] for a in verdict["anomalies"].get("unseen", []))
+        for kind in ("lost-commit", "commit-skip", "garbage-commit"):
+            g[kind.replace("-", "_") + "s"] += verdict.get("anomaly-counts", {}).get(kind, 0)
         ops = _history(d)
         invoke_time: dict[Any, int] = {}
         heals: list[int] = []
@@ -212,6 +217,9 @@ def expected_table(dirs: list[Path]) -> dict[tuple[Any, ...], dict[str, Any]]:
             "lost": g["lost"],
             "lost_rate": g["lost"] / g["acked"],
             "unseen": g["unseen"],
+            "lost_commits": g["lost_commits"],
+            "commit_skips": g["commit_skips"],
+            "garbage_commits": g["garbage_commits"],
             "poor_coverage": g["poor"],
             "acked_per_s": g["acked_main"] / g["main_s"],
             "live_share": g["live"] / g["sec"],

@@ -132,3 +132,41 @@ CASES = [
     Bad("empty-file", b"", None, "the history is empty"),
     Bad("gzip-file", gzip.compress(VALID), None, "looks like a gzip file"),
 ]
+
+# docs/HISTORY-GROUPS.md: its micro-ops and fields (both engines, like the cases above)
+COMMITTED_INVOKE = [["committed", ["x"]]]
+GROUP_CASES = [
+    Bad("group-f-unknown", line(0, f="seek", value=[]), 1, "unknown client f"),
+    Bad("commit-in-a-send", line(0, value=[["send", "x", 1], ["commit"]]), 1,
+        "not allowed in a send"),
+    Bad("commit-in-a-send-completion", INVOKE + sent(1, [["send", "x", [0, 1]], ["commit"]]),
+        2, "not allowed in a send"),
+    Bad("assigned-in-an-invoke", line(0, f="poll", value=[["assigned", ["x"]]]), 1,
+        "completions, not invokes"),
+    Bad("committed-offsets-in-an-invoke", line(0, f="committed", value=[["committed", {"x": 1}]]),
+        1, "names keys, not offsets"),
+    Bad("ok-commit-without-offsets", line(0, f="commit", value=[["commit"]])
+        + line(1, 0, "ok", "commit", [["commit"]]), 2, "must hold its offsets"),
+    Bad("ok-committed-without-result", line(0, f="committed", value=COMMITTED_INVOKE)
+        + line(1, 0, "ok", "committed", COMMITTED_INVOKE), 2, "must hold its result"),
+    Bad("commit-offset-negative", line(0, f="commit", value=[["commit", {"x": -1}]]), 1,
+        "is not an integer from 0"),
+    Bad("commit-offset-too-large", line(0, f="commit", value=[["commit", {"x": BIG}]]), 1,
+        "is not an integer from 0"),
+    Bad("committed-result-not-an-offset", line(0, f="committed", value=COMMITTED_INVOKE)
+        + line(1, 0, "ok", "committed", [["committed", {"x": "1"}]]), 2,
+        "is not an integer from 0"),
+    Bad("rebalance-keys-not-a-list", line(0, f="poll", value=POLL)
+        + line(1, 0, "ok", "poll", [["revoked", "x"]]), 2, "malformed micro-op"),
+    Bad("commit-op-holding-a-poll", line(0, f="commit", value=POLL), 1, "holds only commit"),
+    Bad("group-a-number", line(0, f="poll", value=POLL, group=7), 1, "group must be a string"),
+    Bad("auto-commit-not-a-boolean", line(0, f="subscribe", value=["x"], **{"auto-commit": 1}),
+        1, "auto-commit must be"),
+    Bad("reset-unknown", line(0, f="subscribe", value=["x"], reset="none"), 1, "reset must be"),
+    Bad("seek-unknown", line(0, f="assign", value=["x"], seek="end"), 1, "seek must be"),
+    Bad("committed-field-a-list", line(0, f="assign", value=["x"])
+        + line(1, 0, "ok", "assign", ["x"], committed=[1]), 2, "committed must map"),
+    Bad("committed-field-negative", line(0, f="assign", value=["x"])
+        + line(1, 0, "ok", "assign", ["x"], committed={"x": -2}), 2, "committed must map"),
+]
+CASES += GROUP_CASES

@@ -41,6 +41,10 @@ QUEUED_MAX_KBYTES = 1024
 FETCH_QUEUE_BACKOFF_MS = 10
 
 
+#: What an op's budget leaves of its op timeout: closing a producer, writing the completion.
+OP_MARGIN_S = 2.0
+
+
 @dataclass(frozen=True)
 class ClientOptions:
     """Producer and consumer settings shared by every client of a run."""
@@ -62,9 +66,16 @@ class ClientOptions:
 
     @property
     def op_timeout_s(self) -> float:
-        """How long an op may wait (for its delivery reports, a commit): delivery timeout
-        plus slack."""
+        """How long an op may take before the interpreter abandons it (``info``, client
+        replaced): delivery timeout plus slack."""
         return self.delivery_timeout_ms / 1000 + 5.0
+
+    @property
+    def op_budget_s(self) -> float:
+        """How long the client lets all of one op's waits take together (delivery reports,
+        commit, abort): less than ``op_timeout_s`` by :data:`OP_MARGIN_S`, so an op that
+        runs out ends with an outcome the client chose, before the interpreter gives up."""
+        return self.op_timeout_s - OP_MARGIN_S
 
     def producer_config(self, thread: int) -> dict[str, Any]:
         conf: dict[str, Any] = {

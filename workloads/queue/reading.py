@@ -181,7 +181,7 @@ class Reader:
         """``keys``' partitions at the group's committed offsets (:data:`FIRST_OFFSET`
         where none is committed); raises what the lookup raised."""
         found = consumer.committed([self._partition(k) for k in keys],
-                                   timeout=self.opts.op_timeout_s)
+                                   timeout=self.opts.op_budget_s)
         return [TopicPartition(tp.topic, tp.partition,
                                tp.offset if tp.offset >= 0 else FIRST_OFFSET)
                 for tp in found]

@@ -62,13 +62,20 @@ class Sender:
         self._producer: Producer | None = None
         self.clock: Callable[[], float] = monotonic  # how long an op has waited
 
-    def producer(self) -> Producer:
+    def producer(self, timeout_s: float | None = None) -> Producer:
+        """The producer, created (and with ``--txn`` initialised, fencing any older producer
+        of this thread's transactional id) within ``timeout_s`` (default: an op's budget)."""
         if self._producer is None:
             producer = Producer(
                 base_config(self.opts.bootstrap, **self.opts.producer_config(self.thread))
             )
             if self.opts.txn:
-                producer.init_transactions(self.opts.op_timeout_s)
+                wait = self.opts.op_budget_s if timeout_s is None else timeout_s
+                try:
+                    producer.init_transactions(max(wait, 0.001))
+                except Exception:  # not ours to keep: a half-initialised producer is dropped
+                    _drop(producer, self.process)
+                    raise
             self._producer = producer
         return self._producer
 
@@ -81,7 +88,7 @@ class Sender:
         if not self.opts.txn:
             topic = self.topics.warm_up_topic()
             producer.produce(topic, value=b"warm-up", partition=0)
-            if producer.flush(self.opts.op_timeout_s):
+            if producer.flush(self.opts.op_budget_s):
                 raise RuntimeError("the warm-up write was not acknowledged in time")
 
     def send(self, op: Op) -> Completed:
@@ -104,7 +111,7 @@ class Sender:
         if not unsent and len(reports) == len(mops) and all(
                 error is None for error, _ in reports.values()):
             return Completed("ok", sent(mops, reports))  # every record delivered: the usual op
-        late = Outcome("info", f"no delivery report after {self.opts.op_timeout_s}s",
+        late = Outcome("info", f"no delivery report after {self.opts.op_budget_s:g}s",
                        "no delivery report: the record may have been appended")
         outcomes: list[Outcome | None] = []
         for i in range(len(mops)):
@@ -120,10 +127,12 @@ class Sender:
         outcome = merge(outcomes)
         return Completed("ok", value) if outcome is None else outcome.completed(value)
 
-    def await_reports(self, producer: Producer, reports: Reports, count: int) -> bool:
-        """Serve delivery reports until ``count`` records of this op have one, or the op's
-        timeout passes (False). Not ``flush()``: that would wait for every queued record."""
-        deadline = self.clock() + self.opts.op_timeout_s
+    def await_reports(self, producer: Producer, reports: Reports, count: int,
+                      timeout_s: float | None = None) -> bool:
+        """Serve delivery reports until ``count`` records of this op have one, or
+        ``timeout_s`` (default: the op's budget) passes (False). Not ``flush()``: that
+        would wait for every queued record."""
+        deadline = self.clock() + (self.opts.op_budget_s if timeout_s is None else timeout_s)
         while len(reports) < count:
             left = deadline - self.clock()
             if left <= 0:
@@ -162,12 +171,17 @@ class Sender:
         """Drop the producer without waiting: what was not delivered stays unknown."""
         if self._producer is not None:
             producer, self._producer = self._producer, None
-            try:
-                producer.purge()
-                producer.flush(0)
-                producer.close()
-            except Exception as err:  # closing a broken client: note it, carry on
-                LOG.debug("closing producer of process %s: %s", self.process, err)
+            _drop(producer, self.process)
+
+
+def _drop(producer: Producer, process: int) -> None:
+    """Close ``producer`` without waiting for anything it still holds."""
+    try:
+        producer.purge()
+        producer.flush(0)
+        producer.close()
+    except Exception as err:  # closing a broken client: note it, carry on
+        LOG.debug("closing producer of process %s: %s", process, err)
 
 
 def runs_of_one_key(mops: list[Any]) -> list[tuple[int, int]]:

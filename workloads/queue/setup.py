@@ -43,6 +43,11 @@ class QueueRun:
     def setup(self) -> None:
         self.topics.ensure(0)
 
+    @property
+    def op_timeout_s(self) -> float:
+        """How long a client op may take before the interpreter abandons it (``OpTimeout``)."""
+        return self.client_options.op_timeout_s
+
     def client(self, thread: int, process: int) -> QueueClient:
         return QueueClient(self.client_options, self.topics, thread, process)
 

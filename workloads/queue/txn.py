@@ -10,6 +10,14 @@ An abort that succeeded is ``fail`` (Kafka never shows an aborted record to a
 ``read_committed`` consumer), after seeking the consumer back over what the
 transaction read; an abort that raised is ``info``. Whether an error means
 ``fail`` or ``info`` is decided by ``workloads.outcomes``.
+
+Every wait of one op (``init_transactions``, delivery reports, sending offsets,
+commit attempts, the abort) draws on one budget, ``op_budget_s``: a paused
+leader or coordinator makes each of them wait its full timeout, and seven
+such waits in a row would keep one op (and the main phase behind it) for minutes.
+When the budget runs out before the transaction is settled, the op ends
+``info`` and the client is replaced: the next producer's ``init_transactions``
+fences this one and aborts whatever it left open.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from workloads.queue.reading import Reader, Records
 from workloads.queue.sending import Reports, Sender, sent
 
 COMMIT_ATTEMPTS = 3
+OUT_OF_TIME = "the op's time ran out before its transaction was settled: producer replaced"
 
 
 class _Aborted(Exception):
@@ -42,11 +51,17 @@ class Transactions:
         self.sender = sender
         self.reader = reader
         self.rng = rng
+        self._deadline = 0.0  # the op in hand's end of budget, on the sender's clock
+
+    def _left(self) -> float:
+        """Seconds left of this op's budget (0 when spent)."""
+        return max(0.0, self._deadline - self.sender.clock())
 
     def run(self, op: Op) -> Completed:
         mops: list[Any] = op["value"]
+        self._deadline = self.sender.clock() + self.opts.op_budget_s
         try:
-            producer = self.sender.producer()
+            producer = self.sender.producer(self._left())
             producer.begin_transaction()
         except Exception as err:  # nothing of this op was written
             outcome = classify(err, "txn-begin")
@@ -66,7 +81,7 @@ class Transactions:
                     self.reader.poll_into(records)
                     for key, recs in records.items():
                         read.setdefault(key, []).extend(recs)
-            if not self.sender.await_reports(producer, reports, produced):
+            if not self.sender.await_reports(producer, reports, produced, self._left()):
                 raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no delivery report"))
             failed = [err for err, _ in reports.values() if err is not None]
             if failed:
@@ -83,12 +98,14 @@ class Transactions:
         committable = self.reader.committable()
         if committable is not None:
             positions, group = committable
-            producer.send_offsets_to_transaction(positions, group, self.opts.op_timeout_s)
+            producer.send_offsets_to_transaction(positions, group, max(self._left(), 0.001))
 
     def _commit(self, producer: Producer, value: list[Any], read: Records) -> Completed:
         for _attempt in range(COMMIT_ATTEMPTS):
+            if self._left() <= 0:
+                return Completed("info", value, OUT_OF_TIME, reset=True)
             try:
-                producer.commit_transaction(self.opts.op_timeout_s)
+                producer.commit_transaction(self._left())
                 return Completed("ok", value)
             except Exception as err:
                 outcome = classify(err, "txn-commit")
@@ -104,8 +121,10 @@ class Transactions:
         self, producer: Producer, err: Exception, value: list[Any], read: Records
     ) -> Completed:
         """Abort after ``err``; ``fail`` only if the abort itself succeeded."""
+        if self._left() <= 0:
+            return Completed("info", value, OUT_OF_TIME, reset=True)
         try:
-            producer.abort_transaction(self.opts.op_timeout_s)
+            producer.abort_transaction(self._left())
         except Exception as abort_err:
             outcome = classify(abort_err, "txn-abort")
             return Completed("info", value, outcome.error, reset=True)

@@ -397,6 +397,7 @@ function header() {
   document.getElementById('badge').className = 'badge ' + valid;
   document.getElementById('badge').textContent = valid.toUpperCase();
   const chips = [];
+  if (D.cut_short) chips.push(D.cut_short);
   if (t.started) chips.push('started ' + t.started);
   if (c.kafka_version_exact || c.kafka_version) chips.push('Kafka ' + (c.kafka_version_exact || c.kafka_version) + (c.mode ? ' (' + c.mode + ')' : ''));
   if (w.acks !== undefined) chips.push('acks=' + w.acks);

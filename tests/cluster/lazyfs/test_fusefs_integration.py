@@ -8,6 +8,7 @@ skipped with the reason otherwise. It needs no Docker, but it is marked
 
 from __future__ import annotations
 
+import errno
 import json
 import mmap
 import os
@@ -16,6 +17,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,5 +192,63 @@ def test_the_control_file_still_answers_once_the_kernel_forgot_the_root(
         assert state["lost"] is True and state["dropped"]["files"] == 1
         with pytest.raises(OSError):
             (point / "a.log").read_bytes()
+    finally:
+        fs.unmount()
+
+
+def _control(point: Path, command: str) -> dict[str, Any]:
+    (point / CONTROL).write_text(command + "\n")
+    state: dict[str, Any] = json.loads((point / CONTROL).read_text())
+    return state
+
+
+def test_disk_faults_through_the_mount_do_what_they_say(dirs: tuple[Path, Path]) -> None:
+    """Each fault as a broker meets it: through the kernel, started by the control file."""
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        log = point / "0.log"
+        _append_sync(log, b"k" * 8192, fsync=True)
+        assert log.read_bytes() == b"k" * 8192  # now in the kernel's page cache
+
+        state = _control(point, 'disk {"kind": "corrupt", "files": "*.log", "seed": 1}')
+        assert [f["kind"] for f in state["disk"]["faults"]] == ["corrupt"]
+        seen = log.read_bytes()  # the cached pages were dropped: the read reaches the daemon
+        assert len(seen) == 8192 and seen != b"k" * 8192
+        _control(point, "heal")
+        assert log.read_bytes() == b"k" * 8192  # and the good bytes are fetched again
+
+        _control(point, 'disk {"kind": "slow", "ms": 300, "ops": ["fsync"]}')
+        started = time.monotonic()
+        _append_sync(log, b"s", fsync=True)
+        assert time.monotonic() - started >= 0.3
+        started = time.monotonic()
+        assert _control(point, "heal")["disk"]["healed"][0]["hits"] >= 1
+        assert time.monotonic() - started < 0.3  # the control file does not queue behind it
+
+        _control(point, 'disk {"kind": "full", "bytes": 100}')
+        _append_sync(log, b"f" * 100, fsync=False)
+        with pytest.raises(OSError) as full:
+            _append_sync(log, b"g", fsync=False)
+        assert full.value.errno == errno.ENOSPC
+        _control(point, "heal")
+        _append_sync(log, b"g", fsync=True)
+
+        _control(point, 'disk {"kind": "error", "ops": ["fsync"], "once": true}')
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"e")
+            with pytest.raises(OSError) as failed:
+                os.fsync(fd)
+            assert failed.value.errno == errno.EIO
+            os.fsync(fd)  # once: the retry succeeds
+        finally:
+            os.close(fd)
+        assert (backing / "0.log").read_bytes().endswith(b"ge")
+
+        with pytest.raises(OSError) as refused:
+            (point / CONTROL).write_text('disk {"kind": "melt"}\n')
+        assert refused.value.errno == errno.EINVAL
+        assert "melt" in json.loads((point / CONTROL).read_text())["refused"]
     finally:
         fs.unmount()

@@ -24,7 +24,7 @@ CASES: list[tuple[str, str, str, str]] = [
     ("story-not-text", 'story = "A story of one line."', "story = 3", "story: expected non-empty"),
     ("sources-not-urls", '["https://issues.apache.org/jira/browse/KAFKA-1"]', '["KAFKA-1"]',
      "sources: expected a list of URLs"),
-    ("versions-unknown-line", 'min = "0.10.2"', 'min = "0.9.0"', "versions.min/max"),
+    ("versions-unknown-line", 'min = "0.10.2"', 'min = "0.7.0"', "versions.min/max"),
     ("versions-backwards", 'min = "0.10.2"\nmax = "4.1"', 'min = "4.1"\nmax = "0.10.2"',
      "runs backwards"),
     ("versions-bad-mode", 'modes = ["zookeeper", "kraft"]', 'modes = ["raft"]',

@@ -23,8 +23,45 @@ def test_a_range_holds_the_table_versions_between_its_ends(text: str, lines: lis
     assert [v.line for v in VersionRange.parse(text).versions()] == lines
 
 
-@pytest.mark.parametrize("text", ["4.1..0.10.2", "9.9..4.1", "2.0..2.8", ""],
-                         ids=["backwards", "unknown-end", "not-a-line", "empty"])
+@pytest.mark.parametrize(
+    ("text", "lines", "shown"),
+    [("2.8..", ["2.8", "3.9", "4.1"], "2.8.."), ("..1.1", ["0.10.2", "0.11.0", "1.1"], "..1.1"),
+     ("3.9.1..4.1", ["3.9", "4.1"], "3.9.1..4.1"), ("4.1.2..4.1", ["4.1"], "4.1.2..4.1")],
+    ids=["open-above", "open-below", "release-end", "release-to-its-line"],
+)
+def test_open_ranges_hold_the_table_versions_on_their_side(
+    text: str, lines: list[str], shown: str
+) -> None:
+    r = VersionRange.parse(text)
+    assert [v.line for v in r.versions()] == lines
+    assert str(r) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "release", "inside"),
+    [("2.8..", "4.4.0", True), ("2.8..", "2.8.0", True), ("2.8..", "2.7.2", False),
+     ("..1.1", "1.1.0", True), ("..1.1", "2.0.0", False), ("0.10.2..4.1", "4.1.0", True),
+     ("0.10.2..4.1", "4.2.2", False), ("3.9..4.1.1", "4.1.2", False),
+     ("3.9..4.1.1", "4.1.1", True), ("3.9.1..", "3.9.0", False)],
+)
+def test_any_release_compares_by_its_number(text: str, release: str, inside: bool) -> None:
+    """A line end takes in every patch of the line, including releases the catalogue's
+    table does not pin (4.4.0 under an open range, 2.8.0 under "2.8..")."""
+    assert (resolve_version(release) in VersionRange.parse(text)) is inside
+
+
+def test_a_range_within_another() -> None:
+    outer = VersionRange.parse("2.8..")
+    assert VersionRange.parse("3.9..4.1").within(outer)
+    assert VersionRange.parse("3.9..").within(outer)
+    assert not VersionRange.parse("..4.1").within(outer)
+    assert not VersionRange.parse("2.7..4.1").within(outer)
+
+
+@pytest.mark.parametrize(
+    "text", ["4.1..0.10.2", "9.9..4.1", "0.7.0..2.8", "", "..", "4.1.2..4.1.1"],
+    ids=["backwards", "unknown-end", "below-the-floor", "empty", "both-open",
+         "release-backwards"])
 def test_a_bad_range_is_a_usage_error(text: str) -> None:
     with pytest.raises(UsageError):
         VersionRange.parse(text)

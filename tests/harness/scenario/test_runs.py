@@ -180,7 +180,7 @@ def test_a_changed_fault_script_is_not_resumed_and_the_rerun_says_why(
         (["hw-truncation", "--kafka-version", "4.1", "--variant", "x"], "has no variant 'x'"),
         (["acks1-leader-failover", "--kafka-version", "0.10.2", "--variant", "acks-all-isr2"],
          "variant acks-all-isr2 does not cover Kafka 0.10.2"),
-        (["controller-failover", "--kafka-version", "9.9"], "unknown Kafka version '9.9'"),
+        (["controller-failover", "--kafka-version", "9.9"], "lists no Kafka 9.9 release"),
         (["controller-failover", "--kafka-version", "4.1", "--runs", "0"], "--runs"),
         (["controller-failover", "--kafka-version", "4.1", "--hosts", "/no/hosts.toml"],
          "/no/hosts.toml"),
@@ -313,6 +313,16 @@ def test_catalogue_stores_the_table_and_resumes(
     assert "12 already done, 0 to run" in capsys.readouterr().out
 
 
+def test_catalogue_versions_take_open_ranges(
+    tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--versions 3.9..`` stands for the table's columns from 3.9 on: 3.9 and 4.1."""
+    runner = fake(lambda opts, n: VALID)
+    assert cli(tmp_path, "catalogue", "--scenarios", "controller-failover",
+               "--versions", "3.9..", "--runs", "1") == 0
+    assert sorted({o.kafka_version for o in runner.calls}) == ["3.9.x", "4.1.x"]
+
+
 def test_catalogue_exit_1_and_a_bang_when_a_cell_differs(
     tmp_path: Path, fake: Callable[[Verdicts], FakeRun], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -326,7 +336,7 @@ def test_catalogue_exit_1_and_a_bang_when_a_cell_differs(
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [(["--scenarios", "nope"], "no scenario 'nope'"),
-     (["--versions", "7.7"], "unknown Kafka version '7.7'"),
+     (["--versions", "7.7"], "no Kafka 7.7 release"),
      (["--scenarios", "tiny", "--versions", "4.1"], "no chosen scenario covers Kafka 4.1")],
     ids=["unknown-scenario", "unknown-version", "nothing-covered"],
 )

@@ -1,0 +1,165 @@
+"""The ``disk`` kind on fake nodes whose filesystems are the real fault model (``lazyfs.faults``):
+what each op sends, records and heals; a broker that died on its disk is started again; a cluster
+without the filesystem, and a bad fault, are refused. (The filesystem itself is tested in
+``tests/cluster/lazyfs``.)"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster import Cluster, power_loss_fs
+from cluster.kafka_node import KafkaNode
+from cluster.lazyfs.faults import Disk, parse
+from cluster.remote import FakeRemote
+from cluster.spec import ClusterSpec
+from cluster.versions import resolve_version
+from harness.base.faults import fault_kind
+from harness.gen.core import Rng
+from nemesis import build_package
+from nemesis.kinds import disk, load
+from nemesis.nodes import Resolver
+from nemesis.settings import NemesisOptions
+from tests.nemesis.test_nemesis_power_loss import PowerNode
+
+FULL = {"kind": "full", "bytes": 0}
+
+
+@dataclass
+class DiskNode(PowerNode):
+    """A node whose control file is served by a real ``Disk``."""
+
+    disk: Disk = field(default_factory=Disk)
+    sent: list[str] = field(default_factory=list)
+
+    def _state(self) -> str:
+        return json.dumps({"lost": False, "disk": self.disk.state()}) + "\n"
+
+    def handle(self, argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
+        if argv[3:4] == ("insync-lazyfs",):
+            command = argv[4]
+            self.sent.append(command)
+            if command == "heal":
+                self.disk.heal()
+            else:
+                try:
+                    self.disk.start(json.loads(command.removeprefix("disk ")))
+                except ValueError:
+                    return 1, self._state(), ""
+            return 0, self._state(), ""
+        if argv == ("cat", power_loss_fs.CONTROL_PATH):
+            return 0, self._state(), ""
+        return super().handle(argv, stdin)
+
+
+def disk_cluster(*, fs: bool = True) -> tuple[Cluster, dict[str, DiskNode]]:
+    spec = ClusterSpec(name="fake", nodes=3, power_loss_fs=fs)
+    version = resolve_version("4.1.x")
+    fakes = {name: DiskNode(name) for name in spec.node_names}
+    nodes = {
+        name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
+                        version, kafka_home="/opt/kafka", client_source="10.0.0.254")
+        for i, name in enumerate(spec.node_names)
+    }
+    return Cluster(spec, version, nodes), fakes
+
+
+def test_start_disk_puts_the_fault_in_the_target_filesystem_and_records_it() -> None:
+    cluster, fakes = disk_cluster()
+    nem = disk.DiskNemesis(Resolver())
+    out = nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n2", **FULL}})
+    assert "error" not in out
+    value = out["value"]
+    assert value["target"] == "n2" and value["nodes"] == ["n2"] and value["fault"] == FULL
+    assert value["disk"]["n2"] == [{"kind": "full", "bytes": 0, "used": 0, "files": "*",
+                                    "ops": ["write"], "hits": 0}]
+    assert fakes["n2"].disk.active and not fakes["n1"].disk.active
+    kind = load(fault_kind("disk"))
+    assert kind.residue(cluster.nodes["n2"]) == [
+        f"disk fault in force: {value['disk']['n2'][0]}"]
+    assert kind.residue(cluster.nodes["n1"]) == []
+
+    fakes["n2"].disk.faults["full"].hits = 4  # the broker met it four times
+    out = nem.invoke(cluster, {"f": "stop-disk", "value": None})
+    assert out["value"]["healed"] == {"n2": [{**value["disk"]["n2"][0], "hits": 4}]}
+    assert "restarted" not in out["value"]  # its broker kept running
+    assert kind.residue(cluster.nodes["n2"]) == []
+
+
+def test_stop_disk_starts_a_broker_that_died_on_its_disk_but_not_one_a_kill_took() -> None:
+    cluster, fakes = disk_cluster()
+    resolver = Resolver()
+    nem = disk.DiskNemesis(resolver)
+    nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n1", "kind": "error"}})
+    nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n3", "kind": "error"}})
+    for name in ("n1", "n3"):  # Kafka shut both down on EIO; the nemesis killed n3 as well
+        cluster.nodes[name].kill()
+    resolver.in_force.update(lambda s: s.claim("killed", ["n3"]))
+    fakes["n1"].events.clear()
+    out = nem.invoke(cluster, {"f": "stop-disk", "value": None})
+    assert out["value"]["restarted"] == {"n1": fakes["n1"].pid}
+    assert "start-broker" in fakes["n1"].events
+    assert sorted(out["value"]["healed"]) == ["n1", "n3"]
+    assert cluster.nodes["n3"].state() == "stopped"  # left to the kill's own start
+
+
+def test_without_the_filesystem_disk_faults_are_refused_and_nothing_is_sent() -> None:
+    cluster, fakes = disk_cluster(fs=False)
+    out = disk.DiskNemesis(Resolver()).invoke(
+        cluster, {"f": "start-disk", "value": {"target": "n1", **FULL}})
+    assert out == {"value": {"op": "start-disk"}, "error": disk.NO_FS}
+    assert "\n" not in disk.NO_FS
+    assert all(f.sent == [] for f in fakes.values())
+
+
+def test_a_bad_fault_is_refused_in_its_completion_before_any_node_is_reached() -> None:
+    cluster, fakes = disk_cluster()
+    out = disk.DiskNemesis(Resolver()).invoke(
+        cluster, {"f": "start-disk", "value": {"target": "n1", "kind": "melt"}})
+    assert out["value"] == {"target": "n1", "fault": {"kind": "melt"}}
+    assert "is not one of slow, error, full, corrupt" in out["error"]
+    assert all(f.sent == [] for f in fakes.values())
+
+
+def test_teardown_heals_every_node() -> None:
+    cluster, fakes = disk_cluster()
+    nem = disk.DiskNemesis(Resolver())
+    nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n1", "kind": "slow", "ms": 5}})
+    nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n3", **FULL}})
+    nem.teardown(cluster)
+    assert not any(f.disk.active for f in fakes.values())
+    assert all(f.sent[-1] == "heal" for f in fakes.values())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_drawn_faults_are_ones_the_filesystem_takes_on_a_drawn_target(seed: int) -> None:
+    op = disk.start_op(NemesisOptions(faults=frozenset({"disk"})), Rng(seed))
+    assert op["f"] == "start-disk"
+    value: dict[str, Any] = dict(op["value"])
+    assert value.pop("target") in disk.DISK_TARGETS
+    parse(value)
+    value.pop("seed")
+    assert value in disk.DRAWN
+
+
+def test_a_run_with_disk_faults_asks_for_the_filesystem() -> None:
+    assert NemesisOptions(faults=frozenset({"disk"})).needs_power_loss_fs
+    assert fault_kind("disk").spans == {"disk": ("start-disk", "stop-disk")}
+
+
+def test_a_fault_script_names_disk_faults_and_gets_the_filesystem_and_the_heal(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "disk.toml"
+    script.write_text('[[step]]\nat = 5\nf = "start-disk"\n'
+                      'value = { target = "leader:t0-0", kind = "full", bytes = 0 }\n'
+                      '[[step]]\nafter = 10\nf = "stop-disk"\n')
+    opts = NemesisOptions(schedule=script)
+    assert opts.needs_power_loss_fs
+    pkg = build_package(opts)
+    assert pkg.nemesis is not None and {"start-disk", "stop-disk"} <= pkg.nemesis.fs()
+    assert {"f": "stop-disk", "value": None} in list(pkg.final_generator or [])
