@@ -10,7 +10,8 @@ without importing one another.
 
 Adding a client op is one ``ClientOp`` entry plus its parsing and checker
 rules; adding an anomaly type is one ``AnomalyType`` entry plus its detector
-(and a row of docs/HISTORY.md's anomaly table, which a test holds to this one).
+(and a row of docs/HISTORY.md's anomaly table, or HISTORY-GROUPS.md's for a
+consumer-group type, which a test holds to this one).
 
 The helpers read the registries each time they are called (a handful of
 entries), never a copy made at import, so a test that swaps a registry sees

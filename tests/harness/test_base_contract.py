@@ -197,3 +197,22 @@ def test_it_stays_on_the_ground_floor() -> None:
     assert not imported & set(INSYNC), "the registry imports nothing of insync"
     assert Path(contract.__file__).parent == Path(harness.base.__file__).parent
     assert "harness.base.contract" in sys.modules
+
+
+def test_the_group_extension_is_registry_rows() -> None:
+    """docs/HISTORY-GROUPS.md's ops and types: the checker's tables follow the rows."""
+    from checkers.groups import GROUP_TYPES
+    from checkers.groups._shape import ALLOWED_IN, ONLY
+    from checkers.spark.group_rules import GROUP_FS, HAS_GROUP_MOP
+
+    assert contract.f_codes()["commit"] == 6 and contract.f_codes()["committed"] == 8
+    assert contract.group_fs() == {"commit", "committed"} == set(GROUP_FS)
+    assert "commit" in contract.judged_fs() and "committed" in contract.judged_fs()
+    assert GROUP_TYPES == contract.group_types() == ("lost-commit", "commit-skip", "garbage-commit")
+    assert all(contract.anomaly_type(t).engines == ("memory",) for t in GROUP_TYPES)
+    assert not set(GROUP_TYPES) & set(needing_drain())
+    assert ALLOWED_IN == {"commit": ("poll", "txn", "commit"),
+                          "committed": ("poll", "txn", "committed"),
+                          "assigned": ("poll", "txn"), "revoked": ("poll", "txn")}
+    assert ONLY == {"commit": "commit", "committed": "committed"}
+    assert all(tag in HAS_GROUP_MOP for tag in ALLOWED_IN)
