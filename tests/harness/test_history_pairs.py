@@ -94,7 +94,9 @@ class _Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[int, int]] = []
 
-    def txn(self, index: int, process: int, kind: int, value: Any, line: int) -> None:
+    def txn(  # noqa: PLR0917 - the OpSink protocol's signature
+        self, index: int, process: int, kind: int, value: Any, line: int, f: str
+    ) -> None:
         self.calls.append((index, kind))
 
     def other(  # noqa: PLR0917 - the OpSink protocol's signature
