@@ -12,10 +12,10 @@ from array import array
 from collections.abc import Iterable, Iterator
 from operator import sub
 
-from checkers._collect import KeyState
-from checkers._history import FAIL, INFO
+from checkers._key_state import KeyState
 from checkers._verdict import Anomalies
 from checkers._versions import VersionOrder
+from harness.base.contract import FAIL, INFO
 
 #: A difference of offsets this large involves ``NO_OFFSET``: an unknown offset.
 SUSPECT = 2**62

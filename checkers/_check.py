@@ -18,7 +18,7 @@ from checkers._analyses import analyse_key
 from checkers._collect import Collector
 from checkers._cycles import find_cycles
 from checkers._fork import can_fork
-from checkers._history import F_NAMES, INFO, NEMESIS_F, OK, TYPE_NAMES, Scanner
+from checkers._history import NeedsWholeFile, Scanner
 from checkers._input import (
     Source,
     count_lines,
@@ -29,13 +29,40 @@ from checkers._input import (
 )
 from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
-from checkers._verdict import Anomalies, assemble, informational
+from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
 from checkers.groups import judge_groups
+from harness.base import contract
+from harness.base.contract import ENGINES, FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
 from harness.base.errors import HistoryError
 
 #: How long the G0/G1c search may take before the verdict becomes "unknown".
 DEFAULT_CYCLE_BUDGET_S = 60.0
+
+
+def check(
+    path: str | os.PathLike[str],
+    *,
+    engine: str = "memory",
+    ww_deps: bool = False,
+    max_anomalies: int = 1000,
+    jobs: int | None = None,
+    master: str = "local[2]",
+) -> dict[str, Any]:
+    """The verdict on a history file or run directory, by either engine.
+
+    ``memory`` judges every anomaly type (``check_file``; ``jobs`` as there);
+    ``spark`` judges the types the registry gives it, on the Spark master
+    ``master``, for histories larger than memory. Both verdicts are assembled by
+    ``checkers._verdict.assemble``.
+    """
+    if engine == "memory":
+        return check_file(path, ww_deps=ww_deps, max_anomalies=max_anomalies, jobs=jobs)
+    if engine == "spark":
+        from checkers.spark.check import check_with_spark
+
+        return check_with_spark(path, master=master, max_anomalies=max_anomalies)
+    raise ValueError(f"no checker engine {engine!r}; engines are {', '.join(ENGINES)}")
 
 
 def check_file(
@@ -67,13 +94,16 @@ def _check_source(
     source: Source, ww_deps: bool, max_anomalies: int, budget_s: float, jobs: int | None
 ) -> dict[str, Any]:
     chunks = chunk_count(source.end, jobs=jobs)
+    fallback = None
     if chunks > 1:
         try:
             collector, scanner = read_parallel(source.path, chunks, source.end)
         except HistoryError:
             raise
-        except Exception:
-            pass
+        except NeedsWholeFile:
+            pass  # a chunk edge splits an op from its value: one pass below, as designed
+        except Exception as err:  # a bug or a failed fork: one pass still judges, and says so
+            fallback = _internal(err, "reading in parallel") + "; read in one pass instead"
         else:
             out = Anomalies(max_anomalies)
             return _judge(
@@ -81,9 +111,12 @@ def _check_source(
                 again=_reread(source),
             )
     with open_history(source.path) as handle:
-        return _check_ops(
+        verdict = _check_ops(
             parse_lines(handle, source), _reread(source), ww_deps, max_anomalies, budget_s
         )
+    if fallback is not None:
+        verdict["warnings"] = [*verdict.get("warnings", []), fallback]
+    return verdict
 
 
 def _reread(source: Source) -> Callable[[], Iterator[dict[str, Any]]]:
@@ -149,7 +182,7 @@ def _judge(
     cycle_stats: dict[str, Any] | None = None
     try:
         if collector.judged == 0:
-            reasons.append("nothing to judge: the history has no send, poll or txn operation")
+            reasons.append(nothing_to_judge())
         proven = _proven_info_ops(collector)
         proven_offsets = _proven_offsets(collector, proven)
         orders: dict[str, VersionOrder] = {}
@@ -224,9 +257,9 @@ def _verdict(
     outcomes = collector.outcomes
     stats: dict[str, Any] = {
         "ops": scanner.lines,
-        "client-ops": outcomes[OK] + outcomes[INFO] + outcomes[2],
+        "client-ops": outcomes[OK] + outcomes[INFO] + outcomes[FAIL],
         "ok": outcomes[OK],
-        "fail": outcomes[2],
+        "fail": outcomes[FAIL],
         "info": outcomes[INFO],
         "never-completed": scanner.never_completed,
         "nemesis-ops": scanner.nemesis_ops,
@@ -238,7 +271,7 @@ def _verdict(
     return assemble(
         out,
         informational_types=informational(
-            ww_deps=ww_deps, saw_subscribe=collector.saw_subscribe, wr_only_cycle=wr_only_cycle
+            ww_deps=ww_deps, saw_rebalance=collector.saw_rebalance, wr_only_cycle=wr_only_cycle
         ),
         stats=stats,
         unknown_reasons=reasons,
@@ -250,18 +283,18 @@ def _verdict(
 def _op_details(scanner: Scanner, out: Anomalies) -> dict[str, dict[str, Any]]:
     """process/f/type of every op an anomaly points at, for explanations."""
     meta = scanner.meta
+    f_names = contract.f_names()
     details: dict[str, dict[str, Any]] = {}
     for index in sorted(out.referenced_ops()):
         if not 0 <= index < len(meta):
             continue
-        packed = meta[index]
-        f_code = (packed >> 2) & 15
+        process, f_code, kind = contract.unpack_meta(meta[index])
         if f_code == NEMESIS_F:
             continue
-        type_name = TYPE_NAMES[packed & 3]
+        type_name = TYPE_NAMES[kind]
         details[str(index)] = {
-            "process": packed >> 6,
-            "f": F_NAMES.get(f_code, "other"),
+            "process": process,
+            "f": f_names.get(f_code, "other"),
             "type": "info" if type_name == "invoke" else type_name,
             **({"never-completed": True} if type_name == "invoke" else {}),
         }

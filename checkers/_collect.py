@@ -22,65 +22,17 @@ Micro-ops of completions are validated here, while they are walked anyway.
 
 from __future__ import annotations
 
-from array import array
 from typing import Any
 
-from checkers._history import ASSIGN_FS, FAIL, GROUP_FS, INFO, OK, TYPE_NAMES, check_key_list
+from checkers._history import check_key_list
+from checkers._key_state import NO_OFFSET, KeyState
 from checkers._malformed import I64_MAX, malformed_mop
 from checkers.groups._shape import ALLOWED_IN, check_group_op, check_mop
+from harness.base import contract
+from harness.base.contract import FAIL, INFO, OK, TYPE_NAMES
 
 #: micro-ops that name the keys a rebalance moved
 REBALANCE = frozenset({"assigned", "revoked"})
-
-#: Offset recorded for a send whose offset is unknown or not in the version order.
-NO_OFFSET = -(2**63)
-
-
-class KeyState:
-    """Everything the history said about one key (topic-partition)."""
-
-    __slots__ = (
-        "extra",
-        "extra_ops",
-        "log",
-        "ok_reads",
-        "other_reads",
-        "proc_poll",
-        "proc_send",
-        "rgroups",
-        "roffs",
-        "rvals",
-        "sgroups",
-        "soffs",
-        "svals",
-        "writer_kind",
-        "writers",
-    )
-
-    def __init__(self) -> None:
-        self.log: dict[int, int] = {}
-        self.extra: dict[int, list[int]] = {}
-        #: (offset, divergent value) -> the op that recorded it there
-        self.extra_ops: dict[tuple[int, int], int] = {}
-        self.writers: dict[int, int] = {}
-        self.writer_kind: dict[int, int] = {}
-        self.ok_reads: dict[int, int] = {}
-        self.other_reads: dict[int, int] = {}
-        self.rvals = array("q")
-        self.roffs = array("q")
-        self.rgroups = array("q")
-        self.svals = array("q")
-        self.soffs = array("q")
-        self.sgroups = array("q")
-        self.proc_poll = array("q")
-        self.proc_send = array("q")
-
-    def diverge(self, offset: int, value: int, op: int) -> None:
-        """A second, different value recorded at ``offset`` (by ``op``)."""
-        seen = self.extra.setdefault(offset, [])
-        if value not in seen:
-            seen.append(value)
-            self.extra_ops[offset, value] = op
 
 
 class Collector:
@@ -99,10 +51,15 @@ class Collector:
         self.precommitted: list[tuple[int, str, int]] = []
         self.outcomes = [0, 0, 0, 0]
         self.judged = 0
-        self.saw_subscribe = False
+        #: the history has an op that rebalances groups (``subscribe``): positions per
+        #: process are then informational
+        self.saw_rebalance = False
         #: True once the history uses docs/HISTORY-GROUPS.md (a group micro-op or op, or
         #: an assign's ``committed`` lookup): only then are the group rules judged
         self.saw_groups = False
+        self._reset_fs = contract.reset_fs()
+        self._rebalance_fs = contract.rebalance_fs()
+        self._group_fs = contract.group_fs()
         #: True for a chunk that follows other lines (``checkers._parallel``): each
         #: process then starts with the positions it had at the chunk's start, unknown
         #: here. A first read/send of a key that would pair with such a position leaves
@@ -129,15 +86,15 @@ class Collector:
         """assign/subscribe reset positions; commit/committed are judged by ``checkers.groups``;
         crash only counts."""
         self.outcomes[kind] += 1
-        if f in GROUP_FS:
+        if f in self._group_fs:
             check_group_op(f, value, line, kind=TYPE_NAMES[kind])
             self.judged += 1
             self.saw_groups = True
-        elif f in ASSIGN_FS:
-            if f == "subscribe":
-                self.saw_subscribe = True
-            if kind in (OK, INFO):
-                self._reset(process, check_key_list(f, value, line))
+            return
+        if f in self._rebalance_fs:
+            self.saw_rebalance = True
+        if f in self._reset_fs and kind in (OK, INFO):
+            self._reset(process, check_key_list(f, value, line))
 
     def _reset(self, process: int, keys: list[str]) -> None:
         """assign/subscribe: forget positions of every key not listed."""

@@ -26,9 +26,9 @@ from typing import Any
 import networkx as nx
 
 from checkers._collect import Collector
-from checkers._history import FAIL
 from checkers._verdict import Anomalies
 from checkers._versions import VersionOrder
+from harness.base.contract import FAIL
 
 Edge = tuple[int, int]
 #: why an edge exists: ("wr", key, value) or ("ww", key, value, next value)

@@ -55,33 +55,28 @@ from checkers._malformed import (
     time_error,
 )
 from checkers.groups._shape import ALLOWED_IN, check_fields, check_group_op, check_mop
+from harness.base import contract
+from harness.base.contract import (
+    F_UNIT,
+    INFO,
+    INVOKE,
+    NEMESIS,
+    OK,
+    PROCESS_SHIFT,
+    PROCESS_UNIT,
+)
 from harness.base.errors import HistoryError
 from harness.base.waits import AWAIT_STATE, not_held
 
-#: Outcome codes, shared by every stage. ``PENDING`` is an invoke that never completed.
-INVOKE, OK, FAIL, INFO = 0, 1, 2, 3
-TYPE_CODES = {"invoke": INVOKE, "ok": OK, "fail": FAIL, "info": INFO}
-TYPE_NAMES = {code: name for name, code in TYPE_CODES.items()}
-
-#: Client functions whose value is a list of micro-ops.
-TXN_FS = frozenset({"send", "poll", "txn"})
-#: Client functions whose value is a list of keys and which reset positions.
-ASSIGN_FS = frozenset({"assign", "subscribe"})
-#: Client functions of docs/HISTORY-GROUPS.md: their value holds group micro-ops only.
-GROUP_FS = frozenset({"commit", "committed"})
-#: f codes (4 bits of ``Scanner.meta``; 7 is the nemesis's)
-F_CODES = {
-    "send": 0, "poll": 1, "txn": 2, "assign": 3, "subscribe": 4, "crash": 5, "commit": 6,
-    "committed": 8,
-}
-F_NAMES = {code: name for name, code in F_CODES.items()}
-#: f code of nemesis lines in ``Scanner.meta``
-NEMESIS_F = 7
-NEMESIS_META = -64 + NEMESIS_F * 4
+# The outcome codes, the client ops and the packed per-line layout are the
+# contract's (``harness.base.contract``); these names are the checker's handles on them.
+TYPE_CODES = contract.TYPE_CODES
+TYPE_NAMES = contract.TYPE_NAMES
+NEMESIS_F = contract.NEMESIS_F
+NEMESIS_META = contract.NEMESIS_META
 #: The usual invoke of a poll, accepted without walking it.
 POLL_MOP = ["poll"]
 POLL_INVOKE = [POLL_MOP]
-NEMESIS = "nemesis"
 #: ``Scanner.last_time`` of a chunk before its first timed line: above every valid time,
 #: so the first one takes the slow path, which records it for the merge to check
 TIME_UNSEEN = 2**63
@@ -104,9 +99,9 @@ class OpSink(Protocol):
 class Scanner:
     """Validates ops one by one and pairs completions with their invokes.
 
-    It also keeps, per line, who issued it (``meta``: process * 64 + f code * 4 +
-    type code, in one ``array('q')``) so explanations can name processes without
-    keeping the ops.
+    It also keeps, per line, who issued it (``meta``: process, f code and type code
+    packed as ``harness.base.contract.pack_meta`` says, in one ``array('q')``) so
+    explanations can name processes without keeping the ops.
     """
 
     def __init__(self, sink: OpSink, *, follows: bool = False, first_line: int = 0) -> None:
@@ -133,6 +128,12 @@ class Scanner:
         #: that follows others until its first timed line, whose (line, time) is ``first_time``
         self.last_time = TIME_UNSEEN if follows else 0
         self.first_time: tuple[int, int] | None = None
+        #: the contract's client ops, taken once per history (not per line): f -> code,
+        #: and which ``f`` carry micro-ops or a list of keys
+        self.f_codes = contract.f_codes()
+        self.mop_fs = contract.mop_fs()
+        self.key_list_fs = contract.key_list_fs()
+        self.group_fs = contract.group_fs()
 
     def feed_all(self, ops: Iterable[Any], *, finish: bool = True) -> None:
         """Feed every op of a history (line by line), then close it (unless not ``finish``).
@@ -146,9 +147,12 @@ class Scanner:
         meta_append = self.meta.append
         txn = self.sink.txn
         other = self.sink.other
-        f_codes = F_CODES
+        f_codes = self.f_codes
         type_codes = TYPE_CODES
-        txn_fs = TXN_FS
+        txn_fs = self.mop_fs
+        key_list_fs = self.key_list_fs
+        group_fs = self.group_fs
+        process_unit, f_unit = PROCESS_UNIT, F_UNIT
         first_invoke = self.first_invoke
         line = self.lines
         last_time = self.last_time
@@ -187,7 +191,7 @@ class Scanner:
                 f_code = f_codes.get(f) if type_of(f) is str else None
                 if f_code is None:
                     raise f_error(f, line)
-                meta_append(process * 64 + f_code * 4 + kind)
+                meta_append(process * process_unit + f_code * f_unit + kind)
                 if len(op) > 6 and check_fields(op, line):  # more than every op's six fields
                     self.saw_groups = True
                 if kind == INVOKE:
@@ -201,8 +205,8 @@ class Scanner:
                         value = op["value"]
                     except KeyError:
                         raise HistoryError("missing field 'value'", line=line) from None
-                    if value != POLL_INVOKE or f in GROUP_FS:  # a commit op reads [["poll"]]
-                        _check_invoke_value(f, value, line)
+                    if value != POLL_INVOKE or f in group_fs:  # a commit op reads [["poll"]]
+                        _check_invoke_value(f, value, line, txn_fs, key_list_fs, group_fs)
                     pending[process] = (index, f, value, line)
                     continue
                 invoke = pending.pop(process, None)
@@ -223,7 +227,7 @@ class Scanner:
         except orjson.JSONDecodeError as err:
             raise not_json_error(err.msg, line + 1) from None  # that line was never counted
         except OverflowError:
-            if abs(process) <= I64_MAX >> 6:  # not ``meta``'s process * 64: a bug, not input
+            if abs(process) <= I64_MAX >> PROCESS_SHIFT:  # not ``meta``'s packing: a bug
                 raise
             if process < 0:
                 raise process_error(process, line) from None
@@ -280,7 +284,7 @@ class Scanner:
         if not self.follows or process in self.first_invoke or process in self.orphans:
             raise no_invoke_error(type_name, process, line)
         if op.get("value") is None and kind != OK and (
-            f in TXN_FS or f in ASSIGN_FS or f in GROUP_FS
+            f in self.mop_fs or f in self.key_list_fs or f in self.group_fs
         ):
             raise NeedsWholeFile(f"line {line}: a {type_name} without a value across a chunk edge")
         self.orphans[process] = (line, f, type_name)
@@ -292,7 +296,7 @@ class Scanner:
             raise empty_history_error()
         self.never_completed = len(self.pending)
         for process, (index, f, value, line) in sorted(self.pending.items(), key=_by_index):
-            if f in TXN_FS:
+            if f in self.mop_fs:
                 self.sink.txn(index, process, INFO, value, line, f)
             else:
                 self.sink.other(index, process, f, INFO, value, line)
@@ -307,9 +311,16 @@ def _by_index(item: tuple[int, tuple[int, str, Any, int]]) -> int:
     return item[1][0]
 
 
-def _check_invoke_value(f: str, value: Any, line: int) -> None:
+def _check_invoke_value(  # noqa: PLR0917 - the scanner's per-history tables, per invoke
+    f: str,
+    value: Any,
+    line: int,
+    mop_fs: frozenset[str],
+    key_list_fs: frozenset[str],
+    group_fs: frozenset[str],
+) -> None:
     """Invokes of send/poll/txn carry ``["send", k, v]`` and ``["poll"]`` micro-ops."""
-    if f in TXN_FS:
+    if f in mop_fs:
         if type(value) is not list:
             raise HistoryError(f"{f} value must be a list of micro-ops", line=line)
         for mop in value:
@@ -324,9 +335,9 @@ def _check_invoke_value(f: str, value: Any, line: int) -> None:
                 tag = k = v = None
             if tag != "send" or type(k) is not str or type(v) is not int or not 0 <= v <= I64_MAX:
                 raise malformed_mop(mop, line, invoke=True)
-    elif f in ASSIGN_FS:
+    elif f in key_list_fs:
         check_key_list(f, value, line)
-    elif f in GROUP_FS:
+    elif f in group_fs:
         check_group_op(f, value, line, kind="invoke")
 
 

@@ -1,6 +1,6 @@
 """Which file a history is, how much of it to judge, and why it cannot be read at all.
 
-Both engines start here (``checkers.check_file`` and ``results.spark_check``),
+Both engines start here (``checkers.check_file`` and ``checkers.spark.check``),
 so a missing file, a directory without ``history.jsonl``, a compressed file
 or a last line cut by a crash get the same answer whichever engine reads it.
 Only the head and the tail of the file are read here: the lines themselves are

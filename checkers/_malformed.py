@@ -2,7 +2,7 @@
 
 ``checkers._history`` decides *where* input breaks docs/HISTORY.md (it walks
 the lines); this module words the errors, so the memory and the Spark engines
-say the same thing for the same line (``results.spark_history`` replays the
+say the same thing for the same line (``checkers.spark.history`` replays the
 first bad line through the same scanner). Each error says what is wrong and,
 in its hint, what to do next: most malformed histories were edited, converted
 or cut by hand, and the fix is in the file, not in insync.
@@ -18,11 +18,12 @@ from typing import Any
 
 import orjson
 
+from harness.base.contract import NEMESIS, client_fs
 from harness.base.errors import HistoryError
 
 #: Offsets, values and times are signed 64-bit integers (Kafka's and Spark's ``long``).
 I64_MAX = 2**63 - 1
-CLIENT_FS = "send, poll, txn, assign, subscribe, crash, commit, committed"
+
 MOP_HINT = (
     'a micro-op is ["send", key, value], ["send", key, [offset, value]], ["poll"] or '
     '["poll", {key: [[offset, value], ...]}]: see docs/HISTORY.md'
@@ -119,7 +120,8 @@ def f_error(f: Any, line: int) -> HistoryError:
         return HistoryError(f"f must be a string, got {short(f)}", line=line)
     return HistoryError(
         f"unknown client f {short(f)}", line=line,
-        hint=f'a client op is one of {CLIENT_FS}; a fault is a line with process "nemesis"',
+        hint=f"a client op is one of {', '.join(client_fs())}; "
+        f'a fault is a line with process "{NEMESIS}"',
     )
 
 

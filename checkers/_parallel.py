@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice, pairwise
 from pathlib import Path
@@ -40,16 +39,18 @@ from typing import Any
 
 import orjson
 
-from checkers._collect import Collector, KeyState
+from checkers._collect import Collector
 from checkers._fork import Child, can_fork, fork_call, result
-from checkers._history import OK, TIME_UNSEEN, TXN_FS, TYPE_CODES, NeedsWholeFile, Scanner
+from checkers._history import TIME_UNSEEN, NeedsWholeFile, Scanner
 from checkers._input import count_lines, open_history
+from checkers._key_state import KeyState
 from checkers._malformed import (
     f_mismatch_error,
     no_invoke_error,
     second_invoke_error,
     time_backwards_error,
 )
+from checkers._recorders import find_recorders
 from harness.base.errors import HistoryError
 
 #: Below this size a single pass wins: forking and merging cost more than they save.
@@ -209,7 +210,7 @@ def merge(path: Path, scans: list[ChunkScan]) -> tuple[Collector, Scanner]:
         _raise_first(_edge_errors(pending, last_time, scan), scan.error)
         conflicts = _join(collector, scan.collector)
         if conflicts:
-            _find_recorders(path, scan, collector, conflicts)
+            find_recorders(path, scan.start, scan.lines - scan.first_line, collector, conflicts)
         pending = {
             p: inv
             for p, inv in pending.items()
@@ -284,7 +285,7 @@ def _join(into: Collector, other: Collector) -> list[tuple[str, int, int]]:
     into.precommitted.extend(other.precommitted)
     into.outcomes = [a + b for a, b in zip(into.outcomes, other.outcomes, strict=True)]
     into.judged += other.judged
-    into.saw_subscribe = into.saw_subscribe or other.saw_subscribe
+    into.saw_rebalance = into.saw_rebalance or other.saw_rebalance
     into.saw_groups = into.saw_groups or other.saw_groups
     return conflicts
 
@@ -369,41 +370,3 @@ def _join_key(
         groups.extend(lgroups)
     mine.proc_poll.extend(later.proc_poll)
     mine.proc_send.extend(later.proc_send)
-
-
-def _find_recorders(
-    path: Path, scan: ChunkScan, into: Collector, conflicts: list[tuple[str, int, int]]
-) -> None:
-    """The op that first recorded each conflicting (key, offset, value) in the later chunk.
-
-    Only histories whose replicas diverged across the edge get here, so a second
-    read of that chunk is cheap enough, and it keeps the witness exact.
-    """
-    wanted = set(conflicts)
-    with open_history(path) as handle:
-        handle.seek(scan.start)
-        for raw in islice(handle, scan.lines - scan.first_line):
-            op = orjson.loads(raw)
-            for k, o, v in _records(op):
-                if (k, o, v) in wanted:
-                    into.keys[k].extra_ops[o, v] = op["index"]
-                    wanted.discard((k, o, v))
-            if not wanted:
-                return
-
-
-def _records(op: dict[str, Any]) -> Iterator[tuple[str, int, int]]:
-    """The (key, offset, value) an already validated completion recorded in the log."""
-    kind = TYPE_CODES.get(op.get("type"))  # type: ignore[arg-type]
-    value = op.get("value")
-    if not kind or op.get("f") not in TXN_FS or type(value) is not list:
-        return
-    for mop in value:
-        if mop[0] == "poll" and len(mop) == 2:
-            for k, records in mop[1].items():
-                for o, v in records:
-                    yield k, o, v
-        elif mop[0] == "send" and kind == OK and type(mop[2]) is list:
-            o, v = mop[2]
-            if o is not None:
-                yield mop[1], o, v

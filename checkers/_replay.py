@@ -1,6 +1,6 @@
 """The error a single pass raises at one line, given what it knew when it got there.
 
-Why: ``results.spark_history`` finds the first malformed line of a huge file
+Why: ``checkers.spark.history`` finds the first malformed line of a huge file
 in Spark, but the words for it must be the memory engine's. Replaying that one
 line through the real ``Scanner`` and ``Collector``, primed with the time
 before it and its process's pending invoke, gives exactly those words without

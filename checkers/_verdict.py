@@ -10,31 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.base import contract
 from harness.base.drain import CUT_SHORT, NEEDS_DRAIN
 
-#: Every anomaly type the checker knows, in the order HISTORY.md lists them.
-ANOMALY_TYPES = (
-    "lost-write",
-    "unseen",
-    "duplicate",
-    "inconsistent-offsets",
-    "nonmonotonic-send",
-    "int-nonmonotonic-send",
-    "int-send-skip",
-    "poll-skip",
-    "nonmonotonic-poll",
-    "int-poll-skip",
-    "int-nonmonotonic-poll",
-    "G1a",
-    "precommitted-read",
-    "garbage-read",
-    "G0",
-    "G1c",
-    # docs/HISTORY-GROUPS.md
-    "lost-commit",
-    "commit-skip",
-    "garbage-commit",
-)
+#: Every anomaly type's name in HISTORY.md's order, as of import (the public name;
+#: code that must follow a swapped registry calls ``contract.anomaly_names()``).
+ANOMALY_TYPES = contract.anomaly_names()
 
 Anomaly = dict[str, Any]
 Validity = bool | str
@@ -64,23 +45,53 @@ class Anomalies:
         refs: set[int] = set()
         for examples in self.examples.values():
             for a in examples:
-                for name in ("writer", "reader", "max-read", "op"):
-                    if type(a.get(name)) is int:
-                        refs.add(a[name])
-                for name in ("ops", "cycle", "writers"):
-                    refs.update(x for x in a.get(name, ()) if type(x) is int)
-                refs.update(x for x in a.get("witnesses", {}).values() if type(x) is int)
+                refs.update(anomaly_ops(a))
         return refs
 
 
-def informational(*, ww_deps: bool, saw_subscribe: bool, wr_only_cycle: bool) -> set[str]:
-    """Types that never make a run invalid, under this history and these options."""
-    info = {"int-send-skip", "G0"}
+def anomaly_ops(a: Anomaly) -> list[int]:
+    """Op indices an example points at, in the registry's field order, without repeats.
+
+    The fields are the contract's (``harness.base.contract.op_fields`` and its list
+    and map twins), so a new type's op fields are found without an edit here.
+    """
+    out: list[int] = []
+    for name in contract.op_fields():
+        if type(a.get(name)) is int:
+            out.append(a[name])
+    for name in contract.op_list_fields():
+        items = a.get(name)
+        if type(items) is list:
+            out.extend(x for x in items if type(x) is int)
+    for name in contract.op_map_fields():
+        items = a.get(name)
+        if type(items) is dict:
+            out.extend(x for x in items.values() if type(x) is int)
+    return list(dict.fromkeys(out))
+
+
+def informational(*, ww_deps: bool, saw_rebalance: bool, wr_only_cycle: bool) -> set[str]:
+    """Types that never make a run invalid, under this history and these options.
+
+    The checker decides which of the contract's conditions hold
+    (``harness.base.contract.InfoWhen``); the registry says which types each one excuses.
+    """
+    held: set[str] = set()
     if ww_deps and not wr_only_cycle:
-        info.add("G1c")
-    if saw_subscribe:
-        info.update(("poll-skip", "nonmonotonic-poll"))
-    return info
+        held.add("ww-deps")
+    if saw_rebalance:
+        held.add("rebalance")
+    return contract.informational_types(held)
+
+
+def nothing_to_judge() -> str:
+    """Why a history with no op to judge is ``unknown`` (both engines say it so)."""
+    return f"nothing to judge: the history has no {_either(contract.judged_fs())} operation"
+
+
+def _either(names: tuple[str, ...]) -> str:
+    """``send, poll or txn``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def merge(*validities: Validity) -> Validity:
@@ -100,14 +111,18 @@ def assemble(
     unknown_reasons: list[str],
     ops: dict[str, dict[str, Any]],
     waits_not_held: list[str] | None = None,
+    engine: str = "memory",
 ) -> dict[str, Any]:
-    """The verdict: contract fields first, optional extras after.
+    """The verdict of either engine: contract fields first, optional extras after.
+
+    An engine other than ``memory`` looks for only some types: the verdict says
+    which (``engine``, ``checked-types``, from the registry's ``engines``).
 
     ``waits_not_held``: the fault script's waits that did not hold. The run then did
     not test what its script meant to test, so it is ``unknown`` whatever was found
     (the anomalies are still listed); they lead the ``error``.
     """
-    order = {name: i for i, name in enumerate(ANOMALY_TYPES)}
+    order = contract.anomaly_order()
     found = sorted(anomalies.counts, key=lambda t: (order.get(t, len(order)), t))
     bad = [t for t in found if t not in informational_types]
     validity = merge(not bad, UNKNOWN if unknown_reasons else True)
@@ -122,6 +137,9 @@ def assemble(
         "stats": stats,
         "anomaly-counts": {t: anomalies.counts[t] for t in found},
     }
+    if engine != "memory":
+        verdict["engine"] = engine
+        verdict["checked-types"] = list(contract.checked_by(engine))
     if waits_not_held:
         verdict["waits-not-held"] = list(waits_not_held)
     if unknown_reasons:

@@ -17,7 +17,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from checkers._collect import KeyState
+from checkers._key_state import KeyState
 
 
 @dataclass(slots=True)

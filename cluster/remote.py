@@ -89,10 +89,6 @@ def write_file(remote: Remote, path: str, text: str, *, mode: str = "644") -> No
     remote.exec(["sh", "-c", script, "write_file", path, mode], input=text)
 
 
-def read_file(remote: Remote, path: str) -> str:
-    return remote.exec(["cat", "--", path]).stdout
-
-
 def read_if_there(remote: Remote, path: str) -> str:
     """The text of ``path`` on the node, or ``""`` when it is missing or unreadable."""
     return sh(remote, 'cat -- "$1" 2>/dev/null', path, check=False).stdout

@@ -78,10 +78,6 @@ def list_rules(remote: Remote) -> str:
 # -- tc ---------------------------------------------------------------------------
 
 
-def qdisc_show() -> str:
-    return f"tc qdisc show dev {DEVICE}"
-
-
 def netem_probe() -> str:
     """Add then remove a no-op netem qdisc on ``lo``: exits 0 only if the kernel has netem."""
     return "tc qdisc add dev lo root netem delay 0ms && tc qdisc del dev lo root"

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.base.history import NEMESIS, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import Op
 from harness.base.waits import not_held
 from harness.gen.combinators import ns
 from harness.gen.core import PENDING, Context, Gen, Pending, Step, fill_in

@@ -32,13 +32,15 @@ NODES_PATH = re.compile(rf"(?:^|/){rundir.NODES}/|/{rundir.NODES}$")
 
 #: Same spelling, another file: not a run's file, so not RunDir's to name.
 HOMONYMS = {
-    ("results/analyze.py", rundir.REPORT): "the analysis's own page, in its --out directory",
-    ("results/report_template.py", rundir.REPORT): "the page template in results/templates/",
+    ("results/analysis/analyze.py", rundir.REPORT):
+        "the analysis's own page, in its --out directory",
+    ("results/report/template.py", rundir.REPORT): "the page template in results/report/templates/",
 }
 #: Files another branch is changing at the same time; they switch to RunDir after that merge.
 #: An entry whose file no longer spells a name fails the test: remove it then.
 PENDING = {
-    "results/ingest.py": "the Spark ingestion, being changed on the coverage/analyze branch",
+    "results/analysis/ingest.py":
+        "the Spark ingestion, being changed on the coverage/analyze branch",
 }
 
 

@@ -16,9 +16,10 @@ from typing import Any
 from checkers._verdict import Anomalies
 from checkers.groups._model import gather
 from checkers.groups._rules import commit_skips, garbage_commits, lost_commits
+from harness.base import contract
 
 #: The anomaly types of the extension, in the contract's order.
-GROUP_TYPES = ("lost-commit", "commit-skip", "garbage-commit")
+GROUP_TYPES = contract.group_types()
 
 
 def judge_groups(ops: Iterable[dict[str, Any]], out: Anomalies) -> dict[str, int]:

@@ -11,17 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from checkers._malformed import I64_MAX, short
+from harness.base import contract
 from harness.base.errors import HistoryError
 
-#: micro-op tag -> the client ``f`` values it may appear in
-ALLOWED_IN = {
-    "commit": ("poll", "txn", "commit"),
-    "committed": ("poll", "txn", "committed"),
-    "assigned": ("poll", "txn"),
-    "revoked": ("poll", "txn"),
-}
-#: ops that hold only micro-ops of one tag
-ONLY = {"commit": "commit", "committed": "committed"}
+#: micro-op tag -> the client ``f`` values it may appear in (the contract's client ops)
+ALLOWED_IN = contract.group_mops_allowed_in()
+#: ops that hold only micro-ops of one tag (their value is group micro-ops only)
+ONLY = {op.name: op.group_mops[0] for op in contract.CLIENT_OPS if op.value == "groups"}
 HINT = (
     'group micro-ops are ["commit"], ["commit", {key: offset}], ["committed", [key, ...]], '
     '["committed", {key: offset or null}], ["assigned", [key, ...]] and '

@@ -2,11 +2,13 @@
 
 ``up`` records every path it is about to create under the host's ``base_dir``
 in ``<base_dir>/.insync-created.json`` before creating it; ``down`` removes
-only the paths recorded there. A host without the manifest was not set up by
-insync (or its ``base_dir`` in the inventory changed since), and a manifest
-naming a path outside ``base_dir`` was not written by insync: in both cases
-``down`` refuses in one line and removes nothing, because ``base_dir`` alone
-(a typo in an inventory) must never decide what is deleted on a machine.
+only the paths recorded there, then the manifest itself, so a host it took
+down keeps nothing of the cluster but the jar cache (kept for a warm ``up``).
+A host without the manifest was not set up by insync (or its ``base_dir`` in
+the inventory changed since), and a manifest naming a path outside
+``base_dir`` was not written by insync: in both cases ``down`` refuses in one
+line and removes nothing, because ``base_dir`` alone (a typo in an inventory)
+must never decide what is deleted on a machine.
 """
 
 from __future__ import annotations
@@ -80,3 +82,9 @@ def remove(remote: Remote, base_dir: str, paths: Sequence[str]) -> None:
         raise ValueError(f"refusing to remove paths outside {base_dir}: {list(paths)}")
     if paths:
         remote.exec(["rm", "-rf", "--", *paths])
+
+
+def forget(remote: Remote, base_dir: str) -> None:
+    """Remove the manifest, once what it names is gone: the host then holds no trace of
+    the cluster, and a later ``down`` there refuses, as on a host insync never set up."""
+    remote.exec(["rm", "-f", "--", manifest_path(base_dir)])

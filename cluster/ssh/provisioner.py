@@ -226,6 +226,7 @@ def clear_host(remote: Remote, host: Host, name: str | None) -> bool:
     paths = created.read(remote, host.base_dir)  # refuses before anything is stopped
     heal(remote, host)
     created.remove(remote, host.base_dir, paths)
+    created.forget(remote, host.base_dir)
     return True
 
 

@@ -1,5 +1,8 @@
 """Which anomaly types need the drain, and how a run directory says whether its drain finished.
 
+The registry of anomaly types (``harness.base.contract``) says which ones need it;
+this module holds what a run records about its drain.
+
 The drain (the last phase) reads every key again from the beginning. Some anomaly
 types are proven only by that re-read: ``unseen`` says an acknowledged value was
 never read *by the end of the run*, which means nothing when the end never came
@@ -21,8 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-#: Anomaly types whose proof needs the drain to have read everything again.
-NEEDS_DRAIN: frozenset[str] = frozenset({"unseen"})
+from harness.base.contract import needing_drain
+
+#: Anomaly types whose proof needs the drain to have read everything again: the
+#: registry's ``AnomalyType.needs_drain`` (``harness.base.contract``), as of import.
+NEEDS_DRAIN: frozenset[str] = frozenset(needing_drain())
 
 #: The test.json field (bool) that records whether the drain ran to its end.
 DRAIN_FIELD = "drain_finished"

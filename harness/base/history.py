@@ -39,14 +39,14 @@ from typing import Any, BinaryIO, Literal, NamedTuple
 
 import orjson
 
+from harness.base.contract import NEMESIS, OUTCOMES
 from harness.base.errors import HistoryError
 
 Op = dict[str, Any]
 Process = int | str
 Completion = Literal["ok", "fail", "info"]
 
-NEMESIS = "nemesis"
-COMPLETIONS: frozenset[str] = frozenset({"ok", "fail", "info"})
+COMPLETIONS: frozenset[str] = frozenset(OUTCOMES)
 
 
 class HistoryWriter:

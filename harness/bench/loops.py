@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from harness.base.history import NEMESIS
+from harness.base.contract import NEMESIS
 from harness.bench._fakes import Latency, LatentProducer, MemoryClient
 from workloads.queue.options import PARTITIONS_PER_TOPIC as PARTITIONS  # the run's topics
 

@@ -50,19 +50,20 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from checkers.spark import spark_session
     from harness.base.paths import existing_dir
-    from results.analyze import (
+    from results.analysis import (
         CONFIG_COLUMNS,
         METRIC_COLUMNS,
         compare,
         has_tables,
+        ingest,
         prepare_out,
+        read_runs,
         render_terminal,
         trend,
         write_outputs,
     )
-    from results.ingest import ingest, read_runs
-    from results.spark_session import spark_session
 
     root = existing_dir(Path(args.results), hint="pass the directory holding the runs")
     by = tuple(c.strip() for c in args.by.split(",")) if args.by else CONFIG_COLUMNS

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from harness.base.contract import checked_by
 from harness.base.errors import UsageError
 from harness.base.rundir import RunDir
 
@@ -54,8 +55,8 @@ def register(sub: Any) -> None:
         "--engine",
         choices=("memory", "spark"),
         default="memory",
-        help="memory: every anomaly type (default); spark: lost-write, unseen, duplicate and "
-        "inconsistent-offsets only, for histories larger than memory (results.spark_check)",
+        help="memory: every anomaly type (default); spark: "
+        + ", ".join(checked_by("spark")) + " only, for histories larger than memory",
     )
     parser.add_argument(
         "--master",
@@ -72,25 +73,23 @@ def register(sub: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from checkers import check_file, exit_code, render_verdict
+    from checkers import check, exit_code, render_verdict
 
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more", hint=f"got {args.jobs}")
     if args.max_anomalies < 0:
         raise UsageError("--max-anomalies must be 0 or more", hint=f"got {args.max_anomalies}")
-    if getattr(args, "engine", "memory") == "spark":
-        from results.spark_check import check_with_spark
-
-        verdict = check_with_spark(args.path, master=args.master, max_anomalies=args.max_anomalies)
-        if not args.json:
-            print("engine spark: checked " + ", ".join(verdict["checked-types"]) + " only")
-    else:
-        verdict = check_file(
-            args.path,
-            ww_deps=args.ww_deps,
-            max_anomalies=args.max_anomalies,
-            jobs=_capped(getattr(args, "jobs", None)),
-        )
+    engine = getattr(args, "engine", "memory")
+    verdict = check(
+        args.path,
+        engine=engine,
+        ww_deps=args.ww_deps,
+        max_anomalies=args.max_anomalies,
+        jobs=_capped(getattr(args, "jobs", None)),
+        master=getattr(args, "master", "local[2]"),
+    )
+    if engine != "memory" and not args.json:
+        print(f"engine {engine}: checked " + ", ".join(verdict["checked-types"]) + " only")
     verdict = _judged_as_stored(verdict, _run_dir(args.path))
     for warning in verdict.get("warnings", []):
         print(f"insync: warning: {warning}", file=sys.stderr)
@@ -100,7 +99,7 @@ def _handle(args: argparse.Namespace) -> int:
     else:
         print(render_verdict(verdict))
     if args.junit:
-        from results.junit import write_junit
+        from results.report import write_junit
 
         try:
             write_junit(verdict, args.junit, name=_run_name(args.path))
@@ -108,7 +107,7 @@ def _handle(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write --junit {args.junit}: {err.strerror}",
                              hint="pick a writable path") from err
     if not args.json:
-        from results.summary import render_summary
+        from results.report import render_summary
 
         print()
         print(render_summary(verdict, _run_dir(args.path)))

@@ -1,7 +1,7 @@
 """``insync serve``: browse stored runs and their reports at http://127.0.0.1:PORT/.
 
 Listens on 127.0.0.1 only and serves files only from inside the results
-directory (see ``results.serve``). Stops on Ctrl-C.
+directory (see ``results.browser.serve``). Stops on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     from harness.base.paths import existing_dir
-    from results.serve import make_server
+    from results.browser import make_server
 
     root = existing_dir(Path(args.results_dir), label="--results-dir ",
                         hint="pass --results-dir the directory holding the runs")

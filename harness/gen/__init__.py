@@ -7,7 +7,8 @@ list the simulator tests and the runner runs), ``simulate`` (virtual-time runs).
 A workload's own generators live with the workload (``workloads.queue``).
 """
 
-from harness.base.history import NEMESIS, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import Op
 from harness.gen.combinators import (
     any_of,
     clients,

@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.base.history import NEMESIS, HistoryWriter, Op, ProcessTable
+from harness.base.contract import NEMESIS
+from harness.base.history import HistoryWriter, Op, ProcessTable
 from harness.gen.core import Context, GenLike, Pending, Rng, Thread, lift
 
 LatencyFn = Callable[[Op, random.Random], int]

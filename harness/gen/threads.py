@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from harness.base.history import NEMESIS, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import Op
 from harness.gen.core import (
     Context,
     Gen,

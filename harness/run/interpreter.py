@@ -35,7 +35,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from harness.base.history import NEMESIS, HistoryWriter, Op, ProcessTable
+from harness.base.contract import NEMESIS
+from harness.base.history import HistoryWriter, Op, ProcessTable
 from harness.gen.core import Context, Gen, GenLike, Pending, Rng, Thread, lift
 from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.base.history import NEMESIS, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import Op
 
 
 @dataclass

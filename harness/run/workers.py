@@ -33,7 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.base.history import NEMESIS, HistoryWriter, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import HistoryWriter, Op
 from workloads.client import Client, Completed
 from workloads.outcomes import describe
 

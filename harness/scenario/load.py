@@ -9,7 +9,7 @@ the same checks. Every fact is checked where it already lives:
 * the ``[[step]]`` fault script is judged by the schedule parser
   (``harness.scenario.steps``);
 * version ranges name versions of ``cluster.versions``; anomaly names are the
-  checker's (``checkers.ANOMALY_TYPES``);
+  checker's (``harness.base.contract.ANOMALY_TYPES``);
 * the whole, on every version it covers and for every variant, is checked as
   the run it would be (``RunOptions.validate`` and the cluster spec), so a
   scenario asking for idempotence on 0.10 is refused when read, not when run.
@@ -28,8 +28,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checkers import ANOMALY_TYPES
 from cluster.versions import KRAFT, ZOOKEEPER
+from harness.base.contract import anomaly_names
 from harness.base.errors import UsageError
 from harness.base.values import key_values, read_text, shown
 from harness.scenario.model import (
@@ -135,9 +135,10 @@ class _File:
 
     def anomalies(self, e: Mapping[str, Any], key: str, at: str) -> tuple[str, ...]:
         names = e.get(key, [])
-        if not isinstance(names, list) or any(a not in ANOMALY_TYPES for a in names):
+        known = anomaly_names()
+        if not isinstance(names, list) or any(a not in known for a in names):
             raise self.bad(f"{at}.{key}", f"unknown anomaly in {shown(names, 80)}",
-                           "the checker's names: " + ", ".join(ANOMALY_TYPES))
+                           "the checker's names: " + ", ".join(known))
         return tuple(names)
 
     def expectations(self, raw: list[dict[str, Any]], where: str) -> tuple[Expectation, ...]:

@@ -123,7 +123,7 @@ def _replicas_match(expected: str, found: bool | str | None) -> bool:
 @dataclass(frozen=True)
 class Expectation:
     """What a run on ``versions`` must end with (anomaly names as the checker reports
-    them, ``checkers.ANOMALY_TYPES``):
+    them, ``harness.base.contract.ANOMALY_TYPES``):
 
     * ``valid`` True: the checker finds nothing;
     * ``valid`` False: each of ``anomalies`` appears (others may too), and at least one

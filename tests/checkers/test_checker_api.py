@@ -9,6 +9,8 @@ def test_public_names_are_pinned() -> None:
     assert sorted(checkers.__all__) == [
         "ANOMALY_TYPES",
         "DEFAULT_CYCLE_BUDGET_S",
+        "anomaly_ops",
+        "check",
         "check_file",
         "check_history",
         "exit_code",

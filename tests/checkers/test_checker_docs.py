@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from checkers import ANOMALY_TYPES
+from harness.base import contract
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "docs" / "HISTORY.md"
@@ -42,6 +43,46 @@ def test_the_anomaly_table_lists_exactly_the_types_the_checker_knows() -> None:
     assert documented == list(ANOMALY_TYPES), "ANOMALY_TYPES follows the table's order"
 
 
+def documented_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(type, reported when, fields) of each row of the anomaly table."""
+    table = text.split("Anomaly names and their fields", 1)[1].split("Rules that decide", 1)[0]
+    rows = []
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            fields = tuple(f.strip() for f in cells[2].split(","))
+            rows.append((cells[0].strip("`"), cells[1], fields))
+    return rows
+
+
+def group_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(type, reported when, fields) of each row of HISTORY-GROUPS.md's added anomalies."""
+    table = text.split("## Anomalies (added)", 1)[1].split("## Rules", 1)[0]
+    rows = []
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            fields = tuple(f.strip() for f in cells[2].split(","))
+            rows.append((cells[0].strip("`"), cells[1], fields))
+    return rows
+
+
+def test_the_anomaly_table_is_the_registry() -> None:
+    """Each row says what its ``harness.base.contract.AnomalyType`` says, in registry order:
+    HISTORY.md's table, then HISTORY-GROUPS.md's."""
+    documented = documented_rows(CONTRACT.read_text()) + group_rows(GROUPS.read_text())
+    registered = [(t.name, t.meaning, t.fields) for t in contract.ANOMALY_TYPES]
+    assert documented == registered
+
+
+def test_the_informational_rule_names_the_registry_types() -> None:
+    """The prose rule lists exactly the types the registry makes informational."""
+    text = CONTRACT.read_text()
+    rule = text.split("- **Informational types**", 1)[1].split("\n- **", 1)[0]
+    named = set(re.findall(r"`([^`]+)`", rule)) & set(contract.anomaly_names())
+    assert named == {t.name for t in contract.ANOMALY_TYPES if t.informational != "never"}
+
+
 def test_the_table_parser_sees_a_changed_table() -> None:
     """The check above can fail: a row added to the table is seen."""
     text = CONTRACT.read_text()
@@ -50,6 +91,9 @@ def test_the_table_parser_sees_a_changed_table() -> None:
     extra = text.replace(row, "| `phantom-read` | a made-up type | key |\n" + row, 1)
     assert "phantom-read" in documented_anomaly_types(extra)
     assert documented_anomaly_types(extra) != list(ANOMALY_TYPES)
+    assert documented_rows(extra) != documented_rows(text)
+    reworded = text.replace("one value appears at more than one offset", "one value twice", 1)
+    assert documented_rows(reworded) != documented_rows(text)
 
 
 def test_nothing_points_at_the_contract_outside_the_repository() -> None:

@@ -357,6 +357,24 @@ def test_a_value_less_completion_at_an_edge_falls_back_to_one_pass(tmp_path: Pat
     assert check_file(path, jobs=2) == check_file(path, jobs=1)
 
 
+def test_a_failed_parallel_read_is_judged_in_one_pass_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not silent: a bug in the parallel read leaves the verdict whole and names itself."""
+    path = _model_file(tmp_path, ops=500)
+    expected = check_file(path, jobs=1)
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("merge went wrong")
+
+    monkeypatch.setattr("checkers._check.read_parallel", broken)
+    monkeypatch.setattr("checkers._check.chunk_count", lambda *_, **__: 2)  # threads or not
+    verdict = check_file(path, jobs=2)
+    (warning,) = verdict.pop("warnings")
+    assert "RuntimeError: merge went wrong" in warning and "one pass" in warning
+    assert verdict == expected
+
+
 def test_chunks_are_cut_at_line_starts(tmp_path: Path) -> None:
     path = _model_file(tmp_path, ops=500)
     data = path.read_bytes()

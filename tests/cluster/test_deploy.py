@@ -7,10 +7,10 @@ from __future__ import annotations
 import threading
 
 import pytest
+from fake_nodes import FakeProvisioner
 
 from cluster import ClusterSpec, deploy
 from cluster.broker_config import CONFIG_PATH
-from cluster.fake_provisioner import FakeProvisioner
 from cluster.zookeeper_config import ZK_CONFIG_PATH
 from harness.base.errors import UsageError
 from tests.support.shell_text import script_text

@@ -231,7 +231,9 @@ def test_hostile_values_stay_whole_arguments(value: str, tmp_path: Path) -> None
     assert broken == []
     # down removed exactly what up recorded, each path a whole argument after --
     recorded = [f"{as_path(value)}/{p}" for p in STATE_DIRS]
-    assert removals(ssh)[-1] == ("rm", "-rf", "--", *sorted(recorded))
+    manifest = f"{as_path(value)}/{created.MANIFEST}"
+    assert removals(ssh)[-2:] == [("rm", "-rf", "--", *sorted(recorded)),
+                                  ("rm", "-f", "--", manifest)]
     assert fakes["n1"].iptables(), "the partition's rules were issued"
 
 
@@ -276,7 +278,8 @@ def test_down_removes_only_what_the_manifest_names() -> None:
     remote, host, argvs = manifest_host(json.dumps(["/srv/insync/etc", "/srv/insync/var"]))
     assert clear_host(remote, host, None)
     assert [a for a in argvs if a[:1] == ("rm",)] == [
-        ("rm", "-rf", "--", "/srv/insync/etc", "/srv/insync/var")]
+        ("rm", "-rf", "--", "/srv/insync/etc", "/srv/insync/var"),
+        ("rm", "-f", "--", f"/srv/insync/{created.MANIFEST}")]
 
 
 def test_the_seam_check_itself_catches_text_and_options() -> None:

@@ -4,10 +4,10 @@ the runner and ``insync cluster`` rely on, shown with ``FakeProvisioner``."""
 from __future__ import annotations
 
 import pytest
+from fake_nodes import FakeProvisioner
 
 from cluster import Cluster, ClusterSpec, Provisioner, provisioner_for
 from cluster import provisioner as provisioner_module
-from cluster.fake_provisioner import FakeProvisioner
 from harness.base.errors import ClusterError, UsageError
 from tests.support.shell_text import script_text
 

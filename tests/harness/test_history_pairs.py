@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers._history import TYPE_NAMES, Scanner
-from harness.base.history import NEMESIS, ClientPair, NemesisPair, Op, pairs
+from checkers._history import Scanner
+from harness.base.contract import NEMESIS, TYPE_NAMES
+from harness.base.history import ClientPair, NemesisPair, Op, pairs
 
 #: (invoke index, completion index or None, outcome)
 Paired = tuple[int, int | None, str]

@@ -19,7 +19,8 @@ from mem_kafka import MemKafka, drive_in_memory
 from sim_kafka import FakeKafka
 
 from checkers import check_file, check_history
-from harness.base.history import NEMESIS, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import Op
 from harness.gen import Context, Gen, Step, cycle, limit, ns, plan_gen, simulate, sleep
 from harness.gen.plan import DRAIN, HEAL, MAIN, QUIET, Ahead, Phase, run_phases
 from harness.run import setup

@@ -131,7 +131,7 @@ def test_every_run_reports_its_coverage_writes_its_report_and_prints_both(
 def test_a_report_that_cannot_be_written_changes_no_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import results.report
+    import results.report.write
 
     def broken(run_dir: Path, *, pngs: bool = True) -> Path:
         raise OSError("disk full")
@@ -139,7 +139,7 @@ def test_a_report_that_cannot_be_written_changes_no_verdict(
     install(monkeypatch, comes_up)
     workload, _state = fake_workload(lambda client, op: None)
     monkeypatch.setitem(WORKLOADS, "fake", workload)
-    monkeypatch.setattr(results.report, "write_report", broken)
+    monkeypatch.setattr(results.report.write, "write_report", broken)
     said: list[str] = []
     result = run(parse(flags(tmp_path)), say=said.append, live=False)
     assert (result.exit_code, result.verdict["valid"]) == (0, True)

@@ -28,8 +28,8 @@ from harness.base.rundir import RunDir
 from harness.gen import nemesis, phases, simulate, time_limit
 from harness.run import parse, setup
 from nemesis import NemesisOptions, build_package, residue
-from results.plot_data import nemesis_bands
-from results.report import write_report
+from results.report.plot_data import nemesis_bands
+from results.report.write import write_report
 
 DISK_FULL = FaultKind("disk-full", ("fill-disk",), "free-disk", "all", 50, "disk_full_kind")
 
@@ -102,7 +102,7 @@ def test_without_the_entry_the_kind_is_unknown(monkeypatch: pytest.MonkeyPatch) 
 
 
 def _embedded(report: Path) -> dict[str, Any]:
-    """The data a report page embeds (``results.report_data.build``)."""
+    """The data a report page embeds (``results.report.data.build``)."""
     found = re.search(r'<script id="insync-data" type="application/json">(.*?)</script>',
                       report.read_text(), re.S)
     assert found, "no embedded data"

@@ -22,7 +22,7 @@ from nemesis.nodes import Resolver
 from nemesis.recovery import AWAIT, RecoveryNemesis, missing
 from nemesis.targets import Facts
 from results.coverage import coverage
-from results.plot_data import nemesis_bands
+from results.report.plot_data import nemesis_bands
 
 S = 1_000_000_000
 NODES = ["n1", "n2", "n3"]

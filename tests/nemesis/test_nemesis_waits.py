@@ -25,7 +25,7 @@ from nemesis.recovery import RecoveryNemesis
 from nemesis.targets import Facts
 from nemesis.waits import StateNemesis
 from results.coverage import coverage
-from results.plot_data import nemesis_bands
+from results.report.plot_data import nemesis_bands
 
 REPLICAS = ("n1", "n2", "n3")
 S = 1_000_000_000

@@ -16,7 +16,7 @@ import pytest
 
 from harness.bench._synth import plans, write_plan
 from harness.cli import main
-from results.ingest import read_runs
+from results.analysis.ingest import read_runs
 
 STAMP = "20261121T031501.123Z"
 
@@ -31,7 +31,7 @@ def good_run_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("Spark was started")
-    monkeypatch.setattr("results.spark_session.spark_session", refuse)
+    monkeypatch.setattr("checkers.spark.session.spark_session", refuse)
 
 
 def add_run(root: Path, template: Path, name: str, file: str = "", data: str | bytes = "") -> Path:

@@ -17,9 +17,17 @@ import pytest
 from stalled_run import write_stalled_run
 
 from harness.base.history import read_history
-from results.analyze import CONFIG_COLUMNS, METRIC_COLUMNS, fmt, render_html, render_terminal
+from results.analysis.ingest import COVERAGE_COLUMNS, RUN_SCHEMA, run_row
+from results.analysis.tables import (
+    CONFIG_COLUMNS,
+    METRIC_COLUMNS,
+    TERMINAL_WIDTH,
+    anomalies_cell,
+    fmt,
+    render_html,
+    render_terminal,
+)
 from results.coverage import coverage
-from results.ingest import COVERAGE_COLUMNS, RUN_SCHEMA, run_row
 from results.run_coverage import run_coverage, spans_of
 
 
@@ -112,8 +120,8 @@ def test_cells_for_people(value: Any, column: str, shown: str) -> None:
 
 def test_the_terminal_table_flags_the_configuration_with_poor_coverage() -> None:
     text = render_terminal([STALLED, HEALTHY], [*CONFIG_COLUMNS, *METRIC_COLUMNS])
-    header = next(line for line in text.splitlines() if "poor" in line)
-    assert "live" in header and "avail" in header
+    header = " ".join(text.splitlines()[1:3])
+    assert "poor" in header and "live" in header and "faults" in header
     [stalled_line] = [line for line in text.splitlines() if "POOR: 1" in line]
     assert "all" in stalled_line and " 0.0%" in stalled_line and "28.6%" in stalled_line
     assert sum("POOR" in line for line in text.splitlines()) == 1
@@ -130,10 +138,20 @@ def test_the_heatmap_shows_coverage_under_each_rate_and_outlines_poor_cells() ->
     assert "<th>poor_coverage</th>" in page and "<td>POOR: 1</td>" in page
 
 
-def test_the_terminal_table_cuts_no_header_word_and_no_cell() -> None:
-    """26 columns: the table grows past 240 characters rather than cut a word or a column."""
-    wide = dict(STALLED, faults="clock+kill+packet+partition+pause")
+def test_the_terminal_table_fits_its_width_and_cuts_nothing() -> None:
+    """Every configuration column and the terminal's figures in 100 characters; a long
+    ``faults`` wraps between its kinds rather than being cut."""
+    wide = dict(STALLED, faults="clock+kill+packet+partition+pause", isolation=2,
+                inconsistent_offsets=910)
     text = render_terminal([wide, HEALTHY], [*CONFIG_COLUMNS, *METRIC_COLUMNS])
-    lines = text.splitlines()[1:]
-    assert "…" not in text and all(line.rstrip()[-1] in "┓┃┩│┘" for line in lines)
-    assert "clock+kill+packet+partition+pause" in text and "coverage" in lines[3]
+    assert max(len(line) for line in text.splitlines()) <= TERMINAL_WIDTH
+    assert "…" not in text
+    words = set(text.split())
+    assert {"clock", "kill", "packet", "partition", "pause", "inconsistent", "910,",
+            "isolation", "2", "POOR:", "28.6%", "100.0%", "95.0%", "9000"} <= words
+
+
+def test_the_anomalies_cell_names_every_anomaly_column_that_is_not_zero() -> None:
+    assert anomalies_cell(dict(HEALTHY, lost=3, garbage_reads=1)) == "lost 3, garbage reads 1"
+    assert anomalies_cell(dict(HEALTHY, lost=0)) == "none"
+    assert "isolation" in METRIC_COLUMNS and "inconsistent_offsets" in METRIC_COLUMNS

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from harness.base.faults import FAULT_KINDS, FaultKind, all_fs
-from results.analyze import STARTS, STOPS
+from results.analysis.analyze import STARTS, STOPS
 
 
 def delta(f: str) -> int:

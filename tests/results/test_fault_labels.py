@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from results.fault_labels import MAX_FALLBACK, fault_label
-from results.plot_data import nemesis_bands
+from results.report.fault_labels import MAX_FALLBACK, fault_label
+from results.report.plot_data import nemesis_bands
 
 
 @pytest.mark.parametrize(("kind", "value", "label"), [

@@ -9,9 +9,9 @@ import orjson
 from test_report_file import payload
 
 from checkers import check_file
-from results.ingest import run_row
+from results.analysis.ingest import run_row
 from results.report import write_report
-from results.summary import render_summary
+from results.report.summary import render_summary
 
 
 def _append_lost_commit(run: Path) -> None:

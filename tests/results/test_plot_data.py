@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from harness.base.faults import fault_spans
-from results.history_table import read_table
-from results.plot_data import (
+from results.report.history_table import read_table
+from results.report.plot_data import (
     assign_lanes,
     bucket_width,
     downsample,

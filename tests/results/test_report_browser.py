@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from checkers import check_file
-from results.history_table import read_table
-from results.report import write_report
-from results.serve import make_server
+from results.browser.serve import make_server
+from results.report.history_table import read_table
+from results.report.write import write_report
 
 pytestmark = pytest.mark.integration
 

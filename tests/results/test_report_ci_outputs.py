@@ -10,8 +10,8 @@ import pytest
 
 from checkers import ANOMALY_TYPES, check_file
 from harness.cli import main
-from results.junit import junit_xml, write_junit
-from results.summary import render_summary
+from results.report.junit import junit_xml, write_junit
+from results.report.summary import render_summary
 
 
 def cases(xml: str) -> dict[str, ET.Element]:

@@ -15,7 +15,7 @@ from stalled_run import write_stalled_run
 from harness.base.history import read_history
 from harness.cli import main
 from results.coverage import coverage
-from results.report import write_report
+from results.report.write import write_report
 from results.run_coverage import spans_of
 
 

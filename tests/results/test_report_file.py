@@ -15,9 +15,9 @@ import pytest
 
 from checkers import check_file
 from harness.cli import main
-from results import report_data
-from results.history_table import read_table
-from results.report import PNG_NAMES, write_report
+from results.report import data as report_data
+from results.report.history_table import read_table
+from results.report.write import PNG_NAMES, write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from results.scenario_panel import panel_html
+from results.report.scenario_panel import panel_html
 
 BLOCK = {"name": "hw-truncation", "variant": None, "version": "0.10.2", "bug": "KIP-101 <b>",
          "story": "a follower truncates", "sources": ["https://issues.apache.org/jira/KAFKA-1211",

@@ -17,8 +17,8 @@ from ctrl_c import with_default_sigint
 from serving import serving
 
 from checkers import check_file
-from results.report import write_report
-from results.serve import ResultsServer
+from results.browser.serve import ResultsServer
+from results.report.write import write_report
 
 BAD_TS, GOOD_TS = "20261121T031501.123Z", "20261121T041501.123Z"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from serving import serving
 
-from results.serve import ResultsServer
+from results.browser.serve import ResultsServer
 
 RUN = "queue/20261121T031501.123Z"
 SECRET = {"name": "do-not-serve", "valid": False, "workload": {"acks": "secret-acks"}}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from serving import serving
 
-from results.serve import ResultsServer
+from results.browser.serve import ResultsServer
 
 HISTORY = b'{"type":"invoke","f":"send","process":0,"time":1,"index":0,"value":[["send","x",1]]}\n'
 

@@ -41,10 +41,10 @@ from harness.base.errors import HistoryError  # noqa: E402
 
 pyspark = pytest.importorskip("pyspark")
 
+from checkers.spark.check import CHECKED_TYPES, check_files_spark, judge  # noqa: E402
+from checkers.spark.history import read_histories  # noqa: E402
+from checkers.spark.session import get_session, stop_session  # noqa: E402
 from harness.bench._synth import plans, write_plan  # noqa: E402
-from results.spark_check import CHECKED_TYPES, check_files_spark, judge  # noqa: E402
-from results.spark_history import read_histories  # noqa: E402
-from results.spark_session import get_session, stop_session  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

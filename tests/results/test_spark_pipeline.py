@@ -29,14 +29,15 @@ pyspark = pytest.importorskip("pyspark")
 
 from stalled_run import write_stalled_run  # noqa: E402
 
+from checkers.spark.session import get_session, stop_session  # noqa: E402
 from harness.base.faults import fault_spans, start_fs, stop_fs  # noqa: E402
 from harness.base.history import read_history  # noqa: E402
 from harness.bench._synth import plans, write_plan  # noqa: E402
 from harness.cli import main  # noqa: E402
-from results.analyze import CONFIG_COLUMNS, compare  # noqa: E402
+from results.analysis.analyze import compare, with_history_faults  # noqa: E402
+from results.analysis.ingest import COVERAGE_COLUMNS, ingest  # noqa: E402
+from results.analysis.tables import CONFIG_COLUMNS  # noqa: E402
 from results.coverage import coverage, poor_coverage  # noqa: E402
-from results.ingest import COVERAGE_COLUMNS, ingest  # noqa: E402
-from results.spark_session import get_session, stop_session  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -352,3 +353,16 @@ def test_a_table_from_before_coverage_still_compares(spark: Any, tmp_path: Path)
     assert before["runs"] == 1 and before["acked"] > 0
     assert before["live_share"] is None and before["poor_coverage"] == 0
     assert rows["kill"]["avail_fault"] == 0 and rows["kill"]["poor_coverage"] == 1
+
+
+def test_faults_come_from_the_history_where_test_json_names_none(spark: Any) -> None:
+    """A scenario's script kills and pauses without --nemesis: its row says so."""
+    runs = spark.createDataFrame(
+        [("scripted", "none"), ("random", "kill"), ("quiet", "none")],
+        "run_id string, faults string")
+    events = spark.createDataFrame(
+        [("scripted", "pause"), ("scripted", "kill"), ("scripted", "start"),
+         ("scripted", "kill"), ("random", "start-partition"), ("quiet", "await-state")],
+        "run_id string, f string")
+    got = {r["run_id"]: r["faults"] for r in with_history_faults(runs, events).collect()}
+    assert got == {"scripted": "kill+pause", "random": "kill", "quiet": "none"}

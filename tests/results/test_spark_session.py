@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from checkers.spark.session import check_master, get_session
 from harness.base.errors import EnvironmentProblem, UsageError
-from results.spark_session import check_master, get_session
 
 
 @pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "spark://10.0.0.1:7077"])

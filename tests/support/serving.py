@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from results.serve import ResultsServer, make_server
+from results.browser.serve import ResultsServer, make_server
 
 
 @contextmanager

@@ -12,7 +12,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from harness.base.history import NEMESIS, Op
+from harness.base.contract import NEMESIS
+from harness.base.history import Op
 
 
 class FakeKafka:

@@ -12,6 +12,7 @@ from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.base.contract import mop_fs
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Step
 from workloads.queue.shape import keys_of
@@ -119,7 +120,7 @@ _Tops = Mapping[str, int]
 
 def _seen(op: Op) -> _Seen | None:
     """The values an ``ok`` send, poll or txn acknowledged and read; None if nothing."""
-    if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "txn"):
+    if op.get("type") != "ok" or op.get("f") not in mop_fs():
         return None
     if op["f"] == "send" and op.get("value"):  # the common op: one key, kept cheap
         mops = op["value"]

@@ -359,7 +359,7 @@ def test_case_result_ok_needs_every_run(tmp_path: Path) -> None:
 def test_analyze_ingests_the_scenario_columns(
     tmp_path: Path, fake: Callable[[Verdicts], FakeRun]
 ) -> None:
-    from results.ingest import run_row
+    from results.analysis.ingest import run_row
 
     runner = fake(lambda opts, n: LOSS)
     assert cli(tmp_path, "scenario", "run", "acks1-leader-failover", "--kafka-version",

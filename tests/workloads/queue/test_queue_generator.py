@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_kafka import FakeKafka
 
-from checkers._history import F_CODES
+from harness.base.contract import f_codes
 from harness.gen import (
     NEMESIS,
     Gen,
@@ -308,7 +308,7 @@ def test_the_same_run_with_a_lost_write_fails_the_checker() -> None:
 
 def test_the_queue_asks_only_for_the_history_contracts_client_ops() -> None:
     """Its ops are docs/HISTORY.md's client ``f`` s, which the checker reads by code."""
-    assert set(OPS) <= set(F_CODES)
+    assert set(OPS) <= set(f_codes())
 
 
 def test_the_fast_copy_of_a_state_carries_every_field() -> None:

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checkers import ANOMALY_TYPES
-from results.anomaly_view import explain
+from harness.base.contract import anomaly_names
+from results.report.anomaly_view import explain
 
 EXAMPLES_IN_FAILURE = 5
 
@@ -27,7 +27,8 @@ def junit_xml(verdict: Mapping[str, Any], name: str) -> str:
     counts = verdict.get("anomaly-counts") or {}
     examples = verdict.get("anomalies") or {}
     ops = verdict.get("ops") or {}
-    kinds = list(ANOMALY_TYPES) + [k for k in found if k not in ANOMALY_TYPES]
+    known = anomaly_names()
+    kinds = list(known) + [k for k in found if k not in known]
     stats = verdict.get("stats") or {}
     run = verdict.get("run") or {}
     suite = ET.Element("testsuite", name=name, hostname="localhost")

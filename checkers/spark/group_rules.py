@@ -1,4 +1,4 @@
-"""The shape rules of docs/HISTORY-GROUPS.md as Spark conditions (see ``results.spark_rules``).
+"""The shape rules of docs/HISTORY-GROUPS.md as Spark conditions (see ``checkers.spark.rules``).
 
 As there, Spark only flags lines and the memory engine's scanner words the
 error of the first flagged one (``checkers._replay``). The conditions are
@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checkers._history import GROUP_FS
 from checkers.groups._shape import ALLOWED_IN
+from harness.base.contract import group_fs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 GROUP_TAGS = tuple(ALLOWED_IN)
+#: the client ops whose value holds group micro-ops only (``commit``, ``committed``)
+GROUP_FS = tuple(sorted(group_fs()))
 _KEY = r'"(?:[^"\\]|\\.)*"'
 _OFF = r"(?:0|[1-9][0-9]{0,17})"
 _KEYS = rf"\[(?:{_KEY}(?:,{_KEY})*)?\]"
@@ -30,7 +32,7 @@ _RESULT = rf"(?:{_OFF}|null)"
 COMMITTED_RESULT = rf'^\["committed",\{{(?:{_KEY}:{_RESULT}(?:,{_KEY}:{_RESULT})*)?\}}\]$'
 MOVED = rf'^\["(?:assigned|revoked)",{_KEYS}\]$'
 #: a value holding a group micro-op somewhere (the cheap first filter)
-HAS_GROUP_MOP = r'\[\s*"(?:commit|committed|assigned|revoked)"'
+HAS_GROUP_MOP = r'\[\s*"(?:' + "|".join(GROUP_TAGS) + ')"'
 _S = r"\s*"
 #: possessive (Java regex): no backtracking into the spaces, so the lookahead that follows
 #: sees the field's value and not a space before it

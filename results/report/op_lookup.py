@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import orjson
 
-from results.plot_data import Array
+from results.report.plot_data import Array
 
 CHUNK = 16 * 2**20
 #: How far back from a completion to look for its invoke.

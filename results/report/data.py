@@ -25,9 +25,9 @@ import orjson
 from harness.base.drain import drain_finished
 from harness.base.paths import printable
 from harness.base.rundir import NODES, REPORT, RunDir
-from results.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
-from results.history_table import OpTable, read_lines
-from results.plot_data import (
+from results.report.anomaly_view import KeyRecords, anomaly_keys, evidence_ops, explain, offset_grid
+from results.report.history_table import OpTable, read_lines
+from results.report.plot_data import (
     OUTCOMES,
     Array,
     Series,

@@ -11,7 +11,7 @@ name the same line with the same words.
 A condition here may flag a line the scanner accepts (a nested ``"value":
 "..."`` key in an ``error`` field, say): the replay finds nothing wrong and the
 next flagged line is tried. What Spark's typed JSON reader cannot see at all
-is listed in ``results/spark_history.py``.
+is listed in ``checkers/spark/history.py``.
 """
 
 from __future__ import annotations
@@ -23,15 +23,20 @@ import orjson
 
 from checkers._malformed import I64_MAX
 from checkers._replay import explain_line
+from harness.base.contract import (
+    NEMESIS,
+    PROCESS_SHIFT,
+    TYPE_CODES,
+    client_fs,
+    group_fs,
+    key_list_fs,
+    mop_fs,
+)
 from harness.base.errors import HistoryError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-TXN_FS = ("send", "poll", "txn")
-ASSIGN_FS = ("assign", "subscribe")
-GROUP_FS = ("commit", "committed")  # docs/HISTORY-GROUPS.md: checked in spark_group_rules
-CLIENT_FS = (*TXN_FS, *ASSIGN_FS, "crash", *GROUP_FS)
 #: a line with a "value" field (from_json cannot tell a missing field from null)
 HAS_VALUE = r'"value"\s*:'
 #: a "value" written as a JSON string (from_json would hand over its content as if JSON)
@@ -65,9 +70,10 @@ def line_flags(parsed: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     col = F.col
+    valued = sorted(mop_fs() | key_list_fs() | group_fs())  # ops whose value the checkers parse
     process = col("process")
     p = process.cast("long")
-    client = process.isNotNull() & (process != "nemesis")
+    client = process.isNotNull() & (process != NEMESIS)
     broken = (
         ~F.is_valid_utf8("raw")
         | col("_corrupt_record").isNotNull()
@@ -82,13 +88,13 @@ def line_flags(parsed: DataFrame) -> DataFrame:
                 p.isNull()
                 | (p.cast("string") != process)
                 | (p < 0)
-                | (p > I64_MAX >> 6)
+                | (p > I64_MAX >> PROCESS_SHIFT)
                 | col("raw").rlike(r'"process"\s*:\s*"')
                 | col("index").isNull()
                 | col("time").isNull()
-                | ~col("type").isin("invoke", "ok", "fail", "info")
-                | ~col("f").isin(*CLIENT_FS)
-                | (col("f").isin(*TXN_FS, *ASSIGN_FS, *GROUP_FS) & col("raw").rlike(STRING_VALUE))
+                | ~col("type").isin(*TYPE_CODES)
+                | ~col("f").isin(*client_fs())
+                | (col("f").isin(*valued) & col("raw").rlike(STRING_VALUE))
             )
         )
     )
@@ -131,20 +137,21 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     col = F.col
+    valued = sorted(mop_fs() | key_list_fs() | group_fs())
     completion = col("type") != "invoke"
     after_invoke = (col("prev_type") == "invoke").eqNullSafe(True)
     needs_value = col("type").isin("invoke", "ok")
-    keys = col("f").isin(*ASSIGN_FS) & (~completion | col("type").isin("ok", "info"))
+    keys = col("f").isin(*sorted(key_list_fs())) & (~completion | col("type").isin("ok", "info"))
     broken = (
         (completion & ~after_invoke)
         | (~completion & after_invoke)
         | (completion & after_invoke & (col("f") != col("prev_f")))
         | (needs_value & (col("f") == "crash") & ~col("raw").rlike(HAS_VALUE))
-        | (needs_value & col("f").isin(*TXN_FS, *ASSIGN_FS, *GROUP_FS) & col("value").isNull())
+        | (needs_value & col("f").isin(*valued) & col("value").isNull())
         | (keys & col("value").isNotNull() & ~col("value").rlike(KEY_LIST))
     )
     invokes = paired.where(
-        ~completion & col("f").isin(*TXN_FS) & (col("value") != '[["poll"]]')
+        ~completion & col("f").isin(*sorted(mop_fs())) & (col("value") != '[["poll"]]')
     ).select("hid", "line", "value", F.from_json("value", "array<string>").alias("mops"))
     mops = invokes.select("hid", "line", F.explode_outer("mops").alias("mop"), "mops", "value")
     fits = F.regexp_extract("mop", SEND_INVOKE, 1).cast("decimal(20,0)") <= I64_MAX
@@ -153,7 +160,7 @@ def pairing_flags(paired: DataFrame) -> DataFrame:
     bad_invokes = mops.where(
         col("mops").isNull()
         | ~rejoins(col("mops"), col("value"))
-        | ((col("mop") != '["poll"]') & ~good_send & ~group_mop)  # groups: spark_group_rules
+        | ((col("mop") != '["poll"]') & ~good_send & ~group_mop)  # groups: group_rules
     )
     return reduce(
         lambda a, b: a.unionByName(b),

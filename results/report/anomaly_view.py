@@ -14,12 +14,10 @@ import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from checkers import anomaly_ops as checker_anomaly_ops
 from checkers import render_verdict
-from results.history_table import Record
+from results.report.history_table import Record
 
-#: Fields of an anomaly that name op indices, in the order they are listed.
-OP_FIELDS = ("writer", "reader", "max-read", "op")
-OP_LIST_FIELDS = ("ops", "cycle")
 MAX_ROWS = 32
 MAX_COLS = 24
 
@@ -30,14 +28,12 @@ def _list(value: Any) -> list[Any]:
 
 
 def anomaly_ops(a: Mapping[str, Any]) -> list[int]:
-    """Op indices (completions) an anomaly points at, without repeats, in field order."""
-    out: list[int] = []
-    for name in OP_FIELDS:
-        if type(a.get(name)) is int:
-            out.append(a[name])
-    for name in OP_LIST_FIELDS:
-        out.extend(x for x in _list(a.get(name)) if type(x) is int)
-    return list(dict.fromkeys(out))
+    """Op indices (completions) an anomaly points at, without repeats, in field order.
+
+    The fields are the registry's (``harness.base.contract``), read by the checker's
+    own ``anomaly_ops``, so the panels name the same ops as the verdict's ``ops``.
+    """
+    return checker_anomaly_ops(dict(a))
 
 
 def anomaly_keys(a: Mapping[str, Any]) -> list[str]:

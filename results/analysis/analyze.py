@@ -22,59 +22,27 @@ Heals, for recovery, come from nemesis completions in the history: a
 from __future__ import annotations
 
 import csv
-import html
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.base.contract import analysis_groups
 from harness.base.errors import UsageError
-from harness.base.faults import start_fs, stop_fs
-from results.ingest import ANOMALIES, OPS, RUNS
-from results.run_files import existing_dir, output_file, shown_path
+from harness.base.faults import FAULT_KINDS, start_fs, stop_fs
+from harness.base.paths import existing_dir, output_file, shown_path
+from results.analysis.ingest import ANOMALIES, OPS, RUNS
+from results.analysis.tables import (
+    CONFIG_COLUMNS,
+    METRIC_COLUMNS,
+    SHORT,
+    render_html,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-#: configuration columns a comparison groups by, in display order
-CONFIG_COLUMNS = (
-    "kafka_version",
-    "acks",
-    "min_insync",
-    "unclean_leader_election",
-    "faults",
-    "txn",
-)
 #: ops that open / heal a fault, from the fault-kind registry
 STARTS, STOPS = start_fs(), stop_fs()
-METRIC_COLUMNS = (
-    "runs",
-    "cut_short",
-    "poor_coverage",
-    "acked",
-    "lost",
-    "lost_rate",
-    "duplicates",
-    "duplicate_rate",
-    "ordering",
-    "ordering_rate",
-    "unseen",
-    "lost_commits",
-    "commit_skips",
-    "garbage_commits",
-    "acked_per_s",
-    "live_share",
-    "avail_fault",
-    "avail_normal",
-    "fault_sends",
-    "latency_p50_ms",
-    "latency_p99_ms",
-    "latency_max_ms",
-    "recovery_p50_ms",
-    "recovery_max_ms",
-)
-
-
 def fault_delta(f: Column) -> Column:
     """+1 for an op that opens a fault, -1 for one that heals, 0 otherwise."""
     from pyspark.sql import functions as F
@@ -111,7 +79,27 @@ def run_metrics(spark: SparkSession, out: Path) -> tuple[DataFrame, DataFrame, D
         .groupBy("run_id", "heal_ns")
         .agg(((F.min("time_ns") - F.col("heal_ns")) / 1e6).alias("recovery_ms"))
     )
-    return runs.join(per_run, "run_id", "left"), client, recovery
+    return with_history_faults(runs, events).join(per_run, "run_id", "left"), client, recovery
+
+
+def with_history_faults(runs: DataFrame, events: DataFrame) -> DataFrame:
+    """``faults`` from the fault kinds the history's nemesis ops started, where test.json
+    names none: a scenario's script kills and pauses without ``--nemesis``."""
+    from pyspark.sql import functions as F
+
+    pairs = [(f, k.name) for k in FAULT_KINDS for f in k.starts]
+    kind_of_f = F.create_map(*(F.lit(x) for pair in pairs for x in pair))
+    seen = (
+        events.where(F.col("f").isin(*STARTS))
+        .groupBy("run_id")
+        .agg(F.array_join(F.array_sort(F.collect_set(kind_of_f[F.col("f")])), "+").alias("seen"))
+    )
+    return (
+        runs.join(seen, "run_id", "left")
+        .withColumn("faults", F.when((F.col("faults") == "none") & F.col("seen").isNotNull(),
+                                     F.col("seen")).otherwise(F.col("faults")))
+        .drop("seen")
+    )
 
 
 def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS) -> DataFrame:
@@ -125,13 +113,7 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
         # runs whose drain never finished: their unseen values were not judged
         F.sum(F.when(F.col("cut_short"), 1).otherwise(0)).alias("cut_short"),
         F.sum("acked").alias("acked"),
-        F.sum("lost_writes").alias("lost"),
-        F.sum("duplicates").alias("duplicates"),
-        F.sum("ordering_violations").alias("ordering"),
-        F.sum("unseen").alias("unseen"),
-        F.sum("lost_commits").alias("lost_commits"),
-        F.sum("commit_skips").alias("commit_skips"),
-        F.sum("garbage_commits").alias("garbage_commits"),
+        *(F.sum(c).alias(SHORT.get(c, c)) for c in analysis_groups()),
         F.count("poor_coverage").alias("poor_coverage"),  # VALID runs with a poor line
         (F.sum("acked_sends_main") / F.sum("main_s")).alias("acked_per_s"),
         (F.sum("live_seconds") / F.sum("seconds")).alias("live_share"),
@@ -160,32 +142,12 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
     )
     table = base.join(latency, keys, "left").join(rec, keys, "left")
     # null-safe: a config whose every fault column is null still joins (left join on nulls)
+    rates = {f"{name}_rate": name for name in ("lost", "ordering")} | {
+        "duplicate_rate": "duplicates"}
     return table.select(
         *keys,
-        "runs",
-        "cut_short",
-        "poor_coverage",
-        "acked",
-        "lost",
-        (F.col("lost") / F.col("acked")).alias("lost_rate"),
-        "duplicates",
-        (F.col("duplicates") / F.col("acked")).alias("duplicate_rate"),
-        "ordering",
-        (F.col("ordering") / F.col("acked")).alias("ordering_rate"),
-        "unseen",
-        "lost_commits",
-        "commit_skips",
-        "garbage_commits",
-        "acked_per_s",
-        "live_share",
-        "avail_fault",
-        "avail_normal",
-        "fault_sends",
-        "latency_p50_ms",
-        "latency_p99_ms",
-        "latency_max_ms",
-        "recovery_p50_ms",
-        "recovery_max_ms",
+        *((F.col(rates[c]) / F.col("acked")).alias(c) if c in rates else c
+          for c in METRIC_COLUMNS),
     ).orderBy(*keys)
 
 
@@ -228,124 +190,6 @@ def to_csv(rows: list[dict[str, Any]], path: Path) -> None:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-
-
-def fmt(value: Any, column: str) -> str:
-    """A cell for people: rates as percentages, times with one decimal."""
-    if value is None:
-        return "-"
-    if column.endswith("_rate"):
-        return f"{100 * float(value):.3f}%"
-    if column.startswith("avail") or column == "live_share":
-        return f"{100 * float(value):.1f}%"
-    if column.endswith("_ms") or column.endswith("_per_s"):
-        return f"{float(value):.1f}"
-    if column == "poor_coverage":  # the flag: VALID runs whose verdict proves little
-        return f"POOR: {value}" if value else ""
-    return str(value)
-
-
-def _coverage_note(cell: dict[str, Any]) -> str:
-    """The heatmap cell's second line: how much the configuration's runs exercised."""
-    note = (f"{fmt(cell.get('acked_per_s'), 'acked_per_s')} acked/s, live "
-            f"{fmt(cell.get('live_share'), 'live_share')}, in faults "
-            f"{fmt(cell.get('avail_fault'), 'avail_fault')} "
-            f"({fmt(cell.get('fault_sends'), 'fault_sends')} sends)")
-    poor = cell.get("poor_coverage")
-    return note + (f"; coverage poor in {poor} VALID run(s)" if poor else "")
-
-
-def render_terminal(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """The comparison as a rich table rendered to text.
-
-    At least 240 characters wide, wider when the columns need it: a header wraps
-    between its words, and no header word or cell is ever cut.
-    """
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="insync: per-configuration comparison", show_lines=False)
-    cells = [[fmt(r.get(c), c) for c in columns] for r in rows]
-    widths = []
-    for i, c in enumerate(columns):
-        header = c.replace("_", " ")
-        widths.append(max([*(len(w) for w in header.split()), *(len(row[i]) for row in cells)]))
-        table.add_column(header, justify="left" if c in CONFIG_COLUMNS else "right",
-                         min_width=widths[-1], max_width=widths[-1])
-    for row in cells:
-        table.add_row(*row)
-    buf = io.StringIO()
-    width = max(240, sum(widths) + 3 * len(widths) + 1)  # padding and a rule per column
-    Console(file=buf, width=width, color_system=None).print(table)
-    return buf.getvalue()
-
-
-def _heat(rate: float | None, top: float) -> str:
-    """White (no loss) to deep red (the worst rate in the table)."""
-    if rate is None:
-        return "#eeeeee"
-    share = 0.0 if top <= 0 else min(1.0, float(rate) / top)
-    g = int(255 - 200 * share)
-    return f"rgb(255,{g},{g})"
-
-
-def render_html(
-    rows: list[dict[str, Any]], columns: list[str], trend_rows: list[dict[str, Any]]
-) -> str:
-    """A self-contained page: a loss-rate heatmap, the full table, the trend (no network)."""
-    col_key = "faults"
-    row_keys = [c for c in CONFIG_COLUMNS if c != col_key and c in columns]
-    faults = sorted({str(r.get(col_key)) for r in rows})
-    cells: dict[tuple[str, ...], dict[str, Any]] = {}
-    for r in rows:
-        cells.setdefault(tuple(str(r.get(k)) for k in row_keys), {})[str(r.get(col_key))] = r
-    top = max((float(r["lost_rate"] or 0) for r in rows), default=0.0)
-    esc = html.escape
-    out = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>insync analysis</title>",
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:right}"
-        "th{background:#f4f4f4}td.k{text-align:left}td.poor{outline:3px solid #e0a000}"
-        "</style></head><body>",
-        "<h1>insync: loss rate by configuration</h1>",
-        "<p>Lost writes per acknowledged write; darker is worse. Rows: "
-        + esc(", ".join(row_keys))
-        + "; columns: nemesis faults. Under each rate: acknowledged sends per second of the "
-        "main phase, its live share (seconds with an acknowledged send), the live share of "
-        "the seconds with a fault in force and the sends acknowledged in them. An outlined "
-        "cell has VALID runs whose coverage was poor: their verdict proves little.</p>",
-        "<table><tr>" + "".join(f"<th>{esc(k)}</th>" for k in row_keys),
-    ]
-    out.append("".join(f"<th>{esc(f)}</th>" for f in faults) + "</tr>")
-    for key in sorted(cells):
-        out.append("<tr>" + "".join(f"<td class='k'>{esc(v)}</td>" for v in key))
-        for f in faults:
-            cell = cells[key].get(f)
-            rate = None if cell is None else cell.get("lost_rate")
-            text = (
-                "" if cell is None else f"{fmt(rate, 'lost_rate')} ({cell['lost']}/{cell['acked']})"
-            )
-            note = "" if cell is None else _coverage_note(cell)
-            flag = " class='poor'" if cell is not None and cell.get("poor_coverage") else ""
-            out.append(f"<td style='background:{_heat(rate, top)}'{flag}>{esc(text)}"
-                       + (f"<br><small>{esc(note)}</small>" if note else "") + "</td>")
-        out.append("</tr>")
-    out.append("</table><h2>All metrics</h2><table><tr>")
-    out.append("".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{esc(fmt(r.get(c), c))}</td>" for c in columns) + "</tr>")
-    out.append("</table>")
-    if trend_rows:
-        out.append("<h2>Trend per Kafka version and night</h2><table><tr>")
-        names = list(trend_rows[0])
-        out.append("".join(f"<th>{esc(c)}</th>" for c in names) + "</tr>")
-        for r in trend_rows:
-            out.append(
-                "<tr>" + "".join(f"<td>{esc(fmt(r.get(c), c))}</td>" for c in names) + "</tr>"
-            )
-        out.append("</table>")
-    out.append("</body></html>\n")
-    return "\n".join(out)
 
 
 COMPARISON_CSV, TREND_CSV, REPORT_HTML = "comparison.csv", "trend.csv", "report.html"

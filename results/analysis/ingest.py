@@ -14,7 +14,7 @@ by line in Python, with one exception: a run whose results.json has no
 coverage block (``run.coverage``, written by every run since coverage
 existed) gets one computed from its history by ``results.run_coverage``, the
 function the report uses, once, when it is ingested. test.json/results.json
-are small and read first, without Spark, through ``results.run_files``
+are small and read first, without Spark, through ``harness.base.rundir.RunDir``
 (``read_runs``), which shape-checks them: a malformed run is skipped with a
 line naming its bad file, never the whole ingestion aborted.
 """
@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from harness.base.contract import analysis_groups
 from harness.base.drain import drain_finished
 from harness.base.errors import HistoryError
-from harness.base.paths import printable
+from harness.base.paths import existing_dir, printable
+from harness.base.rundir import RunDir
 from results.coverage import outside_faults
 from results.run_coverage import RunCoverage, run_coverage
-from results.run_files import existing_dir, read_test, read_verdict
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -42,25 +43,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNS, OPS, ANOMALIES = "runs", "ops", "anomalies"
-#: anomaly types counted as ordering violations in the comparison table
-ORDERING_TYPES = (
-    "nonmonotonic-send",
-    "int-nonmonotonic-send",
-    "poll-skip",
-    "nonmonotonic-poll",
-    "int-poll-skip",
-    "int-nonmonotonic-poll",
-)
 RUN_SCHEMA = (
     "run_id string, test_name string, started string, date string, seed long, "
     "synthetic boolean, kafka_version string, kafka_version_exact string, mode string, "
     "nodes int, acks string, idempotence boolean, txn boolean, max_in_flight int, "
     "replication_factor int, min_insync int, unclean_leader_election boolean, "
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
-    "bad_anomaly_types string, lost_writes long, duplicates long, "
-    "inconsistent_offsets long, ordering_violations long, unseen long, "
-    "lost_commits long, commit_skips long, garbage_commits long, "
-    "history_ops long, duration_s double, cut_short boolean, path string, "
+    "bad_anomaly_types string, "
+    + "".join(f"{column} long, " for column in analysis_groups())
+    + "history_ops long, duration_s double, cut_short boolean, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -121,7 +112,7 @@ def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
     """Every finished run's files, read and shape-checked in plain Python, before any Spark.
 
     A run whose test.json or results.json is malformed is skipped with the
-    reason (``run_files`` names the file and the field): one bad run among a
+    reason (``harness.base.rundir`` names the file and the field): one bad run among a
     thousand must not stop the other 999 from being compared.
     """
     runs: list[FoundRun] = []
@@ -133,8 +124,8 @@ def read_runs(results_root: Path) -> tuple[list[FoundRun], list[Skipped]]:
                                    "directory to compare it)"))
             continue
         try:
-            test = read_test(d)
-            verdict = read_verdict(d)
+            test = RunDir(d).test()
+            verdict = RunDir(d).verdict()
         except HistoryError as err:
             log.info("skipping %s: %s", d, err.one_line())
             skipped.append(Skipped(rid, err.one_line()))
@@ -243,16 +234,11 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "valid": str(valid).lower() if isinstance(valid, bool) else str(valid),
         "anomaly_types": ",".join(verdict.get("anomaly-types") or []),
         "bad_anomaly_types": ",".join(verdict.get("bad-anomaly-types") or []),
-        "lost_writes": int(counts.get("lost-write", 0)),
-        "duplicates": int(counts.get("duplicate", 0)),
-        "inconsistent_offsets": int(counts.get("inconsistent-offsets", 0)),
-        "ordering_violations": sum(int(counts.get(t, 0)) for t in ORDERING_TYPES),
-        # unseen is one anomaly per key; its examples carry the number of values
+        # a column per group of the registry: the true counts of its types
+        **{column: sum(int(counts.get(t, 0)) for t in types)
+           for column, types in analysis_groups().items()},
+        # but unseen is one anomaly per key: its examples carry the number of values
         "unseen": sum(_int(a.get("count")) or 0 for a in unseen_examples),
-        # docs/HISTORY-GROUPS.md: one anomaly per observation
-        "lost_commits": int(counts.get("lost-commit", 0)),
-        "commit_skips": int(counts.get("commit-skip", 0)),
-        "garbage_commits": int(counts.get("garbage-commit", 0)),
         "history_ops": _int(stats.get("ops")),
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
         # the drain never finished (a signal, an error, a kill): unseen was not judged

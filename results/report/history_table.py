@@ -18,14 +18,16 @@ from typing import Any, BinaryIO
 import numpy as np
 import orjson
 
+from harness.base.contract import INFO, INVOKE, NEMESIS, OK, TYPE_CODES
 from harness.base.errors import HistoryError
-from harness.base.history import NEMESIS, NemesisPair, Op, pairs
+from harness.base.history import NemesisPair, Op, pairs
 from harness.base.shapes import got
 from harness.base.userfile import open_regular
-from results.op_lookup import line_offsets
-from results.plot_data import OUTCOMES, Array
+from results.report.op_lookup import line_offsets
+from results.report.plot_data import Array
 
-TYPE_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+#: completion type -> its position in ``OUTCOMES``: outcome code - OK (``results.report.plot_data``)
+TYPE_CODE = {name: code - OK for name, code in TYPE_CODES.items() if code != INVOKE}
 
 #: One record of a key: offset (None: unknown), value, completion index, "w" or "r", outcome.
 Record = tuple[int | None, int, int, str, int]
@@ -87,7 +89,7 @@ def _error_text(error: Any) -> str:
 
 COLUMNS = ("index", "invoke", "start", "end", "process", "f", "type", "error")
 INT64_MAX = 2**63 - 1
-CLIENT_TYPES = frozenset({"invoke", *OUTCOMES})
+CLIENT_TYPES = frozenset(TYPE_CODES)
 #: What to do about a malformed history, in every message about one.
 HISTORY_HINT = "fix the history to follow docs/HISTORY.md, then run insync report again"
 
@@ -159,7 +161,7 @@ def read_table(path: Path, keys: Collection[str] = ()) -> OpTable:
         f_code = f_codes.get(invoke["f"])
         if f_code is None:
             f_code = fs.code(invoke["f"])
-        outcome = TYPE_CODE.get(done["type"], 2)
+        outcome = TYPE_CODE.get(done["type"], INFO - OK)
         error = done.get("error")
         add((index, invoke["index"], invoke["time"], done["time"], done["process"], f_code,
              outcome, -1 if error is None else errs.code(_error_text(error))))

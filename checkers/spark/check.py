@@ -29,18 +29,19 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from results.spark_anomalies import derive, duplicates, inconsistent, lost, unseen
-from results.spark_history import FAIL, INFO, OK, PENDING_BASE, TXN_FS, read_histories
+from checkers._verdict import Anomalies, nothing_to_judge
+from checkers._verdict import assemble as assemble_verdict
+from checkers.spark.anomalies import derive, duplicates, inconsistent, lost, unseen
+from checkers.spark.history import PENDING_BASE, read_histories
+from harness.base.contract import FAIL, INFO, OK, TYPE_NAMES, checked_by, client_fs, judged_fs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from results.spark_history import HistoryTables
+    from checkers.spark.history import HistoryTables
 
-#: The checked types, in the order of HISTORY.md (and ``checkers.ANOMALY_TYPES``).
-CHECKED_TYPES = ("lost-write", "unseen", "duplicate", "inconsistent-offsets")
-KNOWN_FS = ("send", "poll", "txn", "assign", "subscribe", "crash", "commit", "committed")
-NOTHING_TO_JUDGE = "nothing to judge: the history has no send, poll or txn operation"
+#: The checked types, in the registry's order (``harness.base.contract``).
+CHECKED_TYPES = checked_by("spark")
 
 
 def check_file_spark(
@@ -102,7 +103,7 @@ def judge(tables: HistoryTables, *, max_anomalies: int = 1000) -> dict[str, dict
             examples.setdefault(r["hid"], {}).setdefault(r["type"], []).append(
                 orjson.loads(r["payload"])
             )
-    txn = F.col("f").isin(*TXN_FS, "commit", "committed")  # what HISTORY-GROUPS.md judges too
+    txn = F.col("f").isin(*judged_fs())
     stats_rows = {
         r["hid"]: r
         for r in tables.ops.groupBy("hid")
@@ -167,35 +168,20 @@ def assemble(
     ops: dict[str, dict[str, Any]],
     waits_not_held: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The verdict dict, shaped as ``checkers._verdict.assemble`` shapes it.
+    """The verdict dict, assembled by the memory engine's own ``checkers._verdict.assemble``.
 
-    As there, a fault script's wait that did not hold makes the verdict
-    ``unknown`` whatever was found (the run did not test what its script meant
-    to), lists them under ``waits-not-held`` and leads the ``error`` with them.
+    None of the checked types is informational; a history with nothing to judge,
+    or a fault script's wait that did not hold, makes it ``unknown`` as there.
     """
-    types = [t for t in CHECKED_TYPES if t in found]
-    valid: bool | str = not types if judged or types else "unknown"
-    reasons = [] if judged else [NOTHING_TO_JUDGE]
-    if waits_not_held:
-        valid = "unknown"
-        reasons = [*waits_not_held, *reasons]
-    verdict: dict[str, Any] = {
-        "valid": valid,
-        "anomaly-types": types,
-        "bad-anomaly-types": list(types),
-        "anomalies": {t: found[t][1] for t in types},
-        "stats": stats,
-        "anomaly-counts": {t: found[t][0] for t in types},
-        "engine": "spark",
-        "checked-types": list(CHECKED_TYPES),
-    }
-    if waits_not_held:
-        verdict["waits-not-held"] = list(waits_not_held)
-    if reasons:
-        verdict["error"] = "; ".join(reasons)
-    if ops:
-        verdict["ops"] = ops
-    return verdict
+    out = Anomalies(0)
+    for t in CHECKED_TYPES:
+        if t in found:
+            out.counts[t], out.examples[t] = found[t]
+    return assemble_verdict(
+        out, informational_types=set(), stats=stats,
+        unknown_reasons=[] if judged else [nothing_to_judge()], ops=ops,
+        waits_not_held=waits_not_held, engine="spark",
+    )
 
 
 def _op_details(
@@ -215,7 +201,7 @@ def _op_details(
     if not refs:
         return {}
     wanted = sorted({i for _, i in refs})
-    names = {OK: "ok", FAIL: "fail", INFO: "info"}
+    known_fs = client_fs()
     rows = (
         tables.ops.where(F.col("index").isin(wanted))
         .select("hid", "index", "process", "f", "kind", "ord")
@@ -227,8 +213,8 @@ def _op_details(
             continue
         details.setdefault(r["hid"], {})[str(r["index"])] = {
             "process": r["process"],
-            "f": r["f"] if r["f"] in KNOWN_FS else "other",
-            "type": names[r["kind"]],
+            "f": r["f"] if r["f"] in known_fs else "other",
+            "type": TYPE_NAMES[r["kind"]],
             **({"never-completed": True} if r["ord"] >= PENDING_BASE else {}),
         }
     return details
@@ -242,7 +228,7 @@ def check_with_spark(
     A file that cannot be read at all is refused before Spark starts (seconds).
     """
     from checkers._input import open_source
-    from results.spark_session import spark_session
+    from checkers.spark.session import spark_session
 
     open_source(path)
 

@@ -1,4 +1,4 @@
-"""The per-key analyses behind ``results.spark_check``: one DataFrame per anomaly type.
+"""The per-key analyses behind ``checkers.spark.check``: one DataFrame per anomaly type.
 
 Split from ``spark_check`` (which reads histories, runs these and assembles
 the verdict) so each module keeps one job. Every tie-break mirrors the
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from results.spark_history import INFO, OK
+from harness.base.contract import INFO, OK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from results.spark_history import HistoryTables
+    from checkers.spark.history import HistoryTables
 
 
 K = ["hid", "key"]

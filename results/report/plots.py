@@ -1,10 +1,10 @@
 """The report's plots as PNG files (matplotlib, Agg): timeline, latency, throughput.
 
 For places that cannot run the HTML page: CI artifact viewers, issues, chat.
-They draw the very numbers the page embeds (one ``results.plot_data.Series``,
-computed once per report by ``results.report_data.series``), with at most
+They draw the very numbers the page embeds (one ``results.report.plot_data.Series``,
+computed once per report by ``results.report.data.series``), with at most
 ``MAX_PNG_OPS`` ops per picture so a 1M-op run still renders in seconds. Each
-returns the PNG's bytes; ``results.report`` writes them (atomically).
+returns the PNG's bytes; ``results.report.write`` writes them (atomically).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from results.plot_data import OUTCOMES, Array, Band, Series
+from results.report.plot_data import OUTCOMES, Array, Band, Series
 
 COLORS = {"ok": "#2f9e5b", "fail": "#d64545", "info": "#e0a000"}
 BAND_COLORS = {"partition": "#4c78c8", "kill": "#c0392b", "pause": "#8e5bb5", "clock": "#d98c00",

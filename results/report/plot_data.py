@@ -1,7 +1,7 @@
 """The numbers behind every plot, computed once from the history, shared by HTML and PNG.
 
-``Series`` holds them for one run: ``results.report_data.series`` fills it
-once per report, the page embeds it and ``results.plots`` draws the PNGs from
+``Series`` holds them for one run: ``results.report.data.series`` fills it
+once per report, the page embeds it and ``results.report.plots`` draws the PNGs from
 the very same object, so the two can never disagree.
 
 Kept apart from drawing so it can be tested on known data: which nemesis op
@@ -22,14 +22,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.base import contract
 from harness.base.faults import fault_spans
 from harness.base.history import NemesisPair, Op, pairs
-from results.fault_labels import compact, fault_label
+from results.report.fault_labels import compact, fault_label
 
 Array = npt.NDArray[Any]
 
-#: Outcome codes of the ``type`` column, in drawing order.
-OUTCOMES = ("ok", "fail", "info")
+#: The completion types in the contract's code order, which is also the drawing order.
+#: The report's ``type`` column holds a completion's position here: its outcome code
+#: minus ``harness.base.contract.OK`` (0 ok, 1 fail, 2 info), dense for ``np.bincount``.
+OUTCOMES = contract.OUTCOMES
 
 @dataclass(frozen=True)
 class Band:

@@ -1,10 +1,10 @@
-"""The report page: ``results/templates/report.{html,css,js}`` filled with one run's data.
+"""The report page: ``results/report/templates/report.{html,css,js}`` filled with one run's data.
 
 Hand-written canvas code rather than a vendored plotting library: the page must
 open from disk with no network, stay small, draw 200k ops fast, and share one
 zoomable time axis between the timeline and every plot; ~500 lines of canvas
 JavaScript do that with no third-party licence to track. The assets ship as
-package data (``results/templates`` is un-ignored: ``/results/*/`` is run storage).
+package data (``results/report/templates`` is un-ignored: ``/results/*/`` is run storage).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ def asset(name: str) -> str:
 def render(title: str, payload_json: bytes, *, coverage: str = "", warning: str = "",
            scenario: str = "") -> bytes:
     """The whole report page; ``payload_json`` is the JSON of ``report_data.build``,
-    ``coverage`` and ``warning`` the HTML of ``results.coverage_panel``, ``scenario``
-    that of ``results.scenario_panel`` (all already escaped).
+    ``coverage`` and ``warning`` the HTML of ``results.report.coverage_panel``, ``scenario``
+    that of ``results.report.scenario_panel`` (all already escaped).
 
     Every ``<`` in the data (it can only sit inside JSON strings) becomes ``\\u003c``,
     so no value can close the script element or open an HTML comment in it.

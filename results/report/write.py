@@ -22,9 +22,11 @@ import orjson
 from harness.base.errors import EnvironmentProblem, HistoryError
 from harness.base.paths import output_file
 from harness.base.rundir import REPORT, RunDir
-from results import coverage_panel, report_data, report_template, scenario_panel
-from results.history_table import HISTORY_HINT, read_table
-from results.plot_data import Series
+from results.report import coverage_panel, scenario_panel
+from results.report import data as report_data
+from results.report import template as report_template
+from results.report.history_table import HISTORY_HINT, read_table
+from results.report.plot_data import Series
 from results.run_coverage import run_coverage
 
 PNG_NAMES = ("timeline.png", "latency.png", "throughput.png")
@@ -108,7 +110,7 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
 
 def write_pngs(run: RunDir, plot: Series, title: str) -> None:
     """timeline.png, latency.png and throughput.png, drawn from the page's own series."""
-    from results import plots  # matplotlib takes seconds to import: only when drawing PNGs
+    from results.report import plots  # matplotlib takes seconds to import: only when drawing PNGs
 
     timeline, latency, rates = PNG_NAMES
     _write(run.path / timeline, plots.timeline_png(plot, f"{title}: operations by worker"))

@@ -17,7 +17,7 @@ just a batch of one.
 Which file to read and how much of it (a missing file, a compressed one, a
 last line cut by a crash) is decided before Spark starts, by the memory
 engine's ``checkers._input``. Which lines break a rule is found by
-``results.spark_rules``, and the first one is explained by replaying it
+``checkers.spark.rules``, and the first one is explained by replaying it
 through the memory engine's scanner, so both engines give the same message.
 Pairing a completion with its invoke uses a window per (file, process) ordered
 by line. This is a pairing of its own, not the ground floor's reader
@@ -32,8 +32,8 @@ ops, micro-ops): without it, the later analyses build one plan tree holding
 every stage several times, and planning it (adaptive execution canonicalises
 the whole tree) costs minutes before any task runs.
 
-Outcome codes are the in-memory checker's: 1 ok, 2 fail, 3 info (a pending
-invoke at the end counts as info).
+Outcome codes are the contract's (``harness.base.contract``), as the in-memory
+checker's: a pending invoke at the end counts as info.
 """
 
 from __future__ import annotations
@@ -46,10 +46,8 @@ from urllib.parse import unquote, urlparse
 
 from checkers._input import Source
 from checkers._malformed import empty_history_error
-from harness.base.errors import HistoryError
-from harness.base.waits import AWAIT_STATE, not_held
-from results.spark_group_rules import GROUP_TAGS, group_flags
-from results.spark_rules import (
+from checkers.spark.group_rules import GROUP_TAGS, group_flags
+from checkers.spark.rules import (
     first_errors,
     line_flags,
     mop_flags,
@@ -57,12 +55,13 @@ from results.spark_rules import (
     rejoins,
     time_flags,
 )
+from harness.base.contract import FAIL, INFO, NEMESIS, OK, mop_fs
+from harness.base.errors import HistoryError
+from harness.base.waits import AWAIT_STATE, not_held
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-OK, FAIL, INFO = 1, 2, 3
-TXN_FS = ("send", "poll", "txn")
 #: completion order of pending invokes: after every real line (as the Python scanner's finish)
 PENDING_BASE = 1 << 40
 OP_SCHEMA = (
@@ -173,7 +172,7 @@ def read_histories(
         .select("hid", "blk", "line", "raw", "j.*")
         .localCheckpoint()
     )
-    nemesis = F.col("process") == "nemesis"
+    nemesis = F.col("process") == NEMESIS
     nemesis_ops = {
         r["hid"]: int(r["nem"] or 0)
         for r in parsed.groupBy("hid").agg(F.sum(nemesis.cast("long")).alias("nem")).collect()
@@ -267,7 +266,7 @@ def _waits_not_held(parsed: DataFrame) -> dict[str, list[str]]:
 
     rows = (
         parsed.where(
-            (F.col("process") == "nemesis") & (F.col("f") == AWAIT_STATE)
+            (F.col("process") == NEMESIS) & (F.col("f") == AWAIT_STATE)
             & F.col("type").isNotNull() & (F.col("type") != "invoke")
         )
         .select("hid", "line", "raw")
@@ -285,7 +284,7 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Send rows, read rows, and (hid, ord) of every op with a malformed micro-op."""
     from pyspark.sql import functions as F
 
-    txn = ops.where(F.col("f").isin(*TXN_FS))
+    txn = ops.where(F.col("f").isin(*sorted(mop_fs())))
     parts = txn.select(
         "hid",
         "ord",
@@ -352,7 +351,7 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     bad_mops = parts.where(
         F.col("a").isNull()
         | (F.size("a") == 0)
-        | ~tag.isin("send", "poll", *GROUP_TAGS)  # group micro-ops: spark_group_rules
+        | ~tag.isin("send", "poll", *GROUP_TAGS)  # group micro-ops: checkers.spark.group_rules
         | ((tag == "poll") & (F.size("a") > 2))
     ).select("hid", "ord")
     bad_polls = polls.where(F.col("m").isNull()).select("hid", "ord")

@@ -34,8 +34,9 @@ from pathlib import Path
 
 from harness.base.paths import Refused, printable, resolve_within, shown, url_path
 from harness.base.rundir import HISTORY, REPORT
-from results import op_lookup, runs_index
-from results.report_template import asset
+from results.browser import runs_index
+from results.report import op_lookup
+from results.report.template import asset
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"

@@ -10,22 +10,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.base.contract import by_severity
 from harness.base.rundir import RunDir
-from results.anomaly_view import explain
+from results.report.anomaly_view import explain
 
-#: Anomaly types from most to least alarming: data lost or made up first.
-SEVERITY = (
-    "lost-write", "inconsistent-offsets", "garbage-read", "G1a", "lost-commit", "commit-skip",
-    "garbage-commit", "duplicate", "G1c", "precommitted-read", "unseen", "nonmonotonic-send",
-    "int-nonmonotonic-send", "nonmonotonic-poll", "int-nonmonotonic-poll", "poll-skip",
-    "int-poll-skip", "G0", "int-send-skip",
-)
 WORST_SHOWN = 3
 MAX_LINE = 220
 
 
 def _rank(kind: str) -> int:
-    return SEVERITY.index(kind) if kind in SEVERITY else len(SEVERITY)
+    """Place from most to least alarming (the registry's ``severity``); unknown types last."""
+    severity = by_severity()
+    return severity.index(kind) if kind in severity else len(severity)
 
 
 def render_summary(verdict: Mapping[str, Any], run_dir: Path | None) -> str:
