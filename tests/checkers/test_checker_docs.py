@@ -43,9 +43,8 @@ def test_the_anomaly_table_lists_exactly_the_types_the_checker_knows() -> None:
     assert documented == list(ANOMALY_TYPES), "ANOMALY_TYPES follows the table's order"
 
 
-def documented_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(type, reported when, fields) of each row of the anomaly table."""
-    table = text.split("Anomaly names and their fields", 1)[1].split("Rules that decide", 1)[0]
+def table_rows(table: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(type, reported when, fields) of each row of an anomaly table of three columns."""
     rows = []
     for row in table.splitlines():
         cells = [c.strip() for c in row.split("|")[1:-1]]
@@ -53,18 +52,17 @@ def documented_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
             fields = tuple(f.strip() for f in cells[2].split(","))
             rows.append((cells[0].strip("`"), cells[1], fields))
     return rows
+
+
+def documented_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The rows of HISTORY.md's anomaly table."""
+    table = text.split("Anomaly names and their fields", 1)[1].split("Rules that decide", 1)[0]
+    return table_rows(table)
 
 
 def group_rows(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(type, reported when, fields) of each row of HISTORY-GROUPS.md's added anomalies."""
-    table = text.split("## Anomalies (added)", 1)[1].split("## Rules", 1)[0]
-    rows = []
-    for row in table.splitlines():
-        cells = [c.strip() for c in row.split("|")[1:-1]]
-        if len(cells) == 3 and cells[0].startswith("`"):
-            fields = tuple(f.strip() for f in cells[2].split(","))
-            rows.append((cells[0].strip("`"), cells[1], fields))
-    return rows
+    """The rows of HISTORY-GROUPS.md's table of added anomalies."""
+    return table_rows(text.split("## Anomalies (added)", 1)[1].split("## Rules", 1)[0])
 
 
 def test_the_anomaly_table_is_the_registry() -> None:
