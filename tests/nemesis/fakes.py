@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 import shlex
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from cluster import Cluster
 from cluster.kafka_node import FAKETIME_CONTROL, KafkaNode
-from cluster.remote import FakeRemote
+from cluster.remote import FakeRemote, Handler
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
 from nemesis.net import IPT
@@ -118,14 +119,21 @@ def fake_cluster(n: int = 3, *, faketime: bool = False, netem: bool = False,
                  controllers: int | None = None) -> tuple[Cluster, dict[str, FakeNode]]:
     spec = ClusterSpec(name="fake", nodes=n, controllers=controllers or min(3, n),
                        faketime=faketime)
-    version = resolve_version("4.1.x")
     fakes = {name: FakeNode(name, netem=netem) for name in spec.node_names}
+    return cluster_of(spec, {name: f.handle for name, f in fakes.items()}), fakes
+
+
+def cluster_of(spec: ClusterSpec, handlers: Mapping[str, Handler], *,
+               client_source: str = GATEWAY) -> Cluster:
+    """A 4.1 cluster of ``spec`` whose node ``nK`` (at ``10.0.0.K``) answers through
+    ``handlers[nK]``: the one place the nemesis tests build their fake clusters."""
+    version = resolve_version("4.1.x")
     nodes = {
-        name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
-                        version, kafka_home="/opt/kafka", client_source=GATEWAY)
+        name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, handlers[name]), spec,
+                        version, kafka_home="/opt/kafka", client_source=client_source)
         for i, name in enumerate(spec.node_names)
     }
-    return Cluster(spec, version, nodes), fakes
+    return Cluster(spec, version, nodes)
 
 
 def down_nodes(fakes: dict[str, FakeNode]) -> tuple[set[str], set[str]]:

@@ -13,17 +13,15 @@ from typing import Any
 import pytest
 
 from cluster import Cluster, power_loss_fs
-from cluster.kafka_node import KafkaNode
 from cluster.lazyfs.faults import Disk, parse
-from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
-from cluster.versions import resolve_version
 from harness.base.faults import fault_kind
 from harness.gen.core import Rng
 from nemesis import build_package
 from nemesis.kinds import disk, load
 from nemesis.nodes import Resolver
 from nemesis.settings import NemesisOptions
+from tests.nemesis.fakes import cluster_of
 from tests.nemesis.test_nemesis_power_loss import PowerNode
 
 FULL = {"kind": "full", "bytes": 0}
@@ -58,14 +56,9 @@ class DiskNode(PowerNode):
 
 def disk_cluster(*, fs: bool = True) -> tuple[Cluster, dict[str, DiskNode]]:
     spec = ClusterSpec(name="fake", nodes=3, power_loss_fs=fs)
-    version = resolve_version("4.1.x")
     fakes = {name: DiskNode(name) for name in spec.node_names}
-    nodes = {
-        name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
-                        version, kafka_home="/opt/kafka", client_source="10.0.0.254")
-        for i, name in enumerate(spec.node_names)
-    }
-    return Cluster(spec, version, nodes), fakes
+    handlers = {name: f.handle for name, f in fakes.items()}
+    return cluster_of(spec, handlers, client_source="10.0.0.254"), fakes
 
 
 def test_start_disk_puts_the_fault_in_the_target_filesystem_and_records_it() -> None:

@@ -8,16 +8,13 @@ import json
 from dataclasses import dataclass, field
 
 from cluster import Cluster
-from cluster.kafka_node import KafkaNode
-from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
-from cluster.versions import resolve_version
 from harness.base.faults import fault_kind
 from nemesis.kinds import load
 from nemesis.nodes import Resolver
 from nemesis.power_loss import NO_FS, PowerLossNemesis
 from nemesis.settings import NemesisOptions
-from tests.nemesis.fakes import GATEWAY, FakeNode, landed
+from tests.nemesis.fakes import FakeNode, cluster_of, landed
 from tests.support.shell_text import script_text
 
 DROPPED = {"files": 2, "bytes": 8192, "entries": 1}
@@ -73,14 +70,8 @@ class PowerNode(FakeNode):
 
 def power_cluster(*, fs: bool = True) -> tuple[Cluster, dict[str, PowerNode]]:
     spec = ClusterSpec(name="fake", nodes=3, power_loss_fs=fs)
-    version = resolve_version("4.1.x")
     fakes = {name: PowerNode(name) for name in spec.node_names}
-    nodes = {
-        name: KafkaNode(name, f"10.0.0.{i + 1}", FakeRemote(name, fakes[name].handle), spec,
-                        version, kafka_home="/opt/kafka", client_source=GATEWAY)
-        for i, name in enumerate(spec.node_names)
-    }
-    return Cluster(spec, version, nodes), fakes
+    return cluster_of(spec, {name: f.handle for name, f in fakes.items()}), fakes
 
 
 def test_power_loss_drops_pending_writes_before_the_broker_dies() -> None:
