@@ -35,7 +35,12 @@ from typing import Any
 from cluster.spec import MAX_NODES
 from harness.base.errors import UsageError
 from harness.run import values
-from harness.run.cluster_options import CLUSTER_OPTIONS, ClusterOptions, check_values
+from harness.run.cluster_options import (
+    CLUSTER_OPTIONS,
+    ClusterOptions,
+    check_dist_pair,
+    check_values,
+)
 from harness.run.values import (
     Range,
     Spec,
@@ -169,9 +174,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
                 f"{self.replication_factor}: no write could ever be acknowledged",
                 hint="lower --min-insync",
             )
-        from cluster.versions import resolve_for_mode
-
-        version = resolve_for_mode(self.kafka_version, self.mode)
+        version = self.kafka()
         check_only_its_options(self, self.workload)
         workload_of(self.workload).validate(self, version)
         self.check_placement()
@@ -186,10 +189,8 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     def resolved(self) -> RunOptions:
         """A copy with every automatic setting decided (what test.json records); the
         workload's follow the brokers' version (no idempotence before 0.11)."""
-        from cluster.versions import resolve_version
-
         workload = workload_of(self.workload)
-        version = resolve_version(self.kafka_version)
+        version = self.kafka()
         return replace(
             self,
             name=self.name or "-".join([*workload.name_parts(self), *self.faults]),
@@ -209,6 +210,9 @@ class RunOptions(ClusterOptions, WorkloadSettings):
             value = getattr(self, spec.name)
             if value is None or value in ([], {}):
                 continue
+            if spec.name == "kafka_version" and self.kafka_dist is not None:
+                continue  # the build names its version
+
             if spec.repeat:
                 for k, v in value.items():
                     out += [spec.flag, f"{k}={v}"]
@@ -303,7 +307,22 @@ def read_replay(path: str | Path) -> dict[str, Any]:
         raise UsageError(
             f"--replay {p}: its argv does not parse: {err.message}", hint=hint
         ) from None
-    return convert(vars(ns), f"--replay {p}")
+    replayed = convert(vars(ns), f"--replay {p}")
+    if replayed.get("kafka_dist") is not None:
+        recorded = _recorded_dist(p)
+        if recorded is not None:
+            replayed["kafka_dist_sha256"] = recorded
+    return replayed
+
+
+def _recorded_dist(test_json: Path) -> str | None:
+    """The sha256 a run recorded of its ``--kafka-dist`` build (``cluster.kafka_dist``)."""
+    try:
+        dist = json.loads(read_text(test_json, "--replay"))["cluster"]["kafka_dist"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    sha = dist.get("sha256") if isinstance(dist, dict) else None
+    return sha if isinstance(sha, str) else None
 
 
 def options_from(
@@ -313,9 +332,12 @@ def options_from(
     merged: dict[str, Any] = {}
     if replay:
         merged.update(read_replay(replay))
-    if config:
-        merged.update(read_config(config))
-    merged.update(convert(flags))
+    explicit = read_config(config) if config else {}
+    explicit.update(convert(flags))
+    if "kafka_dist" in explicit:
+        merged.pop("kafka_dist_sha256", None)  # a build named now, not the replayed one
+    merged.update(explicit)
+    check_dist_pair(explicit, merged)
     known = {f.name for f in fields(RunOptions)}
     return RunOptions(**{k: v for k, v in merged.items() if k in known}).validate()
 

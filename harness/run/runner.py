@@ -51,7 +51,14 @@ from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, build_plan, drive
-from harness.run.setup import build_package, end_watch, preflight, run_env, test_json
+from harness.run.setup import (
+    build_package,
+    dist_record,
+    end_watch,
+    preflight,
+    run_env,
+    test_json,
+)
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
 from harness.run.verdict import judge, unknown
@@ -333,6 +340,9 @@ class Run:
             summary["coverage"] = cov
         if self.replicas is not None:
             summary["replicas"] = self.replicas
+        build = dist_record(self.opts)
+        if build is not None:
+            summary["kafka_dist"] = build
         self.run_dir.write_results({**verdict, "run": summary})
         self.run_dir.point_latest()
         result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary,
