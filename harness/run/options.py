@@ -282,8 +282,9 @@ def read_config(path: str | Path) -> dict[str, Any]:
     return convert(read_toml(path, "run"), f"--config {path}")
 
 
-def read_replay(path: str | Path) -> dict[str, Any]:
-    """The options of a stored run, from the ``argv`` its test.json recorded."""
+def read_replay(path: str | Path, *, check_build: bool = True) -> dict[str, Any]:
+    """The options of a stored run, from the ``argv`` its test.json recorded; with
+    ``check_build``, its ``--kafka-dist`` must still be the build the run ran."""
     from harness.base.args import Parser
     from harness.base.rundir import RunDir
 
@@ -308,21 +309,26 @@ def read_replay(path: str | Path) -> dict[str, Any]:
             f"--replay {p}: its argv does not parse: {err.message}", hint=hint
         ) from None
     replayed = convert(vars(ns), f"--replay {p}")
-    if replayed.get("kafka_dist") is not None:
-        recorded = _recorded_dist(p)
-        if recorded is not None:
-            replayed["kafka_dist_sha256"] = recorded
+    if check_build and replayed.get("kafka_dist") is not None:
+        _same_build(p, replayed["kafka_dist"])
     return replayed
 
 
-def _recorded_dist(test_json: Path) -> str | None:
-    """The sha256 a run recorded of its ``--kafka-dist`` build (``cluster.kafka_dist``)."""
+def _same_build(test_json: Path, path: str) -> None:
+    """A replay runs the build its run ran: refused if the bytes at ``path`` are no
+    longer the ones whose sha256 test.json recorded (``cluster.kafka_dist``)."""
+    from cluster.kafka_dist import inspect_dist
+
     try:
-        dist = json.loads(read_text(test_json, "--replay"))["cluster"]["kafka_dist"]
+        recorded = json.loads(read_text(test_json, "--replay"))["cluster"]["kafka_dist"]["sha256"]
     except (ValueError, KeyError, TypeError):
-        return None
-    sha = dist.get("sha256") if isinstance(dist, dict) else None
-    return sha if isinstance(sha, str) else None
+        return
+    now = inspect_dist(path).sha256
+    if isinstance(recorded, str) and now != recorded:
+        raise UsageError(
+            f"--replay {test_json}: --kafka-dist {path} is not the build the run ran "
+            f"(sha256 {now[:16]}..., the run recorded {recorded[:16]}...)",
+            hint="restore that build, or pass --kafka-dist to run the one there now")
 
 
 def options_from(
@@ -330,12 +336,11 @@ def options_from(
 ) -> RunOptions:
     """Merge replay < config < flags over the defaults, then validate."""
     merged: dict[str, Any] = {}
-    if replay:
-        merged.update(read_replay(replay))
     explicit = read_config(config) if config else {}
     explicit.update(convert(flags))
-    if "kafka_dist" in explicit:
-        merged.pop("kafka_dist_sha256", None)  # a build named now, not the replayed one
+    if replay:
+        # a build named now replaces the replayed one, which is then not checked
+        merged.update(read_replay(replay, check_build="kafka_dist" not in explicit))
     merged.update(explicit)
     check_dist_pair(explicit, merged)
     known = {f.name for f in fields(RunOptions)}

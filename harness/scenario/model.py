@@ -111,6 +111,20 @@ class VersionRange:
         return lo if lo == hi else f"{lo}..{hi}"
 
 
+def expand_versions(items: Sequence[str]) -> list[KafkaVersion]:
+    """Each item a version (``4.1.x``) or a range (``2.8..``) standing for the table's
+    versions in it, oldest first; a version named twice counts once. The one
+    reading of a version list that ``catalogue --versions`` and ``matrix
+    --kafka-version`` share."""
+    found: list[KafkaVersion] = []
+    for item in items:
+        for version in (VersionRange.parse(item).versions() if ".." in item
+                        else [resolve_version(item)]):
+            if version not in found:
+                found.append(version)
+    return found
+
+
 #: What a scenario may expect of the replica comparison (``Expectation.replicas``).
 REPLICA_OUTCOMES = ("diverged", "consistent", "offsets-backwards")
 

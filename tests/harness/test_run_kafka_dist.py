@@ -56,7 +56,7 @@ def test_a_replay_runs_the_same_build_and_refuses_a_changed_one(tmp_path: Path) 
     again = parse(["--replay", str(test_json)])
     assert again.kafka_dist == str(tgz.absolute()) and again.kafka().version == "4.1.2-SNAPSHOT"
     _tgz(tmp_path, commit="rebuilt")  # same path, other bytes
-    with pytest.raises(UsageError, match="not the build the replayed run ran"):
+    with pytest.raises(UsageError, match="is not the build the run ran"):
         parse(["--replay", str(test_json)])
     other = make_dir(tmp_path / "other", dist_files("4.1.3-SNAPSHOT"))
     assert parse(["--replay", str(test_json), "--kafka-dist", str(other)]).kafka().version == \
