@@ -4,6 +4,8 @@ expansion they share (``harness.scenario.model.expand_versions``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness import matrix as mx
@@ -42,3 +44,18 @@ def test_bad_ranges_are_one_line(text: str, needle: str) -> None:
     with pytest.raises(UsageError) as err:
         axis(["--kafka-version", text])
     assert needle in err.value.message and "--kafka-version" in err.value.message
+
+
+def test_a_matrix_on_a_users_build(tmp_path: Path) -> None:
+    from fake_dists import dist_files, make_tarball
+
+    tgz = make_tarball(tmp_path / "k.tgz", dist_files("4.1.2-SNAPSHOT"))
+    args = build_parser().parse_args(["matrix", "--kafka-dist", str(tgz), "--acks", "1,all"])
+    base, axes = mx.split({k: v for k, v in vars(args).items()
+                           if k in ("kafka_dist", "acks")}, "")
+    combos, _ = mx.expand(mx.Matrix(base, axes))
+    assert [c.name for c in combos] == ["matrix-acks1-isr2-uncleanfalse-none-4.1.2-SNAPSHOT",
+                                        "matrix-acksall-isr2-uncleanfalse-none-4.1.2-SNAPSHOT"]
+    assert {c.opts.cluster_spec().kafka_dist for c in combos} == {str(tgz)}
+    with pytest.raises(UsageError, match="takes no --kafka-version axis"):
+        mx.expand(mx.Matrix({"kafka_dist": str(tgz)}, {"kafka_version": ["4.1.x"]}))
