@@ -27,8 +27,12 @@ CLUSTER = "dist-it"
 BUILD = "4.1.2-SNAPSHOT"
 
 
-def _patched_clients(jar: Path) -> bytes:
-    """The clients jar with its version file saying ``BUILD`` (the commit id kept)."""
+def _patched(jar: Path) -> bytes:
+    """The jar with its version file, if it has one, saying ``BUILD`` (the commit id kept):
+    kafka-clients and half a dozen server jars carry it, as a local build's all would."""
+    with zipfile.ZipFile(jar) as src:
+        if VERSION_ENTRY not in src.namelist():
+            return jar.read_bytes()
     out = io.BytesIO()
     with zipfile.ZipFile(jar) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for item in src.infolist():
@@ -48,8 +52,7 @@ def _tarball(tmp_path: Path) -> Path:
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
         for jar in jars.jar_paths:
             name = jar.name.replace("-4.1.2.jar", f"-{BUILD}.jar")
-            data = _patched_clients(jar) if jar.name.startswith("kafka-clients-") \
-                else jar.read_bytes()
+            data = _patched(jar)
             info = tarfile.TarInfo(f"{top}/libs/{name}")
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
