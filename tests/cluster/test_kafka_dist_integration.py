@@ -87,8 +87,8 @@ def test_a_run_on_a_users_build(tmp_path: Path) -> None:
     assert "--kafka-dist" in test["argv"] and "--kafka-version" not in test["argv"]
     assert f"sha256 {build['sha256']}" in render(result)
     assert result.report is not None and build["sha256"] in result.report.read_text()
+    # the brokers report the version they were built as, in their collected logs
     logs = [p for p in result.run_dir.path.rglob("*.log") if p.is_file()]
-    if logs:  # the brokers report the version they were built as
-        assert any(f"Kafka version: {BUILD}" in p.read_text(errors="replace") for p in logs)
+    assert any(f"Kafka version: {BUILD}" in p.read_text(errors="replace") for p in logs), logs
     again = parse(["--replay", str(result.run_dir.test_path)])
     assert again.kafka_dist == str(tgz) and again.kafka().version == BUILD
