@@ -26,6 +26,7 @@ from harness.base.errors import UsageError
 __all__ = [
     "DEFAULT_HEAP_MB",
     "KAFKA_HOME",
+    "admin_config",
     "broker_argv",
     "classpath",
     "dump_log_argv",
@@ -33,6 +34,7 @@ __all__ = [
     "is_cluster_id",
     "new_cluster_id",
     "quorum_argv",
+    "tool_argv",
     "zookeeper_argv",
 ]
 
@@ -167,7 +169,7 @@ def quorum_argv(
         "--bootstrap-server",
         bootstrap,
         "--command-config",
-        str(_home(kafka_home) / "config" / ADMIN_CONFIG),
+        admin_config(kafka_home),
         "describe",
         "--status",
     ]
@@ -225,6 +227,24 @@ def zookeeper_argv(
         version.zookeeper_main,
         str(config),
     ]
+
+
+def tool_argv(
+    version: KafkaVersion,
+    main: str,
+    args: Sequence[str],
+    *,
+    kafka_home: str | PurePath = KAFKA_HOME,
+    java: str = "java",
+) -> list[str]:
+    """One of the distribution's command-line tools (``main``, its class) with ``args``,
+    as ``kafka-run-class.sh`` would run it."""
+    return [*_tool_prefix(version, kafka_home, java), main, *args]
+
+
+def admin_config(kafka_home: str | PurePath = KAFKA_HOME) -> str:
+    """The admin client settings every tool gets (``config/tools-admin.properties``)."""
+    return str(_home(kafka_home) / "config" / ADMIN_CONFIG)
 
 
 def _tool_prefix(version: KafkaVersion, kafka_home: str | PurePath, java: str) -> list[str]:

@@ -38,9 +38,10 @@ class FaultKind:
     #: op is the heal, so the heal's ``f`` is not written down a second time.
     heal_value: str | None
     #: Place in the heal order, lowest first (also the nemesis's teardown order):
-    #: resume paused brokers, heal the network, then packets and disks, reset clocks, and
-    #: restart killed brokers last, into a cluster that can hear them again (and
-    #: power cut nodes after them).
+    #: resume paused brokers, heal the network, then packets and disks, reset clocks, move
+    #: reassigned replicas back, restart killed brokers last, into a cluster that can hear
+    #: them again (and power cut nodes after them), then put leaders back on their
+    #: preferred replicas, with every broker up.
     heal_order: int
     #: Dotted name of the module implementing it (a ``nemesis.kinds.FaultImpl``).
     impl: str
@@ -94,6 +95,10 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
               needs_power_loss_fs=True),
     FaultKind("disk", ("start-disk",), "stop-disk", None, 35, "nemesis.kinds.disk",
               needs_power_loss_fs=True),
+    FaultKind("restart", ("restart",), "end-restart", "all", 85, "nemesis.kinds.restart"),
+    FaultKind("elect-leader", ("elect-leader",), "elect-preferred", None, 97,
+              "nemesis.kinds.elect_leader"),
+    FaultKind("reassign", ("reassign",), "reassign-back", None, 50, "nemesis.kinds.reassign"),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

@@ -53,6 +53,9 @@ CLUSTER_OPTIONS: tuple[Spec, ...] = (
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
          "validated", "KEY=VALUE", True),
+    Spec("leader_check", boolean, "the brokers' preferred-leader check every 10 s, a source "
+         "of planned leader moves (default: true; false sets "
+         "auto.leader.rebalance.enable=false)"),
     Spec("power_loss_fs", boolean, "mount broker data through the power-loss filesystem, "
          "which keeps writes in memory until fsync (default: false; on whenever the "
          "power-loss fault is used)"),
@@ -77,6 +80,7 @@ class ClusterOptions:
     controllers: int | None = None
     heap_mb: int = 384
     broker_config: dict[str, str] = field(default_factory=dict)
+    leader_check: bool = True
     base_image: str | None = None
     power_loss_fs: bool = False
     hosts: str | None = None
@@ -95,6 +99,7 @@ class ClusterOptions:
         from cluster.versions import resolve_for_mode
 
         resolve_for_mode(self.kafka_version, self.mode)
+        self.cluster_spec()  # broker keys, and --leader-check against them
         self.check_placement()
         return self
 
@@ -121,11 +126,17 @@ class ClusterOptions:
 
     def cluster_spec(self) -> ClusterSpec:
         """The cluster these settings describe (broker keys and node counts checked)."""
-        from cluster.broker_config import parse_overrides
+        from cluster.broker_config import LEADER_CHECK_SWITCH, parse_overrides
         from cluster.spec import ClusterSpec
 
         mode: Mode = "kraft" if self.mode == "kraft" else "zookeeper"
         overrides = parse_overrides([f"{k}={v}" for k, v in self.broker_config.items()], mode)
+        if not self.leader_check:
+            if overrides.get(LEADER_CHECK_SWITCH, "false").strip().lower() != "false":
+                raise UsageError(f"--leader-check false contradicts --broker-config "
+                                 f"{LEADER_CHECK_SWITCH}={overrides[LEADER_CHECK_SWITCH]}",
+                                 hint="give one of them")
+            overrides[LEADER_CHECK_SWITCH] = "false"
         return ClusterSpec(
             name=self.cluster_name,
             nodes=self.nodes,

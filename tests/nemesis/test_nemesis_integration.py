@@ -314,6 +314,48 @@ def test_clock_bump_freeze_strobe_and_reset_reach_the_broker(cluster: Cluster) -
     assert residue(cluster) == {}
 
 
+def test_planned_operations_restart_reassign_and_elect_with_kafkas_own_tools(
+    cluster: Cluster,
+) -> None:
+    """restart, reassign and elect-leader as an operator runs them, on the real brokers."""
+    nem = nemesis_for("restart", "reassign", "elect-leader")
+    nem.setup(cluster)
+    key = f"{TOPIC}-0"
+    try:
+        leader = partitions(cluster.bootstrap, [TOPIC])[key].leader
+        pid = cluster.nodes[str(leader)].pid()
+        out = nem.invoke(cluster, {"f": "restart", "value": f"leader:{key}"})
+        assert "error" not in out, out
+        (step,) = out["value"]["steps"]
+        assert step["node"] == leader and step["stopped-pid"] == pid and step["clean"] is True
+        assert step["isr-whole"] is True and step["started-pid"] != pid
+        assert fully_replicated(cluster)  # the restart waited for the ISR to be whole
+
+        before = partitions(cluster.bootstrap, [TOPIC])[key]
+        out = nem.invoke(cluster, {"f": "reassign", "value": {"key": key}})
+        assert "error" not in out, out
+        to = out["value"]["moves"][key]["to"]
+        assert out["value"]["done"] is True and to[0] != before.replicas[0]
+        assert partitions(cluster.bootstrap, [TOPIC])[key].replicas == tuple(to)
+        out = nem.invoke(cluster, {"f": "elect-leader", "value": {"type": "preferred",
+                                                                  "key": key}})
+        assert "error" not in out, out
+        assert out["value"]["ran-on"] in cluster.nodes and out["value"]["tool-s"] > 0
+        if before.leader != to[0]:  # the leader check may have moved it first
+            assert out["value"]["elected"] == [key]
+        assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader == to[0],
+                          timeout_s=30, message="the new preferred replica leads")
+        out = nem.invoke(cluster, {"f": "reassign-back", "value": None})
+        assert "error" not in out and out["value"]["restored"] == {key: list(before.replicas)}
+        out = nem.invoke(cluster, {"f": "elect-preferred", "value": None})
+        assert "error" not in out, out
+        assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader
+                          == before.replicas[0], timeout_s=30, message="leader back")
+    finally:
+        nem.teardown(cluster)
+    assert residue(cluster) == {}
+
+
 def test_teardown_after_every_fault_kind_leaves_no_residue(cluster: Cluster) -> None:
     nem = nemesis_for("partition", "kill", "pause", "clock", "packet")
     nem.setup(cluster)
