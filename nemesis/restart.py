@@ -6,15 +6,18 @@ broker first asks the controller to move its leaderships away: *controlled
 shutdown*), wait for the JVM to exit, start it again, and before touching the
 next broker wait until every partition's ISR is whole again, so that no two
 brokers are ever out of it at once. That last wait is bounded
-(``isr-timeout-s``): when the ISR does not come back in time the restart
+(``isr-timeout-s``, 180 s): when the ISR does not come back in time the restart
 stops there, as a runbook says to, and the nodes it did not reach are
-recorded as not restarted.
+recorded as not restarted (``not-restarted``, ``stopped-because``): the
+runbook's outcome, not an ``error`` of the nemesis. ``duration-s`` is the whole
+operation's: reports count the operation in force from its invoke (the
+restart *is* the fault while it runs; ``results.coverage``).
 
 These are the leadership changes a production cluster sees most, and planned:
 KAFKA-20554 loses acks=1 records on them. Each step is recorded with what it
 really did and how long it took::
 
-    {"target": "all", "nodes": ["n1", "n2", "n3"], "seconds": 41.2,
+    {"target": "all", "nodes": ["n1", "n2", "n3"], "duration-s": 41.2,
      "steps": [{"node": "n1", "stopped-pid": 412, "stop-s": 2.1, "clean": true,
                 "started-pid": 977, "start-s": 0.3, "isr-whole": true, "isr-s": 6.4}, ...]}
 
@@ -46,8 +49,11 @@ START, STOP = "restart", "end-restart"
 #: Seconds a broker may take to exit after SIGTERM (a controlled shutdown moves its
 #: leaderships first; Kafka's own ``controlled.shutdown`` retries take up to ~15 s).
 STOP_TIMEOUT_S = 120.0
-#: Seconds to wait for the ISR of every workload partition to be whole after a start.
-ISR_TIMEOUT_S = 60.0
+#: Seconds to wait for the ISR of every workload partition to be whole after a start
+#: (on a loaded 2-core Docker host a restarted 4.1.2 broker took ~90 s to register again).
+ISR_TIMEOUT_S = 180.0
+#: At most this many of the gaps still open at the timeout are recorded (and the count).
+GAPS_SHOWN = 8
 
 
 def settings(value: Any) -> tuple[Any, float, float]:
@@ -100,6 +106,7 @@ class RestartNemesis:
         skipped: dict[str, str] = {}
         errors: dict[str, str] = {}
         left: list[str] = []
+        stopped = ""
         for i, name in enumerate(names):
             step, state, error = self._one(cluster, cluster.nodes[name], stop_s, isr_s)
             if state is not None:
@@ -108,14 +115,17 @@ class RestartNemesis:
             steps.append(step)
             if error:
                 errors[name] = error
+            if error or not step.get("isr-whole", True):
+                stopped = error or f"{name}: ISR not whole {isr_s:g} s after its restart"
                 left = names[i + 1:]
                 break
         value: dict[str, Any] = {"target": target, "nodes": names, "steps": steps,
-                                 "seconds": round(self.clock() - began, 2)}
+                                 "duration-s": round(self.clock() - began, 2)}
         if skipped:
             value["skipped"] = skipped
         if left:
             value["not-restarted"] = left
+            value["stopped-because"] = stopped
         return completion(value, errors)
 
     def _one(self, cluster: Cluster, node: KafkaNode, stop_s: float, isr_s: float
@@ -153,10 +163,9 @@ class RestartNemesis:
 
         polled = self.poller.until(look, lambda gaps: not gaps, isr_s)
         step.update({"isr-whole": polled.held, "isr-s": polled.seconds})
-        if not polled.held:
-            step["isr-missing"] = polled.last
-            error = error or (f"ISR not whole {isr_s:g} s after the restart: "
-                              f"{'; '.join(polled.last[:5])}")
+        if not polled.held:  # the runbook's outcome, not a failure of the nemesis
+            step["isr-missing"] = polled.last[:GAPS_SHOWN]
+            step["isr-missing-count"] = len(polled.last)
         return step, None, error
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
