@@ -80,7 +80,7 @@ def reassign_args(version_main: str | None, path: str, kafka_home: str) -> list[
     """``kafka-reassign-partitions --execute`` of the plan in ``path``."""
     if version_main is None:
         raise UsageError("this Kafka version has no reassignment tool over the Admin API",
-                         hint="kafka-reassign-partitions --bootstrap-server exists from 2.5 on")
+                         hint="kafka-reassign-partitions --bootstrap-server exists from 2.6 on")
     return [version_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
             "--command-config", jvm.admin_config(kafka_home),
             "--reassignment-json-file", path, "--execute"]

@@ -218,8 +218,8 @@ ERAS: tuple[Era, ...] = (
     Era((2, 4), "kafka-leader-election (KIP-460): kafka.admin.LeaderElectionCommand", {
         "leader_election_main": "kafka.admin.LeaderElectionCommand",
     }),
-    Era((2, 5), "kafka-reassign-partitions over the Admin API alone (KIP-455; 2.4's still "
-        "needs --zookeeper)", {
+    Era((2, 6), "kafka-reassign-partitions over the Admin API alone (KIP-455; 2.5.1's "
+        "still requires --zookeeper, 2.6.3's deprecates it)", {
         "reassign_main": "kafka.admin.ReassignPartitionsCommand",
     }),
     Era((3, 3), "KRaft production-ready (2.8 to 3.2: an unsupported preview)", {

@@ -99,6 +99,8 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     FaultKind("elect-leader", ("elect-leader",), "elect-preferred", None, 97,
               "nemesis.kinds.elect_leader"),
     FaultKind("reassign", ("reassign",), "reassign-back", None, 50, "nemesis.kinds.reassign"),
+    FaultKind("reconfigure", ("reconfigure",), "restore-config", None, 45,
+              "nemesis.kinds.reconfigure"),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

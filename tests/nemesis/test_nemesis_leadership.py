@@ -103,7 +103,8 @@ def test_the_tool_classes_follow_the_version() -> None:
     assert release("3.6.2").leader_election_main == "kafka.admin.LeaderElectionCommand"
     assert release("3.7.2").reassign_main == (
         "org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
-    assert release("2.4.1").reassign_main is None  # its tool still needs --zookeeper
+    assert release("2.5.1").reassign_main is None  # its tool still needs --zookeeper
+    assert release("2.6.3").reassign_main == "kafka.admin.ReassignPartitionsCommand"
     assert release("2.3.1").leader_election_main is None
 
 
