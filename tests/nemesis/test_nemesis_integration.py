@@ -317,11 +317,19 @@ def test_clock_bump_freeze_strobe_and_reset_reach_the_broker(cluster: Cluster) -
 def test_planned_operations_restart_reassign_and_elect_with_kafkas_own_tools(
     cluster: Cluster,
 ) -> None:
-    """restart, reassign and elect-leader as an operator runs them, on the real brokers."""
-    nem = nemesis_for("restart", "reassign", "elect-leader")
+    """restart, reassign, elect-leader and reconfigure as an operator runs them."""
+    nem = nemesis_for("restart", "reassign", "elect-leader", "reconfigure")
     nem.setup(cluster)
     key = f"{TOPIC}-0"
     try:
+        out = nem.invoke(cluster, {"f": "reconfigure", "value": {
+            "topic": TOPIC, "set": {"min.insync.replicas": 1}}})
+        assert "error" not in out, out
+        assert out["value"]["before"] == {f"topic {TOPIC}": {"min.insync.replicas": "2"}}
+        assert out["value"]["after"] == {f"topic {TOPIC}": {"min.insync.replicas": "1"}}
+        out = nem.invoke(cluster, {"f": "restore-config", "value": None})
+        assert out["value"]["after"] == {f"topic {TOPIC}": {"min.insync.replicas": "2"}}
+
         leader = partitions(cluster.bootstrap, [TOPIC])[key].leader
         pid = cluster.nodes[str(leader)].pid()
         out = nem.invoke(cluster, {"f": "restart", "value": f"leader:{key}"})
@@ -341,8 +349,8 @@ def test_planned_operations_restart_reassign_and_elect_with_kafkas_own_tools(
                                                                   "key": key}})
         assert "error" not in out, out
         assert out["value"]["ran-on"] in cluster.nodes and out["value"]["tool-s"] > 0
-        if before.leader != to[0]:  # the leader check may have moved it first
-            assert out["value"]["elected"] == [key]
+        # elected by the tool, or already by the brokers' own leader check (every 10 s)
+        assert [key] in (out["value"].get("elected"), out["value"].get("not-needed")), out
         assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader == to[0],
                           timeout_s=30, message="the new preferred replica leads")
         out = nem.invoke(cluster, {"f": "reassign-back", "value": None})
