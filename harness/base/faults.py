@@ -38,10 +38,10 @@ class FaultKind:
     #: op is the heal, so the heal's ``f`` is not written down a second time.
     heal_value: str | None
     #: Place in the heal order, lowest first (also the nemesis's teardown order):
-    #: resume paused brokers, heal the network, then packets and disks, reset clocks, move
-    #: reassigned replicas back, restart killed brokers last, into a cluster that can hear
-    #: them again (and power cut nodes after them), then put leaders back on their
-    #: preferred replicas, with every broker up.
+    #: resume paused brokers, heal the network, then packets and disks, reset clocks, restore
+    #: changed configs, restart killed brokers last, into a cluster that can hear them
+    #: again (and power cut nodes after them); then, with every broker up, move reassigned
+    #: replicas back and put leaders back on their preferred replicas.
     heal_order: int
     #: Dotted name of the module implementing it (a ``nemesis.kinds.FaultImpl``).
     impl: str
@@ -98,7 +98,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     FaultKind("restart", ("restart",), "end-restart", "all", 85, "nemesis.kinds.restart"),
     FaultKind("elect-leader", ("elect-leader",), "elect-preferred", None, 97,
               "nemesis.kinds.elect_leader"),
-    FaultKind("reassign", ("reassign",), "reassign-back", None, 50, "nemesis.kinds.reassign"),
+    FaultKind("reassign", ("reassign",), "reassign-back", None, 96, "nemesis.kinds.reassign"),
     FaultKind("reconfigure", ("reconfigure",), "restore-config", None, 45,
               "nemesis.kinds.reconfigure"),
 )
