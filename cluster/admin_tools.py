@@ -72,7 +72,7 @@ def election_args(version_main: str | None, election: str, path: str,
     if election not in ELECTIONS:
         raise UsageError(f"unknown election {election!r}", hint="use preferred or unclean")
     return [version_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
-            "--admin.config", jvm.admin_config(kafka_home),
+            "--admin.config", jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG),
             "--election-type", election, "--path-to-json-file", path]
 
 
@@ -82,7 +82,7 @@ def reassign_args(version_main: str | None, path: str, kafka_home: str) -> list[
         raise UsageError("this Kafka version has no reassignment tool over the Admin API",
                          hint="kafka-reassign-partitions --bootstrap-server exists from 2.6 on")
     return [version_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
-            "--command-config", jvm.admin_config(kafka_home),
+            "--command-config", jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG),
             "--reassignment-json-file", path, "--execute"]
 
 

@@ -44,6 +44,7 @@ TOOL_HEAP_MB = 256  # kafka-run-class.sh's default for command-line tools
 ZOOKEEPER_HEAP_MB = 256
 MIN_HEAP_MB = 64
 ADMIN_CONFIG = "tools-admin.properties"  # under config/, see dist_files/
+OPS_ADMIN_CONFIG = "tools-ops-admin.properties"  # the operation tools' (admin_tools)
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 # kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, minus what Java 17 ignores.
@@ -242,9 +243,10 @@ def tool_argv(
     return [*_tool_prefix(version, kafka_home, java), main, *args]
 
 
-def admin_config(kafka_home: str | PurePath = KAFKA_HOME) -> str:
-    """The admin client settings every tool gets (``config/tools-admin.properties``)."""
-    return str(_home(kafka_home) / "config" / ADMIN_CONFIG)
+def admin_config(kafka_home: str | PurePath = KAFKA_HOME, name: str = ADMIN_CONFIG) -> str:
+    """The admin client settings a tool gets (``config/tools-admin.properties``: a quick
+    answer; ``OPS_ADMIN_CONFIG``: Kafka's own patience, for operations)."""
+    return str(_home(kafka_home) / "config" / name)
 
 
 def _tool_prefix(version: KafkaVersion, kafka_home: str | PurePath, java: str) -> list[str]:

@@ -80,6 +80,7 @@ def test_a_preferred_election_runs_the_tool_on_a_node_and_records_what_moved() -
     argv = kafka.runs[0]
     assert argv[argv.index("-cp") + 2] == "org.apache.kafka.tools.LeaderElectionCommand"
     assert argv[argv.index("--election-type") + 1] == "preferred"
+    assert argv[argv.index("--admin.config") + 1] == "/opt/kafka/config/tools-ops-admin.properties"
     # the partitions go as the topic the cluster knows, in a file the same command writes
     assert kafka.files[0] == {"partitions": [{"topic": "pre.t0", "partition": 0},
                                              {"topic": "pre.t0", "partition": 1}]}
