@@ -22,7 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
+from cluster.jvm import DEFAULT_HEAP_MB
+from cluster.spec import (
+    DEFAULT_CLUSTER_NAME,
+    DEFAULT_KAFKA_VERSION,
+    DEFAULT_MODE,
+    DEFAULT_NODES,
+    MAX_HEAP_MB,
+    MAX_NODES,
+    MIN_HEAP_MB,
+    MODES,
+)
 from harness.base.errors import UsageError
 from harness.run.values import (
     Range,
@@ -43,13 +53,13 @@ if TYPE_CHECKING:
 
 CLUSTER_OPTIONS: tuple[Spec, ...] = (
     Spec("cluster_name", cluster_name, "the cluster's name: letters, digits, '-' (default: "
-         "insync)", "NAME"),
-    Spec("nodes", whole, "Kafka nodes (default: 3)", range=Range(1, MAX_NODES)),
-    Spec("kafka_version", kafka_version, "e.g. 4.1.x, 3.9.x (default: 4.1.x)"),
-    Spec("mode", choice("kraft", "zookeeper"), "kraft or zookeeper (default: kraft)"),
+         f"{DEFAULT_CLUSTER_NAME})", "NAME"),
+    Spec("nodes", whole, f"Kafka nodes (default: {DEFAULT_NODES})", range=Range(1, MAX_NODES)),
+    Spec("kafka_version", kafka_version, f"e.g. 4.1.x, 3.9.x (default: {DEFAULT_KAFKA_VERSION})"),
+    Spec("mode", choice(*MODES), f"kraft or zookeeper (default: {DEFAULT_MODE})"),
     Spec("controllers", whole, "KRaft voters among the nodes (default: min(3, nodes))",
          range=Range(1, MAX_NODES)),
-    Spec("heap_mb", whole, "broker JVM heap in MiB (default: 384)",
+    Spec("heap_mb", whole, f"broker JVM heap in MiB (default: {DEFAULT_HEAP_MB})",
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
          "validated", "KEY=VALUE", True),
@@ -73,12 +83,12 @@ CLUSTER_BY_NAME = {s.name: s for s in CLUSTER_OPTIONS}
 class ClusterOptions:
     """The cluster settings and their defaults (plain data, as typed or read)."""
 
-    cluster_name: str = "insync"
-    nodes: int = 3
-    kafka_version: str = "4.1.x"
-    mode: str = "kraft"
+    cluster_name: str = DEFAULT_CLUSTER_NAME
+    nodes: int = DEFAULT_NODES
+    kafka_version: str = DEFAULT_KAFKA_VERSION
+    mode: str = DEFAULT_MODE
     controllers: int | None = None
-    heap_mb: int = 384
+    heap_mb: int = DEFAULT_HEAP_MB
     broker_config: dict[str, str] = field(default_factory=dict)
     leader_check: bool = True
     base_image: str | None = None

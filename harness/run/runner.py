@@ -349,14 +349,18 @@ class Run:
         return "the run was cut short"
 
     def _coverage(self) -> dict[str, Any] | None:
-        """What the main phase exercised (``results.coverage``), from the history itself."""
+        """What the main phase exercised (``results.coverage``), from the history itself.
+
+        The window ends at ``--time-limit``: after it the clients only complete the ops
+        in flight while the nemesis heals, and those seconds are the final heal's, which
+        the block reports on its own (``final_heal``)."""
         from harness.base.faults import fault_spans
-        from results.coverage import coverage
+        from results.coverage import coverage, until_limit
 
         if self._no_history() or self.t0_ns is None:
             return None
         try:
-            window = self.stats.window_ns("main", self.t0_ns)
+            window = until_limit(self.stats.window_ns("main", self.t0_ns), self.opts.time_limit)
             return coverage(self.run_dir.history(), fault_spans(), window)
         except InsyncError as err:  # the verdict already says what is wrong with the file
             LOG.warning("no coverage figures: %s", err)
