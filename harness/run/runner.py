@@ -302,7 +302,9 @@ class Run:
         from cluster import provisioner_for
 
         if self.opts.teardown and self.cluster is not None:
-            removed = provisioner_for(self.opts.placement()).down(self.spec.name)
+            down = provisioner_for(self.opts.placement()).down
+            removed = down(self.spec.name) if self.watch is None else self.watch.retried(
+                lambda: down(self.spec.name), self.say)
             self.say(f"removed cluster {self.spec.name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------

@@ -25,12 +25,13 @@ judges it the same way.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from cluster.remote import Reachable
 from harness.base.errors import EnvironmentProblem
@@ -48,6 +49,10 @@ NODES_EVERY_S = 5.0
 MISSES = 2
 #: How long one node's answer may take.
 PROBE_TIMEOUT_S = 20.0
+#: After nodes were lost, how long cleanup waits for an engine that does not answer.
+ENGINE_BACK_S = 90.0
+RETRY_S = 5.0
+T = TypeVar("T")
 
 
 class HostFault(EnvironmentProblem):
@@ -105,7 +110,10 @@ class NodeProbe:
                     lost[name] = why
         if not lost:
             return None
-        said = "; ".join(f"{name}: {why}" for name, why in lost.items())
+        by_why: dict[str, list[str]] = {}
+        for name, why in lost.items():  # an engine gone loses every node for one reason
+            by_why.setdefault(why, []).append(name)
+        said = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_why.items())
         return HostFault(f"lost node(s) outside insync's faults: {said}", tuple(lost))
 
 
@@ -140,6 +148,24 @@ class HostWatch:
             return cluster
         kept = {n: node for n, node in cluster.nodes.items() if n not in fault.lost}
         return replace(cluster, nodes=kept)
+
+    def retried(self, step: Callable[[], T], say: Callable[[str], None]) -> T:
+        """``step``, tried again for up to :data:`ENGINE_BACK_S` while no engine answers
+        (``EnvironmentProblem``), when the run stopped because its nodes were lost: an
+        engine that restarts is back within seconds, and removing the cluster then
+        leaves nothing behind. Any other failure, or a fault of another kind, raises."""
+        give_up = self.clock() + (ENGINE_BACK_S if self.fault and self.fault.lost else 0)
+        for attempt in itertools.count():
+            try:
+                return step()
+            except EnvironmentProblem as err:
+                if self.clock() >= give_up:
+                    raise
+                LOG.info("waiting for the engine: %s", err)
+                if attempt == 0:
+                    say("waiting for the Docker engine to answer, to remove the cluster")
+                time.sleep(RETRY_S)
+        raise AssertionError("unreachable")  # itertools.count() never ends
 
     def look(self, *, nodes: bool) -> HostFault | None:
         """One look; halts the target on the first fault found (and remembers it)."""

@@ -185,3 +185,39 @@ def test_a_full_disk_mid_run_stops_it_unknown_with_the_history_kept(
     lines = result.run_dir.history_path.read_bytes().splitlines()
     assert lines and all(isinstance(orjson.loads(line), dict) for line in lines)
     assert check(result.run_dir.path) == 2
+
+
+def test_one_reason_for_every_node_is_said_once() -> None:
+    gone = "the Docker engine does not answer (connection refused)"
+    probe = NodeProbe({n: Answers(n, [gone]) for n in ("n1", "n2", "n3")}, misses=1)
+    fault = probe.look()
+    assert fault is not None and fault.lost == ("n1", "n2", "n3")
+    assert fault.message == f"lost node(s) outside insync's faults: n1, n2, n3: {gone}"
+
+
+def test_removing_the_cluster_waits_for_an_engine_only_after_nodes_were_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.base.errors import EnvironmentProblem
+    from harness.run.watch import HostFault
+
+    monkeypatch.setattr(watch, "RETRY_S", 0.0)
+    now = [0.0]
+    w = HostWatch(Target(), Failed(), "h", None, clock=lambda: now[0])
+    tries: list[float] = []
+
+    def down() -> str:
+        tries.append(now[0])
+        now[0] += 10
+        if len(tries) < 3:
+            raise EnvironmentProblem("no Docker engine answers")
+        return "3 container(s)"
+
+    said: list[str] = []
+    with pytest.raises(EnvironmentProblem):  # no nodes lost: no reason to wait
+        w.retried(down, said.append)
+    tries.clear()
+    w.fault = HostFault("lost", ("n1",))
+    assert w.retried(down, said.append) == "3 container(s)"
+    assert len(tries) == 3
+    assert said == ["waiting for the Docker engine to answer, to remove the cluster"]
