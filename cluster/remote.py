@@ -2,15 +2,15 @@
 
 Everything that touches a node (starting Kafka, injecting faults, collecting
 logs) goes through an explicit ``Remote`` object instead of a global session,
-so the same code drives Docker containers today and SSH hosts later, and tests
-can hand in a fake built from a handler function (``FakeRemote``).
+so the same code drives Docker containers and SSH hosts, and tests can hand in
+a fake built from a handler function (``tests/support/fake_remote.py``).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -108,44 +108,3 @@ def write_file(remote: Remote, path: str, text: str, *, mode: str = "644") -> No
 def read_if_there(remote: Remote, path: str) -> str:
     """The text of ``path`` on the node, or ``""`` when it is missing or unreadable."""
     return sh(remote, 'cat -- "$1" 2>/dev/null', path, check=False).stdout
-
-
-Handler = Callable[[tuple[str, ...], str | None], tuple[int, str, str]]
-
-
-@dataclass
-class FakeRemote:
-    """A ``Remote`` whose commands are answered by a handler function.
-
-    The handler gets ``(argv, stdin)`` and returns ``(exit_code, stdout, stderr)``;
-    every call is recorded in ``calls`` so tests can assert on what was run.
-    """
-
-    name: str
-    handler: Handler
-    calls: list[tuple[str, ...]] = field(default_factory=list)
-    files: dict[str, bytes] = field(default_factory=dict)
-
-    def exec(
-        self,
-        argv: Sequence[str],
-        *,
-        input: str | None = None,
-        timeout: float = 60.0,
-        check: bool = True,
-    ) -> ExecResult:
-        args = tuple(argv)
-        self.calls.append(args)
-        code, out, err = self.handler(args, input)
-        result = ExecResult(args, code, out, err)
-        if check and code != 0:
-            raise RemoteCommandFailed(self.name, result)
-        return result
-
-    def upload(self, local: Path, remote_path: str) -> None:
-        self.files[remote_path] = local.read_bytes()
-
-    def download(self, remote_path: str, local: Path) -> None:
-        if remote_path not in self.files:
-            raise ClusterError(f"on {self.name}: no file {remote_path}")
-        local.write_bytes(self.files[remote_path])

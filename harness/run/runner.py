@@ -51,7 +51,14 @@ from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, build_plan, drive
-from harness.run.setup import build_package, end_watch, preflight, run_env, test_json
+from harness.run.setup import (
+    build_package,
+    dist_record,
+    end_watch,
+    preflight,
+    run_env,
+    test_json,
+)
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
 from harness.run.verdict import judge, unknown
@@ -341,6 +348,9 @@ class Run:
             summary["coverage"] = cov
         if self.replicas is not None:
             summary["replicas"] = self.replicas
+        build = dist_record(self.opts)
+        if build is not None:
+            summary["kafka_dist"] = build
         try:
             self.run_dir.write_results({**verdict, "run": summary})
             self.run_dir.point_latest()
@@ -364,14 +374,18 @@ class Run:
         return "the run was cut short"
 
     def _coverage(self) -> dict[str, Any] | None:
-        """What the main phase exercised (``results.coverage``), from the history itself."""
+        """What the main phase exercised (``results.coverage``), from the history itself.
+
+        The window ends at ``--time-limit``: after it the clients only complete the ops
+        in flight while the nemesis heals, and those seconds are the final heal's, which
+        the block reports on its own (``final_heal``)."""
         from harness.base.faults import fault_spans
-        from results.coverage import coverage
+        from results.coverage import coverage, until_limit
 
         if self._no_history() or self.t0_ns is None:
             return None
         try:
-            window = self.stats.window_ns("main", self.t0_ns)
+            window = until_limit(self.stats.window_ns("main", self.t0_ns), self.opts.time_limit)
             return coverage(self.run_dir.history(), fault_spans(), window)
         except InsyncError as err:  # the verdict already says what is wrong with the file
             LOG.warning("no coverage figures: %s", err)

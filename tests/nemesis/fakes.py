@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_remote import FakeRemote, Handler
+
 from cluster import Cluster
 from cluster.kafka_node import FAKETIME_CONTROL, KafkaNode
-from cluster.remote import FakeRemote, Handler
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
 from nemesis.net import IPT
