@@ -84,6 +84,10 @@ class ClusterSpec:
     #: (``cluster.power_loss_fs``), so the ``power-loss`` fault can drop what was never
     #: fsynced; off unless asked for (``--power-loss-fs``) or a run uses that fault.
     power_loss_fs: bool = False
+    #: A person's own build (``cluster.kafka_dist``): its absolute path and digest.
+    #: ``kafka_version`` is then the version read from its jars (``4.5.0-SNAPSHOT``).
+    kafka_dist: str | None = None
+    kafka_dist_sha256: str | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:

@@ -155,12 +155,19 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
             # the brokers' own planned leader moves (None: off, --leader-check false)
             "leader_check_s": leader_check_s(spec.broker_config),
             "base_image": spec.base_image,
+            "kafka_dist": dist_record(opts),
         },
         "workload": workload_block(opts),
         "nemesis": nemesis,
         "teardown": opts.teardown,
         DRAIN_FIELD: drain_finished,
     }
+
+
+def dist_record(opts: RunOptions) -> dict[str, Any] | None:
+    """The user's build (``--kafka-dist``): path, digest, version, commit id; else None."""
+    dist = opts.build()
+    return None if dist is None else dist.record()
 
 
 def end_watch(opts: RunOptions, session: WorkloadRun) -> EndWatch | None:
