@@ -67,6 +67,22 @@ class Remote(Protocol):
     def download(self, remote_path: str, local: Path) -> None: ...
 
 
+@runtime_checkable
+class Reachable(Protocol):
+    """A node whose reachability can be asked cheaply while a run goes on.
+
+    The run's host watch (``harness.run.watch``) asks every few seconds, so a node
+    lost to the harness's own host (a container removed from outside, an engine
+    restarted, an SSH host gone silent) stops the run with one line instead of
+    leaving it to fail op by op. A ``Remote`` without it is simply not watched.
+    """
+
+    def unreachable(self, timeout: float) -> str | None:
+        """Why the node cannot be reached now (one clause, e.g. "its container
+        insync-n2 was removed"), or ``None`` when it answers. Never raises."""
+        ...
+
+
 #: ``$0`` of every ``sh -c`` script insync runs (what ``ps`` and error messages show).
 SH_NAME = "insync"
 
