@@ -81,6 +81,10 @@ def render(result: RunResult) -> str:
                    f"; the drain read nothing new for {IDLE_S:g} s" if s.get("drain_idle")
                    else "")
             )
+    build = (s or {}).get("kafka_dist")
+    if build:
+        lines.append(f"Kafka build: {build.get('path')} (version {build.get('version')}, commit "
+                     f"{build.get('commit_id') or 'unknown'}, sha256 {build.get('sha256')})")
     lines.append(f"run directory: {result.run_dir.path}")
     if result.report is not None:
         lines.append(f"report: {result.report}")
