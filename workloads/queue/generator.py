@@ -57,7 +57,7 @@ from typing import Any
 
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Pending, Rng, Step
-from workloads.queue.shape import OPS, QueueOptions, key_name
+from workloads.queue.shape import OFFSET_RESET, OPS, QueueOptions, group_name, key_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +125,11 @@ class QueueGen(Gen):
             if retry is not None and ctx.time < retry:  # its join failed: send meanwhile
                 return state._main_op(ctx, process, rng, until=retry)
             value = sorted(map(state.key, state.active))  # a past rejoin_at is inert
+            extra = ({"group": group_name(process, state.opts.groups), "reset": OFFSET_RESET}
+                     if state.opts.groups and isinstance(process, int) else {})
             return self._invoke(ctx, process, state.opts.consume, value,
-                                state._with(joined={**state.joined, process: state.epoch}))
+                                state._with(joined={**state.joined, process: state.epoch}),
+                                **extra)
         return state._main_op(ctx, process, rng)
 
     def _crash_gap(self, ctx: Context, rng: Rng) -> int:
@@ -164,9 +167,10 @@ class QueueGen(Gen):
         return self._invoke(ctx, process, f, value, state)
 
     @staticmethod
-    def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen) -> Step:
+    def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen,
+                **extra: Any) -> Step:
         return {"process": process, "time": ctx.time, "type": "invoke", "f": f,
-                "value": value}, state
+                "value": value, **extra}, state
 
     def _open(self) -> list[int]:
         """The active keys another op may send to: fewer than ``writers_per_key`` ops
@@ -232,7 +236,7 @@ class QueueGen(Gen):
             count, rng = rng.below(self.opts.sends_per_op)
             return state._write(n, count + 1)
         if f == "poll":
-            return [["poll"]], state
+            return ([["poll"], ["commit"]] if self.opts.groups else [["poll"]]), state
         if f == "txn":
             n, rng = rng.below(self.opts.max_txn_len)
             mops: list[list[Any]] = []

@@ -18,7 +18,7 @@ from cluster.versions import KafkaVersion, feature_since
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, items, number, opt_whole, whole
 from workloads.queue.config import MAX_POLL_RECORDS, ClientOptions
-from workloads.queue.shape import QueueOptions, parse_key
+from workloads.queue.shape import QueueOptions, group_names, parse_key
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
 IDEMPOTENT_MAX_IN_FLIGHT = 5
@@ -73,6 +73,15 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("acks", choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
     Spec("sub_via", choice("assign", "subscribe"),
          "how consumers get partitions (default: assign)"),
+    Spec("commit", choice("auto", "sync"), "with --sub-via subscribe, how members commit: "
+         "auto, librdkafka in the background, unrecorded; sync, after every poll, the "
+         "positions read, recorded with the rebalances (docs/HISTORY-GROUPS.md) "
+         "(default: auto)"),
+    Spec("groups", whole, "with --commit sync, the consumer groups the members are dealt "
+         "into (default: 1)", "N", range=Range(1, 1000)),
+    Spec("group_protocol", choice("classic", "consumer"), "with --sub-via subscribe, the "
+         "members' group.protocol: classic, or KIP-848's consumer (Kafka "
+         f"{feature_since('consumer_group_protocol')}+) (default: classic)"),
     Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
     Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
          "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
@@ -107,6 +116,9 @@ class QueueSettings:
 
     acks: str = "all"
     sub_via: str = "assign"
+    commit: str = "auto"
+    groups: int = 1
+    group_protocol: str = "classic"
     txn: bool = False
     txn_abort_p: float = 0.1
     idempotence: bool | None = None
@@ -135,6 +147,7 @@ def validate(s: QueueSettings, version: KafkaVersion) -> None:
                 f"(they refuse {feature} before that), got Kafka {version.version}",
                 hint=f"drop {flag} or pass a newer --kafka-version",
             )
+    _validate_groups(s, version)
     if s.txn and s.acks != "all":
         raise UsageError(
             f"--txn needs --acks all (transactions require it), got --acks {s.acks}",
@@ -156,6 +169,28 @@ def validate(s: QueueSettings, version: KafkaVersion) -> None:
             "which idempotent producers refuse",
             hint=f"lower it to {IDEMPOTENT_MAX_IN_FLIGHT} or pass --idempotence false",
         )
+
+
+def _validate_groups(s: QueueSettings, version: KafkaVersion) -> None:
+    """Refuse group options that would be ignored, or that the brokers cannot serve."""
+    if s.commit == "sync" and s.sub_via != "subscribe":
+        raise UsageError("--commit sync needs --sub-via subscribe (only group members "
+                         "commit)", hint="pass --sub-via subscribe")
+    if s.commit == "sync" and s.txn:
+        raise UsageError("--commit sync cannot go with --txn (transactions commit offsets "
+                         "inside themselves)", hint="drop one of them")
+    if s.groups > 1 and s.commit != "sync":
+        raise UsageError(f"--groups {s.groups} needs --commit sync (only recorded members "
+                         "are dealt into groups)", hint="pass --commit sync or drop --groups")
+    if s.group_protocol == "consumer":
+        if s.sub_via != "subscribe":
+            raise UsageError("--group-protocol consumer needs --sub-via subscribe",
+                             hint="pass --sub-via subscribe")
+        if not version.can("consumer_group_protocol"):
+            raise UsageError(
+                "--group-protocol consumer needs Kafka "
+                f"{feature_since('consumer_group_protocol')}+ brokers (KIP-848), got Kafka "
+                f"{version.version}", hint="drop --group-protocol or pass a newer --kafka-version")
 
 
 def idempotent(s: QueueSettings, version: KafkaVersion | None = None) -> bool:
@@ -182,6 +217,9 @@ def name_parts(s: QueueSettings) -> list[str]:
     parts = ["queue", f"acks-{s.acks}"]
     parts += ["txn"] if s.txn else []
     parts += ["subscribe"] if s.sub_via == "subscribe" else []
+    parts += ["commit"] if s.commit == "sync" else []
+    parts += [f"groups-{s.groups}"] if s.groups > 1 else []
+    parts += ["consumer-protocol"] if s.group_protocol == "consumer" else []
     return parts
 
 
@@ -197,6 +235,9 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "txn": s.txn,
         "txn_abort_p": s.txn_abort_p,
         "sub_via": s.sub_via,
+        "commit": s.commit,
+        "groups": s.groups,
+        "group_protocol": s.group_protocol,
         "max_writes_per_key": s.max_writes_per_key,
         "sends_per_op": s.sends_per_op,
         "key_count": KEY_COUNT,
@@ -228,6 +269,10 @@ def client_options(
         txn=s.txn,
         sub_via="subscribe" if s.sub_via == "subscribe" else "assign",
         group_id=f"{token}-group",
+        commit="sync" if s.commit == "sync" else "auto",
+        groups=s.groups,
+        group_prefix=f"{token}-",
+        group_protocol="consumer" if s.group_protocol == "consumer" else "classic",
         txn_id_prefix=f"{token}-txn",
         abort_p=s.txn_abort_p if s.txn else 0.0,
         poll_ms=s.poll_ms,
@@ -273,4 +318,11 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         refused_ns=int(REFUSED_S * 1e9),
         pinned=frozenset(s.pin_keys),
         client_life_ns=int(s.crash_client_interval * 1e9) if s.crash_client_interval else None,
+        groups=s.groups if client_options(s).members_commit else 0,
     )
+
+
+def group_names_of(s: QueueSettings) -> tuple[str, ...]:
+    """The groups whose members commit and are recorded (none without ``--commit sync``):
+    the drain reads each one's committed offsets first."""
+    return group_names(s.groups) if client_options(s).members_commit else ()

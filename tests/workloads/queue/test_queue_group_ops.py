@@ -1,0 +1,104 @@
+"""The queue generator and drain with recorded groups (``--commit sync``), by simulation.
+
+Members subscribe naming their group and ``reset``, every poll is invoked as
+``[["poll"], ["commit"]]``, and the drain reads each group's committed offsets,
+one ``committed`` op per group naming every key, before it re-reads anything
+(docs/HISTORY-GROUPS.md: final committed reads go after the heal, before the drain).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sim_kafka import FakeKafka
+
+from harness.gen import Op, plan_gen, run_phases, simulate
+from workloads.queue import QUEUE, QueueSettings, options
+from workloads.queue.drain import Drain
+from workloads.queue.generator import QueueGen
+from workloads.queue.shape import QueueOptions, group_name
+
+
+class GroupKafka:
+    """``FakeKafka`` answering a poll's commit with the offsets after what it read, and a
+    ``committed`` op with no offset committed (the generator's shape is under test here,
+    not a group's semantics: ``tests/support/group_model.py`` models those)."""
+
+    def __init__(self) -> None:
+        self.kafka = FakeKafka()
+
+    def __call__(self, op: Op, rng: random.Random) -> Mapping[str, Any]:
+        if op["f"] == "committed":
+            return {"type": "ok", "value": [["committed", dict.fromkeys(op["value"][0][1])]]}
+        if op["f"] == "poll" and op["value"][-1] == ["commit"]:
+            done = self.kafka({**op, "value": [["poll"]]}, rng)
+            read = done["value"][0][1]
+            commit = {k: recs[-1][0] + 1 for k, recs in read.items() if recs}
+            return {"type": "ok", "value": [*done["value"], ["commit", commit]]}
+        return self.kafka(op, rng)
+
+
+def history(groups: int, seed: int) -> list[Op]:
+    opts = QueueOptions(key_count=3, max_writes_per_key=6, consume="subscribe", groups=groups,
+                        weights={"send": 1, "poll": 1})
+    names = tuple(f"g{i}" for i in range(groups))
+    plan = plan_gen(run_phases(QueueGen.start(opts), rate=50, time_limit_s=1, quiet_s=0.5,
+                               drain=Drain(groups=names), final_time_limit_s=2))
+    return simulate(plan, concurrency=3, seed=seed, outcome_fn=GroupKafka())
+
+
+@settings(max_examples=4, deadline=None)
+@given(groups=st.integers(1, 3), seed=st.integers(0, 1000))
+def test_members_name_their_group_and_the_drain_reads_each_groups_offsets_first(
+        groups: int, seed: int) -> None:
+    ops = history(groups, seed)
+    invokes = [op for op in ops if op["type"] == "invoke" and op["process"] != "nemesis"]
+    first_drain = next(i for i, op in enumerate(invokes) if op.get("seek") == "beginning")
+    joins = [op for op in invokes[:first_drain] if op["f"] == "subscribe"]
+    assert joins and all(op["group"] == group_name(op["process"], groups)
+                         and op["reset"] == "earliest" for op in joins)
+    polls = [op for op in invokes[:first_drain] if op["f"] == "poll"]
+    assert polls and all(op["value"] == [["poll"], ["commit"]] for op in polls)
+    reads = [op for op in invokes if op["f"] == "committed"]
+    assert sorted(op["group"] for op in reads) == [f"g{i}" for i in range(groups)]
+    keys = ({k for op in invokes if op["f"] == "send" for _, k, _ in op["value"]}
+            | {k for op in joins for k in op["value"]})
+    assert all(set(op["value"][0][1]) == keys for op in reads)  # every key ever seen
+    last_read_end = max(i for i, op in enumerate(ops)
+                        if op["f"] == "committed" and op["type"] != "invoke")
+    drain_start = min(i for i, op in enumerate(ops) if op["type"] == "invoke"
+                      and i > ops.index(reads[0]) and op["f"] in ("crash", "assign"))
+    assert last_read_end < drain_start  # every committed read completed before the re-read
+    assert all(ops.index(r) > ops.index(p) for r in reads for p in polls)
+
+
+def test_without_recorded_groups_nothing_changes() -> None:
+    opts = QueueOptions(key_count=3, max_writes_per_key=6, consume="subscribe",
+                        weights={"send": 1, "poll": 1})
+    plan = plan_gen(run_phases(QueueGen.start(opts), rate=100, time_limit_s=1, quiet_s=1,
+                               drain=Drain(), final_time_limit_s=1))
+    ops = simulate(plan, concurrency=3, seed=3, outcome_fn=FakeKafka())
+    assert not any(op["f"] == "committed" or "group" in op for op in ops)
+    assert all(op["value"] == [["poll"]] for op in ops
+               if op["f"] == "poll" and op["type"] == "invoke")
+
+
+def test_groups_need_subscribe() -> None:
+    with pytest.raises(ValueError, match="groups"):
+        QueueOptions(groups=2)
+
+
+def test_the_workload_record_deals_groups_only_with_sync_commits() -> None:
+    sync = QueueSettings(sub_via="subscribe", commit="sync", groups=3)
+    assert options.generator_options(sync).groups == 3
+    assert options.group_names_of(sync) == ("g0", "g1", "g2")
+    drain = QUEUE.final_generator(sync)
+    assert isinstance(drain, Drain) and drain.groups == ("g0", "g1", "g2")
+    auto = QueueSettings(sub_via="subscribe")
+    assert options.generator_options(auto).groups == 0
+    assert options.group_names_of(auto) == ()
