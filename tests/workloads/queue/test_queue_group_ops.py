@@ -102,3 +102,74 @@ def test_the_workload_record_deals_groups_only_with_sync_commits() -> None:
     auto = QueueSettings(sub_via="subscribe")
     assert options.generator_options(auto).groups == 0
     assert options.group_names_of(auto) == ()
+
+
+class OneMemberGroups(GroupKafka):
+    """A correct Kafka for groups that have one live member each (a thread's processes are
+    all of one group when there are as many groups as threads): a member starts each key
+    it newly subscribes to at its group's committed offset, says so with ``assigned`` in
+    its next poll, and its commits are what the group's ``committed`` reads answer.
+    ``lower``: committed reads answer one below the truth for that many keys (a Kafka
+    that lost the last commit of each)."""
+
+    def __init__(self, groups: int, lower: int = 0) -> None:
+        super().__init__()
+        self.groups = groups
+        self.lower = lower
+        self.committed: dict[str, dict[str, int]] = {}
+        self.news: dict[Any, list[str]] = {}
+
+    def __call__(self, op: Op, rng: random.Random) -> Mapping[str, Any]:
+        p, f = op["process"], op["f"]
+        k = self.kafka
+        if f == "subscribe":
+            held = set(k.assigned.get(p, ()))
+            new = [key for key in op["value"] if key not in held]
+            k.assigned[p] = list(op["value"])
+            for key in new:
+                k.pos[(p, key)] = self.committed.get(op["group"], {}).get(key, 0)
+            self.news[p] = new
+            return {"type": "ok"}
+        if f == "poll" and op["value"][-1] == ["commit"]:
+            group = group_name(p, self.groups)
+            head: list[list[Any]] = []
+            if self.news.get(p):
+                head = [["poll", {}], ["assigned", sorted(self.news.pop(p))]]
+            read = k({**op, "value": [["poll"]]}, rng)["value"][0][1]
+            commit = {key: recs[-1][0] + 1 for key, recs in read.items() if recs}
+            self.committed.setdefault(group, {}).update(commit)
+            return {"type": "ok", "value": [*head, ["poll", read], ["commit", commit]]}
+        if f == "committed":
+            found = self.committed.get(op["group"], {})
+            answer: dict[str, int | None] = {key: found.get(key) for key in op["value"][0][1]}
+            for key in sorted(key for key, c in answer.items() if c)[:self.lower]:
+                answer[key] = answer[key] - 1  # type: ignore[operator]
+            return {"type": "ok", "value": [["committed", answer]]}
+        return super().__call__(op, rng)
+
+
+def group_run(lower: int, seed: int) -> dict[str, Any]:
+    from checkers import check_history
+
+    opts = QueueOptions(key_count=3, max_writes_per_key=12, consume="subscribe", groups=3,
+                        weights={"send": 2, "poll": 1}, client_life_ns=400_000_000)
+    plan = plan_gen(run_phases(QueueGen.start(opts), rate=60, time_limit_s=2, quiet_s=0.5,
+                               drain=Drain(groups=("g0", "g1", "g2")), final_time_limit_s=2))
+    ops = simulate(plan, concurrency=3, seed=seed, outcome_fn=OneMemberGroups(3, lower))
+    return check_history(ops)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_checker_finds_the_workloads_group_history_of_a_correct_kafka_valid(seed: int
+                                                                               ) -> None:
+    verdict = group_run(0, seed)
+    assert verdict["valid"] is True, verdict["anomalies"]
+    assert verdict["stats"]["commits"] > 0 and verdict["stats"]["committed-reads"] > 0
+
+
+def test_a_committed_read_below_an_acknowledged_commit_is_a_lost_commit() -> None:
+    verdict = group_run(1, 1)
+    assert verdict["valid"] is False
+    assert "lost-commit" in verdict["anomalies"]
+    # an offset nobody committed: a garbage-commit as well, as the contract has it
+    assert set(verdict["anomalies"]) <= {"lost-commit", "garbage-commit"}
