@@ -125,11 +125,8 @@ class QueueGen(Gen):
             if retry is not None and ctx.time < retry:  # its join failed: send meanwhile
                 return state._main_op(ctx, process, rng, until=retry)
             value = sorted(map(state.key, state.active))  # a past rejoin_at is inert
-            extra = ({"group": group_name(process, state.opts.groups), "reset": OFFSET_RESET}
-                     if state.opts.groups and isinstance(process, int) else {})
             return self._invoke(ctx, process, state.opts.consume, value,
-                                state._with(joined={**state.joined, process: state.epoch}),
-                                **extra)
+                                state._with(joined={**state.joined, process: state.epoch}))
         return state._main_op(ctx, process, rng)
 
     def _crash_gap(self, ctx: Context, rng: Rng) -> int:
@@ -167,10 +164,14 @@ class QueueGen(Gen):
         return self._invoke(ctx, process, f, value, state)
 
     @staticmethod
-    def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen,
-                **extra: Any) -> Step:
-        return {"process": process, "time": ctx.time, "type": "invoke", "f": f,
-                "value": value, **extra}, state
+    def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen) -> Step:
+        """The invoke of ``f``; a recorded member's ``subscribe`` (every one, drawn or a
+        join) names its group and ``reset`` (docs/HISTORY-GROUPS.md)."""
+        op = {"process": process, "time": ctx.time, "type": "invoke", "f": f, "value": value}
+        if f == "subscribe" and state.opts.groups and isinstance(process, int):
+            op["group"] = group_name(process, state.opts.groups)
+            op["reset"] = OFFSET_RESET
+        return op, state
 
     def _open(self) -> list[int]:
         """The active keys another op may send to: fewer than ``writers_per_key`` ops

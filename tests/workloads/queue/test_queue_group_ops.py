@@ -45,7 +45,7 @@ class GroupKafka:
 
 def history(groups: int, seed: int) -> list[Op]:
     opts = QueueOptions(key_count=3, max_writes_per_key=6, consume="subscribe", groups=groups,
-                        weights={"send": 1, "poll": 1})
+                        weights={"send": 1, "poll": 1, "subscribe": 0.3})
     names = tuple(f"g{i}" for i in range(groups))
     plan = plan_gen(run_phases(QueueGen.start(opts), rate=50, time_limit_s=1, quiet_s=0.5,
                                drain=Drain(groups=names), final_time_limit_s=2))
@@ -60,6 +60,7 @@ def test_members_name_their_group_and_the_drain_reads_each_groups_offsets_first(
     invokes = [op for op in ops if op["type"] == "invoke" and op["process"] != "nemesis"]
     first_drain = next(i for i, op in enumerate(invokes) if op.get("seek") == "beginning")
     joins = [op for op in invokes[:first_drain] if op["f"] == "subscribe"]
+    assert len(joins) > len({op["process"] for op in joins})  # drawn ones too
     assert joins and all(op["group"] == group_name(op["process"], groups)
                          and op["reset"] == "earliest" for op in joins)
     polls = [op for op in invokes[:first_drain] if op["f"] == "poll"]
