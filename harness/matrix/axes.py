@@ -12,6 +12,8 @@ unclean_leader_election    ``--unclean-leader-election``   ``unclean-leader-elec
 kafka_version              ``--kafka-version 3.9.x,4.1.x`` ``kafka-version``
 nemesis                    ``--nemesis kill,partition``    ``nemesis``
                            (repeat the flag for several)
+group_protocol             ``--group-protocol classic,``   ``group-protocol``
+                           ``consumer``
 =========================  ==============================  =====================
 
 ``--nemesis`` keeps ``insync run``'s meaning: ``kill,partition`` is ONE value,
@@ -55,6 +57,7 @@ AXES = (
     "unclean_leader_election",
     "nemesis",
     "kafka_version",
+    "group_protocol",
 )
 #: ``--runs`` / ``runs =``: runs per combination.
 RUNS = Spec("runs", whole, "runs per combination (default: 1)", "N", range=Range(1, 1000))
