@@ -113,6 +113,12 @@ class ClientOptions:
         return conf
 
     @property
+    def records_groups(self) -> bool:
+        """Whether consumers subscribe as members of recorded groups (``g0``...): with
+        ``--sub-via subscribe``, unless transactions commit the offsets."""
+        return self.sub_via == "subscribe" and not self.txn
+
+    @property
     def members_commit(self) -> bool:
         """Whether consumers subscribe as group members that commit explicitly, recorded
         (``--commit sync``)."""

@@ -40,6 +40,10 @@ STALL_S = ClientOptions.delivery_timeout_ms / 2000
 #: and a topic Kafka refused to create is not asked for again sooner (``Topics``).
 REFUSED_S = 1.0
 
+#: How often an auto-commit run reads a group's committed offsets (``--commit auto``, the
+#: auto-commit probe of docs/HISTORY-GROUPS.md): every few seconds, one group in turn;
+#: librdkafka's auto.commit.interval.ms is 5 s.
+COMMITTED_EVERY_NS = 3_000_000_000
 #: Weight of ``poll`` beside ``send``'s 4 (see :func:`generator_options`).
 POLL_WEIGHT = 0.5
 #: Sends a key takes before a fresh key replaces it, by default. At 4,096 a fault-free 30 s
@@ -77,8 +81,8 @@ OPTIONS: tuple[Spec, ...] = (
          "auto, librdkafka in the background, unrecorded; sync, after every poll, the "
          "positions read, recorded with the rebalances (docs/HISTORY-GROUPS.md) "
          "(default: auto)"),
-    Spec("groups", whole, "with --commit sync, the consumer groups the members are dealt "
-         "into (default: 1)", "N", range=Range(1, 1000)),
+    Spec("groups", whole, "with --sub-via subscribe, the consumer groups the members are "
+         "dealt into (default: 1)", "N", range=Range(1, 1000)),
     Spec("group_protocol", choice("classic", "consumer"), "with --sub-via subscribe, the "
          "members' group.protocol: classic, or KIP-848's consumer (Kafka "
          f"{feature_since('consumer_group_protocol')}+) (default: classic)"),
@@ -179,9 +183,10 @@ def _validate_groups(s: QueueSettings, version: KafkaVersion) -> None:
     if s.commit == "sync" and s.txn:
         raise UsageError("--commit sync cannot go with --txn (transactions commit offsets "
                          "inside themselves)", hint="drop one of them")
-    if s.groups > 1 and s.commit != "sync":
-        raise UsageError(f"--groups {s.groups} needs --commit sync (only recorded members "
-                         "are dealt into groups)", hint="pass --commit sync or drop --groups")
+    if s.groups > 1 and (s.sub_via != "subscribe" or s.txn):
+        raise UsageError(f"--groups {s.groups} needs --sub-via subscribe without --txn (only "
+                         "subscribed members are dealt into groups)",
+                         hint="pass --sub-via subscribe or drop --groups")
     if s.group_protocol == "consumer":
         if s.sub_via != "subscribe":
             raise UsageError("--group-protocol consumer needs --sub-via subscribe",
@@ -318,11 +323,13 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         refused_ns=int(REFUSED_S * 1e9),
         pinned=frozenset(s.pin_keys),
         client_life_ns=int(s.crash_client_interval * 1e9) if s.crash_client_interval else None,
-        groups=s.groups if client_options(s).members_commit else 0,
+        groups=s.groups if client_options(s).records_groups else 0,
+        auto_commit=s.commit == "auto",
+        committed_every_ns=COMMITTED_EVERY_NS if s.commit == "auto" else None,
     )
 
 
 def group_names_of(s: QueueSettings) -> tuple[str, ...]:
-    """The groups whose members commit and are recorded (none without ``--commit sync``):
-    the drain reads each one's committed offsets first."""
-    return group_names(s.groups) if client_options(s).members_commit else ()
+    """The recorded groups (``--sub-via subscribe`` without ``--txn``): the drain reads
+    each one's committed offsets first."""
+    return group_names(s.groups) if client_options(s).records_groups else ()

@@ -56,9 +56,9 @@ class Reader:
         self.process = process
         self._consumer: Consumer | None = None
         self._assigned: set[str] = set()
-        #: with ``--commit sync``: this process's group and its member (the drain's
-        #: consumers are not members: they assign)
-        self.group = group_name(process, opts.groups) if opts.members_commit else None
+        #: with ``--sub-via subscribe``: this process's group, and with ``--commit sync``
+        #: its member (the drain's consumers are not members: they assign)
+        self.group = group_name(process, opts.groups) if opts.records_groups else None
         self.member: Member | None = None
         self._topics: list[str] | None = None  # what the member subscribed to last
 
@@ -70,7 +70,7 @@ class Reader:
             group = None if draining else self.group
             config = self.opts.consumer_config(draining=draining, group=group)
             self._consumer = Consumer(base_config(self.opts.bootstrap, **config))
-            if group is not None:
+            if group is not None and self.opts.members_commit:
                 self.member = Member(self.topics.key, self.topics.real, self.process)
         return self._consumer
 

@@ -79,11 +79,13 @@ class QueueOptions:
     refused every record, nothing was written) (None: sent to again at once).
     ``rejoin_ns``: how long a process whose join failed waits before it joins again
     (it sends meanwhile, and reads nothing until it has joined).
-    ``groups``: with ``consume`` ``subscribe``, the number of consumer groups whose
-    members commit explicitly and are recorded as docs/HISTORY-GROUPS.md says: each
-    ``subscribe`` names its process's group (:func:`group_name`) and ``reset``, and each
-    poll is invoked as ``[["poll"], ["commit"]]``. 0: no group is recorded (auto-commit
-    consumers, or ``assign``).
+    ``groups``: with ``consume`` ``subscribe``, the number of consumer groups recorded
+    as docs/HISTORY-GROUPS.md says: each ``subscribe`` names its process's group
+    (:func:`group_name`) and ``reset``. Their members commit explicitly (each poll is
+    invoked as ``[["poll"], ["commit"]]``), or with ``auto_commit`` librdkafka commits in
+    the background: the subscribe says ``"auto-commit": true``, and every
+    ``committed_every_ns`` a ``committed`` op reads a group's offsets of the active keys
+    (the groups in turn). 0: no group is recorded (``assign``, transactions).
     Crashes come on a clock, as Jepsen's ``--crash-client-interval`` has them: one
     every ``client_life_ns / clients`` on average, spaced uniformly at random from
     0 to twice that, whatever the op rate. Drawn per op they followed the rate: at
@@ -105,6 +107,8 @@ class QueueOptions:
     rejoin_ns: int = 1_000_000_000
     refused_ns: int | None = None
     groups: int = 0
+    auto_commit: bool = False
+    committed_every_ns: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)

@@ -94,15 +94,35 @@ def test_groups_need_subscribe() -> None:
         QueueOptions(groups=2)
 
 
-def test_the_workload_record_deals_groups_only_with_sync_commits() -> None:
+def test_the_workload_record_deals_subscribed_members_into_groups() -> None:
     sync = QueueSettings(sub_via="subscribe", commit="sync", groups=3)
-    assert options.generator_options(sync).groups == 3
+    shape = options.generator_options(sync)
+    assert (shape.groups, shape.auto_commit, shape.committed_every_ns) == (3, False, None)
     assert options.group_names_of(sync) == ("g0", "g1", "g2")
     drain = QUEUE.final_generator(sync)
     assert isinstance(drain, Drain) and drain.groups == ("g0", "g1", "g2")
-    auto = QueueSettings(sub_via="subscribe")
-    assert options.generator_options(auto).groups == 0
-    assert options.group_names_of(auto) == ()
+    auto = options.generator_options(QueueSettings(sub_via="subscribe"))
+    assert (auto.groups, auto.auto_commit) == (1, True) and auto.committed_every_ns
+    for unrecorded in (QueueSettings(), QueueSettings(sub_via="subscribe", txn=True)):
+        assert options.generator_options(unrecorded).groups == 0
+        assert options.group_names_of(unrecorded) == ()
+
+
+def test_the_auto_commit_probe_says_so_and_reads_committed_offsets_every_few_seconds(
+) -> None:
+    opts = QueueOptions(key_count=3, max_writes_per_key=6, consume="subscribe", groups=2,
+                        auto_commit=True, committed_every_ns=300_000_000,
+                        weights={"send": 1, "poll": 1})
+    plan = plan_gen(run_phases(QueueGen.start(opts), rate=50, time_limit_s=2, quiet_s=0.5,
+                               drain=Drain(groups=("g0", "g1")), final_time_limit_s=1))
+    ops = simulate(plan, concurrency=3, seed=5, outcome_fn=GroupKafka())
+    invokes = [op for op in ops if op["type"] == "invoke"]
+    joins = [op for op in invokes if op["f"] == "subscribe"]
+    assert joins and all(op["auto-commit"] is True and "group" in op for op in joins)
+    assert all(op["value"] == [["poll"]] for op in invokes if op["f"] == "poll")
+    reads = [op for op in invokes if op["f"] == "committed"]
+    assert len(reads) >= 5  # 2 s / 0.3 s in the main phase, and one per group at the end
+    assert [op["group"] for op in reads[:4]] == ["g0", "g1", "g0", "g1"]
 
 
 class OneMemberGroups(GroupKafka):

@@ -33,8 +33,8 @@ def member(fake: FakeGroupConsumer, monkeypatch: pytest.MonkeyPatch, process: in
         return fake
 
     monkeypatch.setattr(reading, "Consumer", make)
-    options = ClientOptions(bootstrap="x:9092", sub_via="subscribe", commit="sync",
-                            group_prefix="run1-", **{"groups": 2, **opts})
+    options = ClientOptions(bootstrap="x:9092", sub_via="subscribe", group_prefix="run1-",
+                            **{"groups": 2, "commit": "sync", **opts})
     return QueueClient(options, topics(), thread=0, process=process), configs
 
 
@@ -169,3 +169,14 @@ def test_members_use_the_group_protocol_asked_for(monkeypatch: pytest.MonkeyPatc
     assert "session.timeout.ms" not in configs[0]
     _, classic = joined(FakeGroupConsumer(), monkeypatch)
     assert "group.protocol" not in classic[0]
+
+
+def test_an_auto_commit_member_joins_its_group_and_commits_in_the_background(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeGroupConsumer([rec(1, 0, 10)])
+    c, configs = member(fake, monkeypatch, commit="auto")
+    op = {"f": "subscribe", "value": ["t0-1"], "group": "g1", "auto-commit": True}
+    assert c.invoke(op).type == "ok"
+    assert configs[0]["group.id"] == "run1-g1" and configs[0]["enable.auto.commit"] is True
+    assert c.invoke({"f": "poll", "value": [["poll"]]}).value == [["poll", {"t0-1": [[0, 10]]}]]
+    assert fake.commits == []

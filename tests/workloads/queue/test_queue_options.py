@@ -40,7 +40,7 @@ SUB = QueueSettings(sub_via="subscribe")
     [
         (QueueSettings(commit="sync"), "--commit sync needs --sub-via subscribe"),
         (replace(SUB, commit="sync", txn=True), "--commit sync cannot go with --txn"),
-        (replace(SUB, groups=2), "--groups 2 needs --commit sync"),
+        (QueueSettings(groups=2), "--groups 2 needs --sub-via subscribe"),
         (QueueSettings(group_protocol="consumer"), "--group-protocol consumer needs --sub-via"),
     ],
     ids=["sync-assign", "sync-txn", "groups-auto", "consumer-assign"],
