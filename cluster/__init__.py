@@ -12,7 +12,7 @@ business and is imported only through ``provisioner_for``.
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster, Say, each_node
 from cluster.provisioner import DEFAULT_PROVISIONER, Placement, Provisioner, provisioner_for
-from cluster.remote import ExecResult, FakeRemote, Remote, RemoteCommandFailed
+from cluster.remote import ExecResult, Remote, RemoteCommandFailed
 from cluster.spec import BROKER_PORT, ClusterSpec
 from cluster.versions import KafkaVersion, resolve_version
 
@@ -22,7 +22,6 @@ __all__ = [
     "Cluster",
     "ClusterSpec",
     "ExecResult",
-    "FakeRemote",
     "KafkaNode",
     "KafkaVersion",
     "Placement",

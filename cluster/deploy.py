@@ -18,11 +18,11 @@ from pathlib import Path
 
 from cluster import jvm
 from cluster.config_keys import known_broker_keys, validate_keys
-from cluster.distribution import ensure_distribution
+from cluster.kafka_dist import spec_distribution, spec_version
 from cluster.model import Cluster, Say, each_node
 from cluster.readiness import unanswering_brokers, wait_ready, wait_zookeeper
 from cluster.spec import ClusterSpec
-from cluster.versions import KafkaVersion, resolve_for_mode
+from cluster.versions import KafkaVersion
 
 LOG = logging.getLogger("insync.cluster")
 
@@ -39,13 +39,13 @@ class Release:
 
 def check_version(spec: ClusterSpec) -> KafkaVersion:
     """The Kafka version ``spec`` asks for, if it runs in the spec's mode."""
-    return resolve_for_mode(spec.kafka_version, spec.mode)
+    return spec_version(spec)
 
 
 def release_for(spec: ClusterSpec) -> Release:
     """Resolve and fetch the Kafka build for ``spec`` and check its broker config keys."""
-    version = check_version(spec)
-    dist = ensure_distribution(version)
+    dist = spec_distribution(spec)
+    version = dist.version
     known = known_broker_keys(dist)
     validate_keys(spec.broker_config.keys(), known)
     return Release(version, dist.root, known)

@@ -43,6 +43,7 @@ __all__ = [
     "ensure_distribution",
     "load_distribution",
     "render_pom",
+    "write_configs",
 ]
 
 MARKER = "insync-dist.json"
@@ -106,7 +107,7 @@ def ensure_distribution(version: KafkaVersion, cache_root: Path | None = None) -
     root = distribution_dir(version, cache_root)
     cached = load_distribution(version, root)
     if cached is not None:
-        _write_configs(cached.config_dir)  # insync's own files: refresh, no network
+        write_configs(cached.config_dir)  # insync's own files: refresh, no network
         return cached
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -136,7 +137,7 @@ def _resolve_and_publish(root: Path, version: KafkaVersion, mvn: str) -> None:
     staging.chmod(0o755)  # mkdtemp's 0700 would hide it from a node's non-root user
     try:
         jars, binding = _resolve_into(staging, version, mvn)
-        _write_configs(staging / "config")
+        write_configs(staging / "config")
         _write_marker(staging, version, jars, binding)
         _publish(staging, root, version)
     finally:
@@ -294,7 +295,7 @@ def _mvn_failure(version: KafkaVersion, output: str) -> EnvironmentProblem:
     )
 
 
-def _write_configs(config_dir: Path) -> None:
+def write_configs(config_dir: Path) -> None:
     """Copy insync's config files into ``config_dir``, replacing any that differ.
 
     They are insync's, not Maven's, so a cache hit refreshes them too: an

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from cluster.config_keys import known_broker_keys, validate_keys
 from cluster.distribution import distribution_dir, load_distribution
+from cluster.kafka_dist import spec_version
 from cluster.spec import ClusterSpec
-from cluster.versions import KafkaVersion, resolve_for_mode
+from cluster.versions import KafkaVersion
 from harness.base.errors import EnvironmentProblem
 
 __all__ = ["check"]
@@ -27,9 +28,9 @@ def check(spec: ClusterSpec) -> KafkaVersion:
     never Docker or Maven); otherwise ``up`` checks them after the download, still
     before it contacts the engine.
     """
-    version = resolve_for_mode(spec.kafka_version, spec.mode)
-    if not spec.broker_config:
-        return version
+    version = spec_version(spec)
+    if not spec.broker_config or spec.kafka_dist is not None:
+        return version  # a build's keys are read once its jars are laid out (``up``)
     dist = load_distribution(version, distribution_dir(version))
     if dist is None:
         return version

@@ -2,15 +2,15 @@
 
 Everything that touches a node (starting Kafka, injecting faults, collecting
 logs) goes through an explicit ``Remote`` object instead of a global session,
-so the same code drives Docker containers today and SSH hosts later, and tests
-can hand in a fake built from a handler function (``FakeRemote``).
+so the same code drives Docker containers and SSH hosts, and tests can hand in
+a fake built from a handler function (``tests/support/fake_remote.py``).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -67,6 +67,22 @@ class Remote(Protocol):
     def download(self, remote_path: str, local: Path) -> None: ...
 
 
+@runtime_checkable
+class Reachable(Protocol):
+    """A node whose reachability can be asked cheaply while a run goes on.
+
+    The run's host watch (``harness.run.watch``) asks every few seconds, so a node
+    lost to the harness's own host (a container removed from outside, an engine
+    restarted, an SSH host gone silent) stops the run with one line instead of
+    leaving it to fail op by op. A ``Remote`` without it is simply not watched.
+    """
+
+    def unreachable(self, timeout: float) -> str | None:
+        """Why the node cannot be reached now (one clause, e.g. "its container
+        insync-n2 was removed"), or ``None`` when it answers. Never raises."""
+        ...
+
+
 #: ``$0`` of every ``sh -c`` script insync runs (what ``ps`` and error messages show).
 SH_NAME = "insync"
 
@@ -92,44 +108,3 @@ def write_file(remote: Remote, path: str, text: str, *, mode: str = "644") -> No
 def read_if_there(remote: Remote, path: str) -> str:
     """The text of ``path`` on the node, or ``""`` when it is missing or unreadable."""
     return sh(remote, 'cat -- "$1" 2>/dev/null', path, check=False).stdout
-
-
-Handler = Callable[[tuple[str, ...], str | None], tuple[int, str, str]]
-
-
-@dataclass
-class FakeRemote:
-    """A ``Remote`` whose commands are answered by a handler function.
-
-    The handler gets ``(argv, stdin)`` and returns ``(exit_code, stdout, stderr)``;
-    every call is recorded in ``calls`` so tests can assert on what was run.
-    """
-
-    name: str
-    handler: Handler
-    calls: list[tuple[str, ...]] = field(default_factory=list)
-    files: dict[str, bytes] = field(default_factory=dict)
-
-    def exec(
-        self,
-        argv: Sequence[str],
-        *,
-        input: str | None = None,
-        timeout: float = 60.0,
-        check: bool = True,
-    ) -> ExecResult:
-        args = tuple(argv)
-        self.calls.append(args)
-        code, out, err = self.handler(args, input)
-        result = ExecResult(args, code, out, err)
-        if check and code != 0:
-            raise RemoteCommandFailed(self.name, result)
-        return result
-
-    def upload(self, local: Path, remote_path: str) -> None:
-        self.files[remote_path] = local.read_bytes()
-
-    def download(self, remote_path: str, local: Path) -> None:
-        if remote_path not in self.files:
-            raise ClusterError(f"on {self.name}: no file {remote_path}")
-        local.write_bytes(self.files[remote_path])

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from cluster.jvm import DEFAULT_HEAP_MB
 from harness.base.errors import UsageError
 
 Mode = Literal["kraft", "zookeeper"]
@@ -27,6 +28,11 @@ ZK_ELECTION_PORT = 3888
 KAFKA_PORTS = (BROKER_PORT, CONTROLLER_PORT, ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT)
 
 MAX_NODES = 9
+#: The defaults of a cluster, here once: ``ClusterOptions`` (the flags) starts from them.
+DEFAULT_CLUSTER_NAME = "insync"
+DEFAULT_NODES = 3
+DEFAULT_KAFKA_VERSION = "4.1.x"
+DEFAULT_MODE: Mode = "kraft"
 #: Broker JVM heap bounds in MiB (``--heap-mb``).
 MIN_HEAP_MB, MAX_HEAP_MB = 128, 4096
 
@@ -62,13 +68,13 @@ def check_node(node: str) -> str:
 class ClusterSpec:
     """What cluster to build. Node ``nK`` has broker/node id ``K``."""
 
-    name: str = "insync"
-    nodes: int = 3
-    kafka_version: str = "4.1.x"
-    mode: Mode = "kraft"
+    name: str = DEFAULT_CLUSTER_NAME
+    nodes: int = DEFAULT_NODES
+    kafka_version: str = DEFAULT_KAFKA_VERSION
+    mode: Mode = DEFAULT_MODE
     #: KRaft voters: the first ``controllers`` nodes run broker+controller.
     controllers: int = 3
-    heap_mb: int = 384
+    heap_mb: int = DEFAULT_HEAP_MB
     broker_config: Mapping[str, str] = field(default_factory=dict)
     base_image: str | None = None
     #: Start brokers under libfaketime (``cluster.kafka_node.faketime_env``) so the
@@ -78,6 +84,10 @@ class ClusterSpec:
     #: (``cluster.power_loss_fs``), so the ``power-loss`` fault can drop what was never
     #: fsynced; off unless asked for (``--power-loss-fs``) or a run uses that fault.
     power_loss_fs: bool = False
+    #: A person's own build (``cluster.kafka_dist``): its absolute path and digest.
+    #: ``kafka_version`` is then the version read from its jars (``4.5.0-SNAPSHOT``).
+    kafka_dist: str | None = None
+    kafka_dist_sha256: str | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:

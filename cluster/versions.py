@@ -22,6 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
+from cluster.version_order import order_key, parse_version
 from harness.base.errors import UsageError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Logging",
     "Mode",
     "binding_for",
+    "check_runnable",
     "feature_since",
     "known_versions",
     "line_of",
@@ -129,6 +131,8 @@ class KafkaVersion:
     storage_tool_main: str | None = None  # KRaft "format"; None without KRaft
     storage_format_flags: tuple[str, ...] = ()  # extra flags for "format"
     quorum_tool_main: str | None = None  # "describe --status" (3.3+)
+    leader_election_main: str | None = None  # kafka-leader-election over the Admin API
+    reassign_main: str | None = None  # kafka-reassign-partitions over the Admin API
     zookeeper_main: str | None = None  # a ZooKeeper server from the same classpath
     client_config: tuple[tuple[str, str], ...] = ()  # librdkafka settings these brokers need
     notes: str = ""  # why the quirks above are there
@@ -136,8 +140,7 @@ class KafkaVersion:
     @property
     def line(self) -> str:
         """``major.minor`` (``0.11.0`` for the old four-part versions)."""
-        parts = self.version.split(".")
-        return ".".join(parts[:3] if parts[0] == "0" else parts[:2])
+        return ".".join(map(str, _line_of(self.number)))
 
     @property
     def kafka_artifact(self) -> Artifact:
@@ -153,10 +156,18 @@ class KafkaVersion:
 
     @property
     def number(self) -> tuple[int, ...]:
-        """The release as numbers, for ordering (``(0, 10, 2, 2)`` < ``(4, 1, 2)``)."""
-        number = parse_number(self.version)
+        """The version's number (``(0, 10, 2, 2)``; ``(4, 5, 0)`` for ``4.5.0-SNAPSHOT``):
+        what its eras and client features are decided by."""
+        number = parse_version(self.version)
         assert number is not None  # release() builds only numbered versions
         return number
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """Where the version sorts, builds included (``cluster.version_order``)."""
+        key = order_key(self.version)
+        assert key is not None
+        return key
 
     def can(self, feature: str) -> bool:
         """Whether this version's brokers serve the client ``feature`` (``CLIENT_FEATURES``)."""
@@ -216,6 +227,13 @@ ERAS: tuple[Era, ...] = (
     Era((1, 1), "the kafka POM no longer depends on a logging binding (binding_for adds "
         "one); its core no longer needs jaxb-api", {"extra_artifacts": ()}),
     Era((2, 4), "kafka_2.13 published from here", {"scala": "2.13"}),
+    Era((2, 4), "kafka-leader-election (KIP-460): kafka.admin.LeaderElectionCommand", {
+        "leader_election_main": "kafka.admin.LeaderElectionCommand",
+    }),
+    Era((2, 6), "kafka-reassign-partitions over the Admin API alone (KIP-455; 2.5.1's "
+        "still requires --zookeeper, 2.6.3's deprecates it)", {
+        "reassign_main": "kafka.admin.ReassignPartitionsCommand",
+    }),
     Era((3, 3), "KRaft production-ready (2.8 to 3.2: an unsupported preview)", {
         "modes": frozenset({KRAFT, ZOOKEEPER}),
         "storage_tool_main": "kafka.tools.StorageTool",
@@ -225,6 +243,11 @@ ERAS: tuple[Era, ...] = (
     Era((3, 4), "the metadata-quorum tool moved to kafka-tools", {
         "extra_artifacts": (_kafka("kafka-tools", SAME, _NO_CONNECT),),
         "quorum_tool_main": "org.apache.kafka.tools.MetadataQuorumCommand",
+    }),
+    Era((3, 7), "the leader-election and reassignment tools moved to kafka-tools (absent "
+        "from 3.6.2's kafka-tools jar, present in 3.7.2's)", {
+        "leader_election_main": "org.apache.kafka.tools.LeaderElectionCommand",
+        "reassign_main": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     }),
     Era((4, 0), "ZooKeeper mode removed; log4j2 as in the 4.x tarball", {
         "modes": frozenset({KRAFT}),
@@ -249,10 +272,11 @@ def _fill(value: Any, version: str) -> Any:
 def release(version: str) -> KafkaVersion:
     """The :class:`KafkaVersion` of an exact release number, from the eras it falls in.
 
-    Pure and memoised (the same string gives the same object). It does not ask
-    whether Maven Central has the release: :func:`resolve_version` does.
+    A build's version (``4.5.0-SNAPSHOT``, ``4.4.0-rc1``) gets the eras of its
+    number. Pure and memoised (the same string gives the same object). It does
+    not ask whether Maven Central has the release: :func:`resolve_version` does.
     """
-    number = parse_number(version)
+    number = parse_version(version)
     if number is None or number < FLOOR:
         raise UsageError(
             f"Kafka {version!r} is not a release insync deploys "
@@ -397,7 +421,11 @@ def resolve_for_mode(spec: str, mode: str, cache_root: Path | None = None) -> Ka
     Every command checks this before it creates a directory or asks Docker
     anything; the most it touches is the Maven listing (see ``resolve_version``).
     """
-    version = resolve_version(spec, cache_root)
+    return check_runnable(resolve_version(spec, cache_root), mode)
+
+
+def check_runnable(version: KafkaVersion, mode: str) -> KafkaVersion:
+    """``version`` if insync can run it in ``mode``; else one ``UsageError`` line."""
     if not version.supports(mode):
         modes = sorted(version.modes)
         raise UsageError(

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from harness.base.history import Op
-from harness.base.waits import AWAIT_STATE
+from harness.base.waits import AWAIT_RECOVERY, AWAIT_STATE
 from harness.gen.core import Context, Gen, Pending, Step, fill_in
 from nemesis.in_force import InForce
 from nemesis.nodes import Resolver, completion
@@ -51,7 +51,7 @@ from nemesis.targets import Facts
 if TYPE_CHECKING:
     from cluster import Cluster
 
-AWAIT = "await-recovery"
+AWAIT = AWAIT_RECOVERY
 
 
 def await_op() -> dict[str, Any]:

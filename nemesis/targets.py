@@ -159,15 +159,7 @@ def offsets_leaders(facts: Facts, rng: random.Random, count: int = 1) -> list[st
 
 def offsets_count(target: str) -> int | None:
     """N for ``offsets-leaders:N`` (1 without ``:N``); None for other targets."""
-    base, colon, count = target.partition(":")
-    if base != OFFSETS_LEADERS:
-        return None
-    if not colon:
-        return 1
-    if not count.isdigit() or int(count) < 1:
-        raise UsageError(f"bad target {target!r}: the count after {base}: must be >= 1",
-                         hint=f"e.g. {base}:2 for the leaders of two offsets partitions")
-    return int(count)
+    return _count_after(target, (OFFSETS_LEADERS,), "offsets partitions")
 
 
 def leader_count(target: str) -> int | None:
@@ -175,14 +167,20 @@ def leader_count(target: str) -> int | None:
 
     ``UsageError`` for a count that is not a positive integer.
     """
+    return _count_after(target, ("leaders", "primaries"), "partitions")
+
+
+def _count_after(target: str, bases: tuple[str, ...], what: str) -> int | None:
+    """The N of ``BASE:N`` for one of ``bases`` (1 without ``:N``), None for another base;
+    ``what`` names what N counts in the hint refusing a count that is not >= 1."""
     base, colon, count = target.partition(":")
-    if base not in ("leaders", "primaries"):
+    if base not in bases:
         return None
     if not colon:
         return 1
     if not count.isdigit() or int(count) < 1:
         raise UsageError(f"bad target {target!r}: the count after {base}: must be >= 1",
-                         hint=f"e.g. {base}:2 for the leaders of two partitions")
+                         hint=f"e.g. {base}:2 for the leaders of two {what}")
     return int(count)
 
 

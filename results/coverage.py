@@ -13,7 +13,17 @@ proves nothing. These figures say how much the run really exercised:
   faults follow (``outside_faults``);
 - per heal inside the main phase: the time from the heal to the first
   acknowledged send after it (how long the cluster took to recover, as a
-  client sees it; the final heals come when clients no longer send).
+  client sees it);
+- the final heal (``final_heal``): the heals at or after the main phase's end
+  (``--time-limit``), when clients no longer send, so they have no "next
+  acknowledged send"; instead, how long after the end the last of them
+  completed, and when the recovery wait that follows them saw the cluster
+  recovered.
+
+The main phase ends at ``--time-limit`` (the runner passes that window): the
+last client ops completing and the final heal after it are not main-phase
+seconds. Every figure is clipped to the window: a fault in force at the end
+counts up to the end, a send acknowledged after it counts in no fault.
 
 A fault is *in force* from the completion of the op that started it to the
 invoke of the op that stopped it (conservative on both ends: a send
@@ -36,6 +46,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from harness.base.waits import AWAIT_RECOVERY
 
 NS = 1_000_000_000
 #: Below this live share a VALID run says its coverage was poor.
@@ -120,6 +132,15 @@ def default_window(ops: Sequence[Mapping[str, Any]]) -> Window:
     return (min(times), max(times)) if times else (0, 0)
 
 
+def until_limit(window: Window | None, limit_s: float | None) -> Window | None:
+    """A main phase's window cut at ``limit_s`` seconds after its start (``--time-limit``);
+    a phase that ended sooner (a fault script's tail) keeps its end."""
+    if window is None or limit_s is None:
+        return window
+    start, end = window
+    return start, min(end, start + round(limit_s * NS))
+
+
 def coverage(
     ops: Iterable[Mapping[str, Any]],
     spans: Mapping[str, tuple[str, str]],
@@ -133,7 +154,8 @@ def coverage(
     in_main = [(t, n) for t, n in acks if start <= t < end]
     bins = math.ceil((end - start) / NS)
     live = {(t - start) // NS for t, _n in in_main}
-    faults = _faults(rows, spans)
+    faults = [f for f in _faults(rows, spans) if f.start_ns < end]
+    heals = _heals(rows, spans)
     main_s = (end - start) / NS
     return {
         "main_s": round(main_s, 3),
@@ -146,8 +168,9 @@ def coverage(
         "faults": _per_kind(faults, acks, spans, (start, end), live),
         "in_faults": _figures(_windows(faults, end), acks, (start, end), live),
         "recoveries": _recoveries(
-            [h for h in _heals(rows, spans) if start <= int(h["time"]) < end], acks, start
+            [h for h in heals if start <= int(h["time"]) < end], acks, start
         ),
+        "final_heal": _final_heal(rows, [h for h in heals if int(h["time"]) >= end], end),
     }
 
 
@@ -165,8 +188,10 @@ def _windows(faults: Iterable[_Fault], end: int) -> list[Window]:
 def _figures(
     windows: Sequence[Window], acks: Sequence[tuple[int, int]], main: Window, live: set[int]
 ) -> dict[str, Any]:
-    """In force, acknowledged sends and live seconds over disjoint ``windows``."""
+    """In force, acknowledged sends and live seconds over disjoint ``windows``, each
+    clipped to ``main``."""
     start, end = main
+    windows = [(max(a, start), min(b, end)) for a, b in windows if a < end and b > start]
     bins = math.ceil((end - start) / NS)
     sent = sum(n for t, n in acks if any(a <= t < b for a, b in windows))
     # a second of the main phase is "in a fault" when its middle is
@@ -219,6 +244,38 @@ def _recoveries(
             "first_ack_after_s": None if first is None else round((first - t) / NS, 3),
         })
     return out
+
+
+def _final_heal(
+    ops: Sequence[Mapping[str, Any]], heals: Sequence[Mapping[str, Any]], end: int
+) -> dict[str, Any] | None:
+    """The heals at or after ``end`` and the recovery wait after them, timed from ``end``;
+    None when nothing was healed there."""
+    if not heals:
+        return None
+    last = max(int(h["time"]) for h in heals)
+    wait = next((op for op in ops if op.get("process") == "nemesis"
+                 and op.get("f") == AWAIT_RECOVERY and op.get("type") != "invoke"
+                 and int(op.get("time", 0)) >= last), None)
+    value = wait.get("value") if wait is not None else None
+    recovered = isinstance(value, dict) and value.get("recovered") is True
+    return {
+        "heals": [h.get("f") for h in heals],
+        "healed_after_s": round((last - end) / NS, 3),
+        "recovered_after_s": round((int(wait["time"]) - end) / NS, 3)
+        if wait is not None and recovered else None,
+    }
+
+
+def final_heal_words(final: Any) -> str | None:
+    """The final heal in a few words, for the run's summary and its report; None without one."""
+    if not isinstance(final, Mapping) or not final.get("heals"):
+        return None
+    recovered = final.get("recovered_after_s")
+    return (f"final heal at the time limit ({', '.join(map(str, final['heals']))}): done "
+            f"{float(final.get('healed_after_s') or 0):.1f}s after it, cluster "
+            + ("not seen recovered" if recovered is None
+               else f"recovered {float(recovered):.1f}s after it"))
 
 
 def poor_coverage(cov: Mapping[str, Any]) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from checkers.groups._shape import ALLOWED_IN
+from checkers.spark.rules import JSON_KEY
 from harness.base.contract import group_fs
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 GROUP_TAGS = tuple(ALLOWED_IN)
 #: the client ops whose value holds group micro-ops only (``commit``, ``committed``)
 GROUP_FS = tuple(sorted(group_fs()))
-_KEY = r'"(?:[^"\\]|\\.)*"'
+_KEY = JSON_KEY
 _OFF = r"(?:0|[1-9][0-9]{0,17})"
 _KEYS = rf"\[(?:{_KEY}(?:,{_KEY})*)?\]"
 COMMIT_BARE = r'^\["commit"\]$'

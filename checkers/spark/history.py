@@ -71,6 +71,10 @@ OP_SCHEMA = (
 #: JSON as orjson reads it: no single quotes, no NaN (Spark's reader allows both by default)
 JSON_OPTIONS = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
 RECORDS = "map<string,array<array<bigint>>>"
+#: the columns naming an op (``ord``: its place in the file), which every micro-op row keeps
+_OP_COLS = ("hid", "ord", "index", "kind")
+#: and the micro-op's place in the op's value
+_MOP_COLS = (*_OP_COLS, "mi")
 
 
 @dataclass(frozen=True)
@@ -286,19 +290,12 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
 
     txn = ops.where(F.col("f").isin(*sorted(mop_fs())))
     parts = txn.select(
-        "hid",
-        "ord",
-        "index",
-        "kind",
+        *_OP_COLS,
         F.posexplode(F.from_json("value", "array<string>")).alias("mi", "mop"),
     ).withColumn("a", F.from_json("mop", "array<string>"))
     tag = F.get(F.col("a"), 0)
     raw_sends = parts.where(tag == "send").select(
-        "hid",
-        "ord",
-        "index",
-        "kind",
-        "mi",
+        *_MOP_COLS,
         "mop",
         F.get(F.col("a"), 1).alias("key"),
         F.get(F.col("a"), 2).alias("x"),
@@ -307,11 +304,7 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     pair = F.from_json("x", "array<bigint>")
     is_pair = F.col("x").startswith("[")
     sends = raw_sends.select(
-        "hid",
-        "ord",
-        "index",
-        "kind",
-        "mi",
+        *_MOP_COLS,
         "mop",
         "key",
         "n",
@@ -321,26 +314,15 @@ def _micro_ops(ops: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
         F.when(is_pair, F.size(pair)).otherwise(F.lit(-1)).alias("arity"),
     )
     polls = parts.where((tag == "poll") & (F.size("a") == 2)).select(
-        "hid", "ord", "index", "kind", "mi", "mop", "a",
+        *_MOP_COLS, "mop", "a",
         F.from_json(F.get(F.col("a"), 1), RECORDS).alias("m"),
     )
     reads = polls.select(
-        "hid", "ord", "index", "kind", "mi", F.posexplode("m").alias("ei", "key", "records")
+        *_MOP_COLS, F.posexplode("m").alias("ei", "key", "records")
     ).select(
-        "hid",
-        "ord",
-        "index",
-        "kind",
-        "mi",
-        "ei",
-        "key",
-        F.posexplode("records").alias("ri", "rec"),
+        *_MOP_COLS, "ei", "key", F.posexplode("records").alias("ri", "rec")
     ).select(
-        "hid",
-        "ord",
-        "index",
-        "kind",
-        "mi",
+        *_MOP_COLS,
         "ei",
         "ri",
         "key",

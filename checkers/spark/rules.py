@@ -41,12 +41,13 @@ if TYPE_CHECKING:
 HAS_VALUE = r'"value"\s*:'
 #: a "value" written as a JSON string (from_json would hand over its content as if JSON)
 STRING_VALUE = r'"value"\s*:\s*"'
-_KEY = r'"(?:[^"\\]|\\.)*"'
+#: a JSON string as Spark re-serialises it (a key); the group rules build on it too
+JSON_KEY = r'"(?:[^"\\]|\\.)*"'
 _INT = r"(0|[1-9][0-9]{0,18})"
 #: an invoke's send micro-op as Spark re-serialises it (no spaces): ["send","k",v]
-SEND_INVOKE = rf"^\[\"send\",{_KEY},{_INT}\]$"
+SEND_INVOKE = rf"^\[\"send\",{JSON_KEY},{_INT}\]$"
 #: the value of assign/subscribe: a list of keys
-KEY_LIST = rf"^\[({_KEY}(,{_KEY})*)?\]$"
+KEY_LIST = rf"^\[({JSON_KEY}(,{JSON_KEY})*)?\]$"
 #: a plain integer 0..2**63-1 as the last element of a send micro-op ["send","k",v]
 PLAIN_VALUE = rf",{_INT}\]$"
 #: at most this many flagged lines per file are replayed before giving up on exact words

@@ -25,7 +25,7 @@ from typing import Any
 
 from cluster.docker.client import DockerError, docker_client, docker_errors
 from cluster.remote import ExecResult, RemoteCommandFailed
-from harness.base.errors import ClusterError
+from harness.base.errors import ClusterError, InsyncError
 
 #: Docker's multiplexed stream: a frame header is (stream, 3 pad bytes, big-endian length).
 _HEADER = struct.Struct(">BxxxL")
@@ -133,6 +133,24 @@ class DockerRemote:
         out, err = demultiplex(data)
         result = ExecResult(args, code, out.decode(errors="replace"), err.decode(errors="replace"))
         return self._checked(result, check)
+
+    def unreachable(self, timeout: float) -> str | None:
+        """One inspect of the container (``cluster.remote.Reachable``): no exec, so
+        asking every few seconds costs the engine next to nothing. The nemesis never
+        stops or pauses a container (its faults act on processes inside), so a
+        container that is not running was stopped from outside."""
+        from cluster.docker.client import inspect_one
+
+        try:
+            found = inspect_one("container", self.container)
+        except InsyncError as err:
+            return f"the Docker engine does not answer ({err.message})"
+        if found is None:
+            return f"its container {self.container} was removed"
+        state = found.get("State") or {}
+        if not state.get("Running") or state.get("Paused"):
+            return f"its container {self.container} is {state.get('Status') or 'not running'}"
+        return None
 
     def _checked(self, result: ExecResult, check: bool) -> ExecResult:
         if check and not result.ok:

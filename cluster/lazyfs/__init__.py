@@ -1,7 +1,8 @@
 """The power-loss filesystem: a FUSE layer that holds writes until fsync and drops them on demand.
 
-``overlay`` is the model (pure Python, tested without FUSE), ``fusefs`` the
-pyfuse3 glue that serves it, run as ``python3 -m lazyfs BACKING MOUNTPOINT``.
+``overlay`` is the model (its operations over ``state``'s inodes and durability;
+pure Python, tested without FUSE), ``fusefs`` the pyfuse3 glue that serves it,
+run as ``python3 -m lazyfs BACKING MOUNTPOINT``.
 This package imports nothing from insync: it is copied as-is into the node
 image (``cluster.docker.image_inputs.LAZYFS``), where Debian's python3 and
 python3-pyfuse3 run it. ``cluster.power_loss_fs`` drives it on a node.

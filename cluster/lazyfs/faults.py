@@ -48,7 +48,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .overlay import FsError, Overlay
+from .overlay import Overlay
+from .state import FsError
 
 KINDS = ("slow", "error", "full", "corrupt")
 OPS = ("read", "write", "fsync")

@@ -36,7 +36,8 @@ import pyfuse3
 
 from . import ATTR_TIMEOUT_S, CONTROL
 from .faults import Disk
-from .overlay import ROOT, FsError, Loss, Node, Overlay
+from .overlay import Overlay
+from .state import ROOT, FsError, Loss, Node
 
 CONTROL_INO = 2**62
 T = TypeVar("T")

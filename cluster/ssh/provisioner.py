@@ -32,6 +32,7 @@ from typing import TypeVar
 
 from cluster import deploy
 from cluster.daemon import RUN_DIR
+from cluster.kafka_dist import home_name
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster, Say, stage
 from cluster.remote import Remote, read_if_there, sh, write_file
@@ -52,8 +53,9 @@ CHAIN_PREFIX = "INSYNC"
 STATE_DIRS = ("etc", "var", STATE_FILE)
 
 
-def kafka_home(host: Host, version: KafkaVersion) -> str:
-    return f"{host.base_dir}/kafka/{version.version}"
+def kafka_home(host: Host, spec: ClusterSpec) -> str:
+    """Where the spec's jars live on ``host``: one directory per release or build."""
+    return f"{host.base_dir}/kafka/{home_name(spec)}"
 
 
 #: Stop every process insync started on the host ($1: its pidfile directory) and remove
@@ -121,7 +123,7 @@ class SSHProvisioner:
         with stage(say, f"Kafka {release.version.version} jars synced to {len(hosts)} host(s)"):
             manifest = host_setup.local_manifest(release.root)
             synced = _each(hosts, lambda h: host_setup.sync_jars(
-                remotes[h.node], release.root, kafka_home(h, release.version), manifest))
+                remotes[h.node], release.root, kafka_home(h, spec), manifest))
             copied = sum(s.copied for s in synced.values())
             size = sum(s.bytes for s in synced.values())
             say(f"copied {copied} file(s), {size / 2**20:.1f} MiB "
@@ -201,7 +203,7 @@ class SSHProvisioner:
             conn = self._connection(inv, h)
             nodes[n] = KafkaNode(
                 n, h.address, SSHRemote(n, conn), spec, version,
-                kafka_home=kafka_home(h, version),
+                kafka_home=kafka_home(h, spec),
                 client_source=_local_address(conn),
                 root=h.base_dir,
                 peers=peers,

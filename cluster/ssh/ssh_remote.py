@@ -186,6 +186,19 @@ class SSHRemote:
             raise RemoteCommandFailed(self.name, result)
         return result
 
+    def unreachable(self, timeout: float) -> str | None:
+        """``true`` run on the host (``cluster.remote.Reachable``): a host that no longer
+        answers (down, unplugged, its sshd gone) fails it within ``timeout``."""
+        try:
+            self.exec(["true"], timeout=timeout, check=True)
+        except InsyncError as err:
+            why = err.message
+        except Exception as err:  # paramiko's own: a transport that died under the call
+            why = str(err) or type(err).__name__
+        else:
+            return None
+        return f"its host {self.connection.host.address} does not answer over SSH ({why})"
+
     def upload(self, local: Path, remote_path: str) -> None:
         with self.connection.sftp_lock:
             try:

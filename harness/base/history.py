@@ -28,6 +28,7 @@ process number (old + concurrency) and never reuses the old one.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import threading
@@ -69,7 +70,9 @@ class HistoryWriter:
         fsync: bool = False,
     ) -> None:
         if isinstance(sink, str | Path):
-            self._file: BinaryIO = open(sink, "ab")  # noqa: SIM115 - closed in close()
+            # Unbuffered: each line is one write, so a write the disk refuses leaves no
+            # bytes behind in a buffer to be flushed (half a line) at close.
+            self._file: BinaryIO = open(sink, "ab", buffering=0)  # noqa: SIM115 - close()
             self._owns_file = True
         else:
             self._file = sink
@@ -84,13 +87,17 @@ class HistoryWriter:
         #: busy workers); a worker whose op ends later is not recorded, and not an error.
         self._closed = False
         self.dropped = 0
+        #: The write error that closed the history (a full disk): set once, then every
+        #: later op is dropped, so the file ends with whole lines only (see ``_write``).
+        self.failed: OSError | None = None
+        self._written = self._file.tell() if self._owns_file else 0
 
     # -- the low-level append -------------------------------------------------
 
     def append(self, op: Mapping[str, Any]) -> Op:
         """Stamp ``op`` with index and time, write and flush it; return what was written."""
         with self._lock:
-            if self._closed:
+            if self._closed or self.failed is not None:
                 self.dropped += 1
                 return dict(op)
             self._check(op)
@@ -100,13 +107,40 @@ class HistoryWriter:
             else:
                 written.update(op)  # the usual op: no per-field filter (two lines per op)
             line = orjson.dumps(written, option=orjson.OPT_APPEND_NEWLINE)
-            self._file.write(line)
-            self._file.flush()
-            if self._fsync:
-                _fsync(self._file)
+            if not self._write(line):
+                self.dropped += 1
+                return dict(op)
             self._index += 1
             self._track(written)
             return written
+
+    def _write(self, line: bytes) -> bool:
+        """Write one whole line (under the lock); False if the file refused it.
+
+        A write error (``ENOSPC``, ``EIO``) closes the history for good, with
+        ``failed`` set for the runner's host watch to stop the run on: the file is
+        cut back to its last whole line, so what is kept is a history the checker
+        judges as it stands. Raising instead would kill the worker thread that
+        happened to write, with a traceback, and leave the others writing.
+        """
+        try:
+            if self._owns_file:
+                view = memoryview(line)
+                while view:
+                    view = view[self._file.write(view) or 0:]
+            else:
+                self._file.write(line)
+                self._file.flush()
+            if self._fsync:
+                _fsync(self._file)
+        except OSError as err:
+            self.failed = err
+            if self._owns_file:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._file.fileno(), self._written)
+            return False
+        self._written += len(line)
+        return True
 
     # -- the helpers the runner uses -------------------------------------------
 
@@ -162,9 +196,10 @@ class HistoryWriter:
             if self._closed:
                 return
             self._closed = True
-            self._file.flush()
             if self._owns_file:
-                self._file.close()
+                self._file.close()  # unbuffered: nothing is left to flush
+            else:
+                self._file.flush()
 
     def __enter__(self) -> HistoryWriter:
         return self

@@ -109,6 +109,7 @@ RESULTS_FIELDS: Mapping[str, Kind] = {
     "run.coverage.faults": Kind("an object", _is_dict, values=NUMBERS),
     "run.coverage.in_faults": NUMBERS,
     "run.coverage.recoveries": Kind("a list", _is_list, items=OBJECT),
+    "run.coverage.final_heal": Kind("an object or null", lambda v: v is None or _is_dict(v)),
 }
 RESULTS_REQUIRED = ("valid",)
 

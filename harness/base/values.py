@@ -116,9 +116,13 @@ def whole(x: Any) -> int:
 
 def opt_whole(x: Any) -> int | None:
     """A whole number, or none/default for "leave it to the client library"."""
-    if x is None or (isinstance(x, str) and x.strip().lower() in ("", "none", "default")):
-        return None
-    return whole(x)
+    return None if unset(x) else whole(x)
+
+
+def unset(x: Any) -> bool:
+    """``None``, or a spelling of "no value" (empty, ``none``, ``default``): one list for
+    every optional setting."""
+    return x is None or (isinstance(x, str) and x.strip().lower() in ("", "none", "default"))
 
 
 def number(x: Any) -> float:
@@ -135,9 +139,7 @@ def number(x: Any) -> float:
 
 def opt_number(x: Any) -> float | None:
     """A number, or none/default for "derive it from the other settings"."""
-    if x is None or (isinstance(x, str) and x.strip().lower() in ("", "none", "default")):
-        return None
-    return number(x)
+    return None if unset(x) else number(x)
 
 
 def boolean(x: Any) -> bool:

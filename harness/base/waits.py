@@ -27,6 +27,9 @@ from typing import Any
 
 #: The nemesis op of a scripted wait.
 AWAIT_STATE = "await-state"
+#: The nemesis op that waits for the cluster to recover after heals (``nemesis.recovery``);
+#: its completion says ``"recovered"``.
+AWAIT_RECOVERY = "await-recovery"
 
 #: The conditions a wait may name, and whether each needs ``key`` and ``node``.
 CONDITIONS: Mapping[str, tuple[bool, bool]] = {

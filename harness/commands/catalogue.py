@@ -40,18 +40,9 @@ def _items(raw: str | None) -> list[str] | None:
 
 def _versions(wanted: list[str] | None) -> list[Any] | None:
     """Each item a version, or a range (``2.8..``) standing for the table's columns in it."""
-    from cluster.versions import resolve_version
-    from harness.scenario.model import VersionRange
+    from harness.scenario.model import expand_versions
 
-    if wanted is None:
-        return None
-    found: list[Any] = []
-    for item in wanted:
-        for version in (VersionRange.parse(item).versions() if ".." in item
-                        else [resolve_version(item)]):
-            if version not in found:
-                found.append(version)
-    return found
+    return None if wanted is None else list(expand_versions(wanted))
 
 
 def _handle(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ min_insync                 ``--min-insync 1,2``            ``min-insync``
 replication_factor         ``--replication-factor 2,3``    ``replication-factor``
 unclean_leader_election    ``--unclean-leader-election``   ``unclean-leader-election``
 kafka_version              ``--kafka-version 3.9.x,4.1.x`` ``kafka-version``
+                           or a range: ``3.9..``
 nemesis                    ``--nemesis kill,partition``    ``nemesis``
                            (repeat the flag for several)
 group_protocol             ``--group-protocol classic,``   ``group-protocol``
@@ -85,6 +86,8 @@ def axis_values(key: str, raw: Any, origin: str) -> list[Any]:
     else:
         items = raw if isinstance(raw, list) else str(raw).split(",")
         items = [i for i in items if str(i).strip() != ""]
+        if key == "kafka_version":
+            items = _ranges_expanded(items, spec.flag, origin)
         out = [convert({key: item}, origin)[key] for item in items]
     if not out:
         where = f"{origin}: " if origin else ""
@@ -94,6 +97,29 @@ def axis_values(key: str, raw: Any, origin: str) -> list[Any]:
         if value not in unique:
             unique.append(value)
     return unique
+
+
+def _ranges_expanded(items: list[Any], flag: str, origin: str) -> list[Any]:
+    """A range (``3.9..``) stands for the table's versions in it, as in ``catalogue
+    --versions`` and scenario files (``harness.scenario.model.expand_versions``)."""
+    from harness.scenario.model import expand_versions
+
+    out: list[Any] = []
+    for item in items:
+        if ".." not in str(item):
+            out.append(item)
+            continue
+        where = f"{origin}: " if origin else ""
+        try:
+            versions = expand_versions([str(item).strip()])
+        except UsageError as err:
+            raise UsageError(f"{where}{flag} {str(item).strip()}: {err.message}",
+                             hint=err.hint or "e.g. 3.9.. or 2.8..3.9") from None
+        if not versions:
+            raise UsageError(f"{where}{flag} {str(item).strip()} holds none of the catalogue's "
+                             "versions", hint="name the versions, e.g. 4.2.x,4.3.x")
+        out += [v.version for v in versions]
+    return out
 
 
 def split(values: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:

@@ -90,12 +90,19 @@ def expand(matrix: Matrix) -> tuple[list[Combination], list[Skipped]]:
     shown += [] if "nemesis" in shown else ["nemesis"]
     shown += [] if "kafka_version" in shown else ["kafka_version"]
     keys = list(matrix.axes)
+    build = base.get("kafka_dist")
+    if build is not None and "kafka_version" in matrix.axes:
+        raise UsageError(f"--kafka-dist {build} is one build: it takes no --kafka-version axis",
+                         hint="drop --kafka-version, or run the releases without --kafka-dist")
     good: list[Combination] = []
     skipped: list[Skipped] = []
     for combo in itertools.product(*(matrix.axes[k] for k in keys)):
         chosen = dict(zip(keys, combo, strict=True))
         opts = RunOptions(**{**base, **chosen})
         values = {k: getattr(opts, k) if k != "nemesis" else opts.nemesis or ["none"] for k in AXES}
+        dist = opts.build()
+        if dist is not None:  # the build names its version (its runs' test.json too)
+            values["kafka_version"] = dist.version
         name = test_name(values, shown, base.get("name") or "matrix")
         opts = replace(opts, name=name, teardown=False)
         try:

@@ -22,7 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cluster.spec import MAX_HEAP_MB, MAX_NODES, MIN_HEAP_MB
+from cluster.jvm import DEFAULT_HEAP_MB
+from cluster.spec import (
+    DEFAULT_CLUSTER_NAME,
+    DEFAULT_KAFKA_VERSION,
+    DEFAULT_MODE,
+    DEFAULT_NODES,
+    MAX_HEAP_MB,
+    MAX_NODES,
+    MIN_HEAP_MB,
+    MODES,
+)
 from harness.base.errors import UsageError
 from harness.run.values import (
     Range,
@@ -31,6 +41,7 @@ from harness.run.values import (
     choice,
     cluster_name,
     convert,
+    kafka_dist,
     kafka_version,
     key_values,
     text,
@@ -38,21 +49,28 @@ from harness.run.values import (
 )
 
 if TYPE_CHECKING:
+    from cluster.kafka_dist import KafkaDist
     from cluster.provisioner import Placement
     from cluster.spec import ClusterSpec, Mode
+    from cluster.versions import KafkaVersion
 
 CLUSTER_OPTIONS: tuple[Spec, ...] = (
     Spec("cluster_name", cluster_name, "the cluster's name: letters, digits, '-' (default: "
-         "insync)", "NAME"),
-    Spec("nodes", whole, "Kafka nodes (default: 3)", range=Range(1, MAX_NODES)),
-    Spec("kafka_version", kafka_version, "e.g. 4.1.x, 3.9.x (default: 4.1.x)"),
-    Spec("mode", choice("kraft", "zookeeper"), "kraft or zookeeper (default: kraft)"),
+         f"{DEFAULT_CLUSTER_NAME})", "NAME"),
+    Spec("nodes", whole, f"Kafka nodes (default: {DEFAULT_NODES})", range=Range(1, MAX_NODES)),
+    Spec("kafka_version", kafka_version, f"e.g. 4.1.x, 3.9.x (default: {DEFAULT_KAFKA_VERSION})"),
+    Spec("kafka_dist", kafka_dist, "run your own Kafka build: a kafka_<scala>-<version>.tgz "
+         "(./gradlew releaseTarGz) or its unpacked directory", "PATH"),
+    Spec("mode", choice(*MODES), f"kraft or zookeeper (default: {DEFAULT_MODE})"),
     Spec("controllers", whole, "KRaft voters among the nodes (default: min(3, nodes))",
          range=Range(1, MAX_NODES)),
-    Spec("heap_mb", whole, "broker JVM heap in MiB (default: 384)",
+    Spec("heap_mb", whole, f"broker JVM heap in MiB (default: {DEFAULT_HEAP_MB})",
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
          "validated", "KEY=VALUE", True),
+    Spec("leader_check", boolean, "the brokers' preferred-leader check every 10 s, a source "
+         "of planned leader moves (default: true; false sets "
+         "auto.leader.rebalance.enable=false)"),
     Spec("power_loss_fs", boolean, "mount broker data through the power-loss filesystem, "
          "which keeps writes in memory until fsync (default: false; on whenever the "
          "power-loss fault is used)"),
@@ -70,33 +88,54 @@ CLUSTER_BY_NAME = {s.name: s for s in CLUSTER_OPTIONS}
 class ClusterOptions:
     """The cluster settings and their defaults (plain data, as typed or read)."""
 
-    cluster_name: str = "insync"
-    nodes: int = 3
-    kafka_version: str = "4.1.x"
-    mode: str = "kraft"
+    cluster_name: str = DEFAULT_CLUSTER_NAME
+    nodes: int = DEFAULT_NODES
+    kafka_version: str = DEFAULT_KAFKA_VERSION
+    mode: str = DEFAULT_MODE
     controllers: int | None = None
-    heap_mb: int = 384
+    heap_mb: int = DEFAULT_HEAP_MB
     broker_config: dict[str, str] = field(default_factory=dict)
+    leader_check: bool = True
     base_image: str | None = None
     power_loss_fs: bool = False
     hosts: str | None = None
     accept_new_host_keys: bool = False
+    kafka_dist: str | None = None
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], hint: str) -> ClusterOptions:
         """The settings among parsed flags (absent ones keep their defaults), validated;
         ``hint`` (the command's help) ends the line refusing a bad value."""
-        given = {k: v for k, v in flags.items() if k in CLUSTER_BY_NAME}
-        return cls(**convert(given, CLUSTER_BY_NAME, hint=hint)).validate()
+        given = convert({k: v for k, v in flags.items() if k in CLUSTER_BY_NAME},
+                        CLUSTER_BY_NAME, hint=hint)
+        check_dist_pair(given, given)
+        return cls(**given).validate()
 
     def validate(self) -> ClusterOptions:
         """Raise ``UsageError`` (one line) for a value no cluster can have; no Docker asked."""
         check_values(self, CLUSTER_OPTIONS)
-        from cluster.versions import resolve_for_mode
-
-        resolve_for_mode(self.kafka_version, self.mode)
+        self.kafka()
+        self.overrides()  # broker keys, and --leader-check against them
         self.check_placement()
         return self
+
+    def build(self) -> KafkaDist | None:
+        """The user's own build (``--kafka-dist``), read and checked; None for a release."""
+        if self.kafka_dist is None:
+            return None
+        from cluster.kafka_dist import inspect_dist
+
+        return inspect_dist(self.kafka_dist)
+
+    def kafka(self) -> KafkaVersion:
+        """The Kafka version these settings run (the build's, or the release
+        ``--kafka-version`` names), refused in one line if it cannot run in the mode."""
+        from cluster.versions import check_runnable, resolve_for_mode
+
+        dist = self.build()
+        if dist is None:
+            return resolve_for_mode(self.kafka_version, self.mode)
+        return check_runnable(dist.kafka, self.mode)
 
     def check_placement(self) -> None:
         """``--hosts``: the inventory is read and names every node, before any host is
@@ -119,17 +158,34 @@ class ClusterOptions:
             return Placement()
         return Placement("ssh", self.hosts, self.accept_new_host_keys)
 
-    def cluster_spec(self) -> ClusterSpec:
-        """The cluster these settings describe (broker keys and node counts checked)."""
-        from cluster.broker_config import parse_overrides
-        from cluster.spec import ClusterSpec
+    def overrides(self) -> dict[str, str]:
+        """The brokers' config overrides (reserved keys refused), with the leader check
+        off when ``--leader-check false`` (refused if ``--broker-config`` says otherwise)."""
+        from cluster.broker_config import LEADER_CHECK_SWITCH, parse_overrides
 
         mode: Mode = "kraft" if self.mode == "kraft" else "zookeeper"
         overrides = parse_overrides([f"{k}={v}" for k, v in self.broker_config.items()], mode)
+        if not self.leader_check:
+            if overrides.get(LEADER_CHECK_SWITCH, "false").strip().lower() != "false":
+                raise UsageError(f"--leader-check false contradicts --broker-config "
+                                 f"{LEADER_CHECK_SWITCH}={overrides[LEADER_CHECK_SWITCH]}",
+                                 hint="give one of them")
+            overrides[LEADER_CHECK_SWITCH] = "false"
+        return overrides
+
+    def cluster_spec(self) -> ClusterSpec:
+        """The cluster these settings describe (broker keys and node counts checked)."""
+        from cluster.spec import ClusterSpec
+
+        mode: Mode = "kraft" if self.mode == "kraft" else "zookeeper"
+        overrides = self.overrides()
+        dist = self.build()
         return ClusterSpec(
             name=self.cluster_name,
             nodes=self.nodes,
-            kafka_version=self.kafka_version,
+            kafka_version=self.kafka_version if dist is None else dist.version,
+            kafka_dist=None if dist is None else dist.path,
+            kafka_dist_sha256=None if dist is None else dist.sha256,
             mode=mode,
             controllers=self.controllers or min(3, self.nodes),
             heap_mb=self.heap_mb,
@@ -137,6 +193,27 @@ class ClusterOptions:
             base_image=self.base_image,
             power_loss_fs=self.power_loss_fs,
         )
+
+
+def check_dist_pair(explicit: Mapping[str, Any], merged: Mapping[str, Any]) -> None:
+    """``--kafka-dist`` with a ``--kafka-version`` given explicitly (in ``explicit``):
+    refused unless the version names the build's (``4.2.1-SNAPSHOT``, or its line
+    ``4.2.x``), since the build, not Maven Central, decides what runs."""
+    path, spec = merged.get("kafka_dist"), explicit.get("kafka_version")
+    if path is None or spec is None:
+        return
+    from cluster.kafka_dist import inspect_dist
+    from cluster.versions import line_of, names_a_line, parse_number
+
+    dist = inspect_dist(path)
+    text = str(spec).strip().lower().removeprefix("v")
+    line = parse_number(text.removesuffix(".x"))
+    agrees = text == dist.version.lower() or (
+        text != "latest" and names_a_line(text) and line is not None
+        and line == line_of(dist.kafka.number))
+    if not agrees:
+        raise UsageError(f"--kafka-dist {path} is Kafka {dist.version}, but --kafka-version "
+                         f"says {spec}", hint="drop --kafka-version: the build names its version")
 
 
 def check_values(options: object, table: tuple[Spec, ...]) -> None:

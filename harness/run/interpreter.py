@@ -93,6 +93,9 @@ class Interpreter:
         self._free: frozenset[Thread] | None = None  # the free threads, until one changes
         self._rng: tuple[int, Rng] = (-1, self.root)  # (step, the context's rng at that step)
         self.stopping = False  # set from outside (a signal): stop asking, finish what runs
+        #: Set from another thread (``harness.run.watch``): the run cannot go on (its host
+        #: failed it); the loop raises it at its next turn, within ``MAX_WAIT_S``.
+        self.halted: BaseException | None = None
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -162,6 +165,8 @@ class Interpreter:
         g: Gen | None = lift(gen)
         asking = g is not None
         while True:
+            if self.halted is not None:
+                raise self.halted
             g = self._take_events(g)
             if self._due and self.clock() >= self._next_due:
                 g = self._expire(g)

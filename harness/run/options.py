@@ -35,7 +35,12 @@ from typing import Any
 from cluster.spec import MAX_NODES
 from harness.base.errors import UsageError
 from harness.run import values
-from harness.run.cluster_options import CLUSTER_OPTIONS, ClusterOptions, check_values
+from harness.run.cluster_options import (
+    CLUSTER_OPTIONS,
+    ClusterOptions,
+    check_dist_pair,
+    check_values,
+)
 from harness.run.values import (
     Range,
     Spec,
@@ -169,9 +174,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
                 f"{self.replication_factor}: no write could ever be acknowledged",
                 hint="lower --min-insync",
             )
-        from cluster.versions import resolve_for_mode
-
-        version = resolve_for_mode(self.kafka_version, self.mode)
+        version = self.kafka()
         check_only_its_options(self, self.workload)
         workload_of(self.workload).validate(self, version)
         self.check_placement()
@@ -186,10 +189,8 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     def resolved(self) -> RunOptions:
         """A copy with every automatic setting decided (what test.json records); the
         workload's follow the brokers' version (no idempotence before 0.11)."""
-        from cluster.versions import resolve_version
-
         workload = workload_of(self.workload)
-        version = resolve_version(self.kafka_version)
+        version = self.kafka()
         return replace(
             self,
             name=self.name or "-".join([*workload.name_parts(self), *self.faults]),
@@ -209,6 +210,9 @@ class RunOptions(ClusterOptions, WorkloadSettings):
             value = getattr(self, spec.name)
             if value is None or value in ([], {}):
                 continue
+            if spec.name == "kafka_version" and self.kafka_dist is not None:
+                continue  # the build names its version
+
             if spec.repeat:
                 for k, v in value.items():
                     out += [spec.flag, f"{k}={v}"]
@@ -278,8 +282,9 @@ def read_config(path: str | Path) -> dict[str, Any]:
     return convert(read_toml(path, "run"), f"--config {path}")
 
 
-def read_replay(path: str | Path) -> dict[str, Any]:
-    """The options of a stored run, from the ``argv`` its test.json recorded."""
+def read_replay(path: str | Path, *, check_build: bool = True) -> dict[str, Any]:
+    """The options of a stored run, from the ``argv`` its test.json recorded; with
+    ``check_build``, its ``--kafka-dist`` must still be the build the run ran."""
     from harness.base.args import Parser
     from harness.base.rundir import RunDir
 
@@ -303,7 +308,27 @@ def read_replay(path: str | Path) -> dict[str, Any]:
         raise UsageError(
             f"--replay {p}: its argv does not parse: {err.message}", hint=hint
         ) from None
-    return convert(vars(ns), f"--replay {p}")
+    replayed = convert(vars(ns), f"--replay {p}")
+    if check_build and replayed.get("kafka_dist") is not None:
+        _same_build(p, replayed["kafka_dist"])
+    return replayed
+
+
+def _same_build(test_json: Path, path: str) -> None:
+    """A replay runs the build its run ran: refused if the bytes at ``path`` are no
+    longer the ones whose sha256 test.json recorded (``cluster.kafka_dist``)."""
+    from cluster.kafka_dist import inspect_dist
+
+    try:
+        recorded = json.loads(read_text(test_json, "--replay"))["cluster"]["kafka_dist"]["sha256"]
+    except (ValueError, KeyError, TypeError):
+        return
+    now = inspect_dist(path).sha256
+    if isinstance(recorded, str) and now != recorded:
+        raise UsageError(
+            f"--replay {test_json}: --kafka-dist {path} is not the build the run ran "
+            f"(sha256 {now[:16]}..., the run recorded {recorded[:16]}...)",
+            hint="restore that build, or pass --kafka-dist to run the one there now")
 
 
 def options_from(
@@ -311,11 +336,13 @@ def options_from(
 ) -> RunOptions:
     """Merge replay < config < flags over the defaults, then validate."""
     merged: dict[str, Any] = {}
+    explicit = read_config(config) if config else {}
+    explicit.update(convert(flags))
     if replay:
-        merged.update(read_replay(replay))
-    if config:
-        merged.update(read_config(config))
-    merged.update(convert(flags))
+        # a build named now replaces the replayed one, which is then not checked
+        merged.update(read_replay(replay, check_build="kafka_dist" not in explicit))
+    merged.update(explicit)
+    check_dist_pair(explicit, merged)
     known = {f.name for f in fields(RunOptions)}
     return RunOptions(**{k: v for k, v in merged.items() if k in known}).validate()
 

@@ -51,10 +51,18 @@ from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, build_plan, drive
-from harness.run.setup import build_package, end_watch, preflight, run_env, test_json
+from harness.run.setup import (
+    build_package,
+    dist_record,
+    end_watch,
+    preflight,
+    run_env,
+    test_json,
+)
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
 from harness.run.verdict import judge, unknown
+from harness.run.watch import HostFault, HostWatch, watch_host
 from workloads import workload_of
 
 if TYPE_CHECKING:
@@ -123,6 +131,7 @@ class Run:
         self.error: BaseException | None = None
         self.t0_ns: int | None = None  # the history's time zero
         self.replicas: dict[str, Any] | None = None  # --check-replicas, once compared
+        self.watch: HostWatch | None = None  # from the first op to cleanup
 
     def execute(self) -> RunResult:
         nopts = self.nopts
@@ -188,6 +197,8 @@ class Run:
         self.history = HistoryWriter(self.run_dir.history_path, start_ns=t0)
         self.interp = self._interpreter(self.cluster, self.session, self.history, t0)
         self.interp.start()
+        self.watch = watch_host(self.interp, self.history, self.run_dir.history_path,
+                                self.cluster)
         self.stats.enter("warm-up")
         with stage(self.say, "clients connected"):
             warm = self.interp.warm_up()
@@ -240,6 +251,8 @@ class Run:
 
     def _cleanup(self) -> None:
         self.stats.enter("cleanup")
+        if self.watch is not None:  # nodes it found lost are left out of cleanup
+            self.cluster = self.watch.end(self.cluster)
         steps: list[tuple[str, Callable[[], None]]] = [
             ("stop clients", self._stop_clients),
             ("nemesis teardown", self._nemesis_teardown),
@@ -296,7 +309,9 @@ class Run:
         from cluster import provisioner_for
 
         if self.opts.teardown and self.cluster is not None:
-            removed = provisioner_for(self.opts.placement()).down(self.spec.name)
+            down = provisioner_for(self.opts.placement()).down
+            removed = down(self.spec.name) if self.watch is None else self.watch.retried(
+                lambda: down(self.spec.name), self.say)
             self.say(f"removed cluster {self.spec.name!r} ({removed})")
 
     # -- the verdict ---------------------------------------------------------------------
@@ -333,8 +348,16 @@ class Run:
             summary["coverage"] = cov
         if self.replicas is not None:
             summary["replicas"] = self.replicas
-        self.run_dir.write_results({**verdict, "run": summary})
-        self.run_dir.point_latest()
+        build = dist_record(self.opts)
+        if build is not None:
+            summary["kafka_dist"] = build
+        try:
+            self.run_dir.write_results({**verdict, "run": summary})
+            self.run_dir.point_latest()
+        except OSError as err:  # a full disk: the verdict is still said, and its status given
+            LOG.warning("results.json not written: %s", err)
+            self.say(f"results.json not written ({err.strerror or err}); "
+                     f"`insync check {self.run_dir.path}` judges the history kept")
         result = RunResult(self.run_dir, verdict, code, self.interrupted, error, summary,
                            signal=self.signal)
         result.report = self._report()
@@ -344,19 +367,25 @@ class Run:
         """Why the drain did not finish, for the verdict's ``not judged`` line."""
         if self.interrupted:
             return f"the run was cut short by {self.signal or 'an interrupt'}"
+        if isinstance(self.error, HostFault):
+            return "the run was cut short by its own host"
         if self.error is not None:
             return "the run was cut short by an error"
         return "the run was cut short"
 
     def _coverage(self) -> dict[str, Any] | None:
-        """What the main phase exercised (``results.coverage``), from the history itself."""
+        """What the main phase exercised (``results.coverage``), from the history itself.
+
+        The window ends at ``--time-limit``: after it the clients only complete the ops
+        in flight while the nemesis heals, and those seconds are the final heal's, which
+        the block reports on its own (``final_heal``)."""
         from harness.base.faults import fault_spans
-        from results.coverage import coverage
+        from results.coverage import coverage, until_limit
 
         if self._no_history() or self.t0_ns is None:
             return None
         try:
-            window = self.stats.window_ns("main", self.t0_ns)
+            window = until_limit(self.stats.window_ns("main", self.t0_ns), self.opts.time_limit)
             return coverage(self.run_dir.history(), fault_spans(), window)
         except InsyncError as err:  # the verdict already says what is wrong with the file
             LOG.warning("no coverage figures: %s", err)

@@ -84,4 +84,5 @@ def run_log(path: Any) -> Iterator[None]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
-        handler.close()
+        with contextlib.suppress(OSError):  # a full disk: its last buffered lines are lost
+            handler.close()

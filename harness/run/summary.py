@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.run.plan import IDLE_S
 from harness.run.runner import RunResult
-from results.coverage import poor_coverage
+from results.coverage import final_heal_words, poor_coverage
 
 
 def coverage_lines(cov: dict[str, Any]) -> list[str]:
@@ -26,6 +26,9 @@ def coverage_lines(cov: dict[str, Any]) -> list[str]:
     if waits:
         shown = ", ".join("never" if w is None else f"{w:.1f}s" for w in waits)
         lines.append(f"  from each heal to the next acknowledged send: {shown}")
+    final = final_heal_words(cov.get("final_heal"))
+    if final:
+        lines.append(f"  {final}")
     return lines
 
 
@@ -78,6 +81,10 @@ def render(result: RunResult) -> str:
                    f"; the drain read nothing new for {IDLE_S:g} s" if s.get("drain_idle")
                    else "")
             )
+    build = (s or {}).get("kafka_dist")
+    if build:
+        lines.append(f"Kafka build: {build.get('path')} (version {build.get('version')}, commit "
+                     f"{build.get('commit_id') or 'unknown'}, sha256 {build.get('sha256')})")
     lines.append(f"run directory: {result.run_dir.path}")
     if result.report is not None:
         lines.append(f"report: {result.report}")

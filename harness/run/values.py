@@ -39,6 +39,7 @@ __all__ = [
     "cluster_name",
     "convert",
     "items",
+    "kafka_dist",
     "kafka_version",
     "key_values",
     "number",
@@ -54,12 +55,25 @@ __all__ = [
 
 
 def kafka_version(x: Any) -> str:
-    """A version the table knows (``4.1.x``, ``3.9``, ``2.8.2``), kept as spelled."""
+    """A version Maven Central lists (``4.1.x``, ``3.9``, ``2.8.2``), kept as spelled;
+    or a build's (``4.5.0-SNAPSHOT``, ``4.4.0-rc1``), which only ``--kafka-dist`` has."""
+    from cluster.version_order import split_version
     from cluster.versions import resolve_version
 
     spec = text(x)
+    parts = split_version(spec)
+    if parts is not None and parts[1]:
+        return spec  # a build's version: checked against --kafka-dist's
     resolve_version(spec)  # raises UsageError listing the known versions
     return spec
+
+
+def kafka_dist(x: Any) -> str:
+    """A Kafka distribution insync can run (``cluster.kafka_dist``), as an absolute path,
+    so that a replay from another directory finds the same build."""
+    from cluster.kafka_dist import inspect_dist
+
+    return inspect_dist(text(x)).path
 
 
 def cluster_name(x: Any) -> str:

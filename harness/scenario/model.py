@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cluster.version_order import line_floor
 from cluster.versions import VERSIONS, KafkaVersion, line_of, names_a_line, resolve_version
 from harness.base.errors import UsageError
 
@@ -62,34 +63,37 @@ class VersionRange:
         hi = resolve_version(hi_text) if hi_text else None
         made = cls(lo, hi, bool(lo_text) and not names_a_line(lo_text),
                    bool(hi_text) and not names_a_line(hi_text))
-        if lo is not None and hi is not None and not made._below_hi(made._key(lo, made.lo_exact)):
+        if lo is not None and hi is not None and not made._below_hi(lo):
             raise UsageError(f"{text!r} runs backwards ({made._end(lo, made.lo_exact)} is "
                              f"newer than {made._end(hi, made.hi_exact)})")
         return made
 
     @staticmethod
     def _key(version: KafkaVersion, exact: bool) -> tuple[int, ...]:
-        return version.number if exact else line_of(version.number)
+        """Where the end sorts (``cluster.version_order``): a line starts below its
+        first build (``4.5..`` holds ``4.5.0-SNAPSHOT``), a release at itself."""
+        return version.order if exact else line_floor(line_of(version.number))
 
     @staticmethod
     def _end(version: KafkaVersion, exact: bool) -> str:
         return version.version if exact else version.line
 
-    def _below_hi(self, number: tuple[int, ...]) -> bool:
+    def _below_hi(self, version: KafkaVersion) -> bool:
         if self.hi is None:
             return True
         if self.hi_exact:
-            return number <= self.hi.number
+            return version.order <= self.hi.order
         line = line_of(self.hi.number)
-        return number[: len(line)] <= line
+        return version.number[: len(line)] <= line
 
     def __contains__(self, version: object) -> bool:
+        """Whether ``version`` (a release or a build: ``4.5.0-SNAPSHOT`` sorts just
+        before 4.5.0) falls in the range."""
         if not isinstance(version, KafkaVersion):
             return False
-        number = version.number
-        if self.lo is not None and number < self._key(self.lo, self.lo_exact):
+        if self.lo is not None and version.order < self._key(self.lo, self.lo_exact):
             return False
-        return self._below_hi(number)
+        return self._below_hi(version)
 
     def within(self, outer: VersionRange) -> bool:
         """Whether every release this range holds, ``outer`` holds too."""
@@ -99,12 +103,26 @@ class VersionRange:
 
     def versions(self) -> list[KafkaVersion]:
         """The table's versions in the range, oldest first."""
-        return sorted((v for v in VERSIONS if v in self), key=lambda v: v.number)
+        return sorted((v for v in VERSIONS if v in self), key=lambda v: v.order)
 
     def __str__(self) -> str:
         lo = "" if self.lo is None else self._end(self.lo, self.lo_exact)
         hi = "" if self.hi is None else self._end(self.hi, self.hi_exact)
         return lo if lo == hi else f"{lo}..{hi}"
+
+
+def expand_versions(items: Sequence[str]) -> list[KafkaVersion]:
+    """Each item a version (``4.1.x``) or a range (``2.8..``) standing for the table's
+    versions in it, oldest first; a version named twice counts once. The one
+    reading of a version list that ``catalogue --versions`` and ``matrix
+    --kafka-version`` share."""
+    found: list[KafkaVersion] = []
+    for item in items:
+        for version in (VersionRange.parse(item).versions() if ".." in item
+                        else [resolve_version(item)]):
+            if version not in found:
+                found.append(version)
+    return found
 
 
 #: What a scenario may expect of the replica comparison (``Expectation.replicas``).
@@ -355,8 +373,8 @@ def spans(versions: Sequence[KafkaVersion]) -> str:
     """``0.10.2..1.1, 4.1``: runs of consecutive table versions, or ``none``."""
     if not versions:
         return "none"
-    order = sorted(VERSIONS, key=lambda v: v.number)
-    chosen = sorted(versions, key=lambda v: v.number)
+    order = sorted(VERSIONS, key=lambda v: v.order)
+    chosen = sorted(versions, key=lambda v: v.order)
     groups: list[list[KafkaVersion]] = []
     for v in chosen:
         if groups and order.index(v) == order.index(groups[-1][-1]) + 1:

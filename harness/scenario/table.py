@@ -43,7 +43,7 @@ def _cell(r: CaseResult) -> str:
 
 
 def _versions(results: Sequence[CaseResult]) -> list[str]:
-    seen = sorted({r.case.version for r in results}, key=lambda v: v.number)
+    seen = sorted({r.case.version for r in results}, key=lambda v: v.order)
     return [v.line for v in seen]
 
 

@@ -218,7 +218,7 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "date": started[:10] or None,
         "seed": _int(test.get("seed")),
         "synthetic": bool(test.get("synthetic", False)),
-        "kafka_version": cluster.get("kafka_version"),
+        "kafka_version": _kafka_label(cluster),
         "kafka_version_exact": cluster.get("kafka_version_exact"),
         "mode": cluster.get("mode"),
         "nodes": _int(cluster.get("nodes")),
@@ -361,3 +361,15 @@ def ops_frame(raw: DataFrame) -> DataFrame:
         ).alias("latency_ns"),
         F.col("sends").cast("int").alias("sends"),
     )
+
+
+def _kafka_label(cluster: dict[str, Any]) -> Any:
+    """The ``kafka_version`` the comparison groups by: a user's build (``--kafka-dist``)
+    is its version and commit (or digest), so two builds of ``4.5.0-SNAPSHOT`` stay
+    two rows, each named as its broker logs it."""
+    dist = cluster.get("kafka_dist")
+    if not isinstance(dist, dict):
+        return cluster.get("kafka_version")
+    ident = dist.get("commit_id") or f"sha256:{str(dist.get('sha256') or '')[:12]}"
+    return f"{dist.get('version') or cluster.get('kafka_version')} ({ident})"
+

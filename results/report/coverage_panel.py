@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from results.coverage import outside_faults
+from results.coverage import final_heal_words, outside_faults
 from results.run_coverage import WHOLE_HISTORY, RunCoverage
 
 
@@ -87,6 +87,8 @@ def panel_html(rc: RunCoverage) -> str:
         '<table id="coverage-table">', *rows, "</table>",
         f'<p class="note" id="coverage-recovery">'
         f"{escape(_recoveries(list(cov.get('recoveries') or [])))}</p>",
+        f'<p class="note" id="coverage-final-heal">{escape(final[:1].upper() + final[1:])}.</p>'
+        if (final := final_heal_words(cov.get("final_heal"))) else "",
         "</div>",
     ])
 

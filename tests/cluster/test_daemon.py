@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fake_remote import FakeRemote
 
 from cluster.daemon import Daemon
-from cluster.remote import ExecResult, FakeRemote, RemoteCommandFailed
+from cluster.remote import ExecResult, RemoteCommandFailed
 from harness.base.errors import ClusterError
 from tests.support.shell_text import script_text
 

@@ -459,5 +459,6 @@ def test_public_names_are_pinned() -> None:
         "ensure_distribution",
         "load_distribution",
         "render_pom",
+        "write_configs",
     ]
     assert all(hasattr(module, name) for name in module.__all__)

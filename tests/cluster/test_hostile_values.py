@@ -29,11 +29,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fake_remote import FakeRemote, Handler
 
 from cluster import Cluster
 from cluster.daemon import Daemon
 from cluster.kafka_node import KafkaNode
-from cluster.remote import FakeRemote, Handler
 from cluster.replica_logs import read_replica
 from cluster.spec import ClusterSpec
 from cluster.ssh import created, host_setup

@@ -17,7 +17,6 @@ PUBLIC = [
     "Cluster",
     "ClusterSpec",
     "ExecResult",
-    "FakeRemote",
     "KafkaNode",
     "KafkaVersion",
     "Placement",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from fake_remote import FakeRemote, Handler
+
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster
-from cluster.remote import FakeRemote, Handler
 from cluster.replica_logs import parse_dump, read_partition, read_replica
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version

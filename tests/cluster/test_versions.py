@@ -144,6 +144,7 @@ def test_public_names_are_pinned() -> None:
         "Logging",
         "Mode",
         "binding_for",
+        "check_runnable",
         "feature_since",
         "known_versions",
         "line_of",

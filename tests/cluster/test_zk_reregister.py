@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_remote import FakeRemote
 
 from cluster.broker_config import zk_reregister_wait_s
 from cluster.daemon import SIGNAL_SCRIPT
 from cluster.kafka_node import KILLED_AT, KafkaNode
-from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
 

@@ -14,11 +14,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from fake_remote import FakeRemote
 
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster
 from cluster.readiness import wait_zookeeper, zk_mode_script
-from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import resolve_version
 from harness.base.errors import ClusterError

@@ -90,6 +90,25 @@ def test_paused_leaders_hold_no_phase_and_no_fault_past_its_time() -> None:
         assert op["time"] - by_index[invoke["index"]]["time"] == ns(OP_TIMEOUT)
 
 
+def test_coverage_ends_at_the_time_limit_and_reports_the_final_heal_on_its_own() -> None:
+    """The runner's coverage window for this plan: the main phase runs past the time limit
+    while the last ops complete and the final heal and its recovery wait run, yet its
+    figures stop at the limit, and the resume at the limit is no heal "never" followed."""
+    from harness.base.faults import fault_spans
+    from results.coverage import coverage, until_limit
+
+    history = paused_leaders(OP_TIMEOUT)
+    window = until_limit((0, main_phase_end(history)), T)
+    assert window is not None and window[1] == ns(T) < main_phase_end(history)
+    cov = coverage(history, fault_spans(), window)
+    assert cov["main_s"] == T and cov["seconds"] == T
+    assert cov["recoveries"] and all(r["healed_at_s"] < T for r in cov["recoveries"])
+    final = cov["final_heal"]
+    assert final is not None and final["heals"] == ["resume"] and final["healed_after_s"] >= 0
+    # a pause in force at the limit counts up to the limit, not to its resume after it
+    assert cov["faults"]["pause"]["in_force_s"] <= T
+
+
 def test_without_a_deadline_the_same_plan_waits_for_its_stuck_ops() -> None:
     assert main_phase_end(paused_leaders(None)) > ns(T + 1_000)
 

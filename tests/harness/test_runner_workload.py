@@ -117,7 +117,8 @@ def test_every_run_reports_its_coverage_writes_its_report_and_prints_both(
     acked = sum(1 for op in ops if op["type"] == "ok" and op["f"] == "send"
                 for mop in op["value"] if mop[0] == "send")
     assert 0 < cov["acked_sends_main"] <= cov["acked_sends"] == acked
-    assert 0.9 <= cov["main_s"] < 3.0  # the main phase (--time-limit 1), not the whole run
+    # the main phase up to --time-limit 1, not the ops completing after it
+    assert 0.9 <= cov["main_s"] <= 1.0
     assert cov["live_seconds"] >= 1
     stored = json.loads(result.run_dir.results_path.read_text())["run"]["coverage"]
     assert stored == cov

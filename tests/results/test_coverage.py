@@ -7,7 +7,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from results.coverage import acked_sends, coverage, outside_faults, poor_coverage, slim
+from results.coverage import (
+    acked_sends,
+    coverage,
+    final_heal_words,
+    outside_faults,
+    poor_coverage,
+    slim,
+    until_limit,
+)
 
 S = 1_000_000_000
 SPANS = {"kill": ("kill", "start"), "partition": ("start-partition", "stop-partition")}
@@ -174,3 +182,42 @@ def test_slim_ops_keep_what_the_figures_read_from_nemesis_values() -> None:
     full = coverage(ops, CLOCK, main=(0, 14 * S))
     assert coverage([slim(op) for op in ops], CLOCK, main=(0, 14 * S)) == full
     assert "clock-bump" not in full["faults"] and full["faults"]["clock-strobe"]["acked_sends"] == 2
+
+
+def test_the_main_phase_ends_at_the_time_limit_and_the_final_heal_stands_apart() -> None:
+    # a 10 s limit; the phase ran to 16 s: the last ops completed, then the final heal
+    # (kill healed by start at 10.0 s) and its recovery wait until 15.5 s
+    ops = [send_ok(t + 0.5) for t in range(6)]
+    ops += [nem(6.0, "kill"), send_ok(9.5), nem(10.0, "start", "invoke"), send_ok(10.2, 5),
+            nem(10.4, "start"), nem(10.4, "await-recovery", "invoke"),
+            nem(15.5, "await-recovery", value={"recovered": True, "seconds": 5.1})]
+    ops.sort(key=lambda o: o["time"])
+    window = until_limit((0, 16 * S), 10.0)
+    assert window == (0, 10 * S)
+    cov = coverage(ops, SPANS, main=window)
+    assert (cov["main_s"], cov["seconds"], cov["live_seconds"]) == (10.0, 10, 7)
+    assert cov["acked_sends_main"] == 7 and cov["acked_sends"] == 12
+    kill = cov["faults"]["kill"]  # in force from 6 s to the limit, not to its heal
+    assert (kill["in_force_s"], kill["acked_sends"], kill["seconds"]) == (4.0, 1, 4)
+    assert cov["in_faults"]["in_force_s"] == 4.0
+    assert cov["recoveries"] == []  # the final heal is not a heal "never" followed by an ack
+    assert cov["final_heal"] == {"heals": ["start"], "healed_after_s": 0.4,
+                                 "recovered_after_s": 5.5}
+    assert final_heal_words(cov["final_heal"]) == (
+        "final heal at the time limit (start): done 0.4s after it, "
+        "cluster recovered 5.5s after it")
+
+
+def test_a_final_heal_whose_cluster_never_recovered_says_so() -> None:
+    ops = [send_ok(0.5), nem(1.0, "kill"), nem(4.0, "start", "invoke"), nem(4.1, "start"),
+           nem(4.2, "await-recovery", "invoke"),
+           nem(34.2, "await-recovery", value={"recovered": False, "seconds": 30.0})]
+    final = coverage(ops, SPANS, main=(0, 4 * S))["final_heal"]
+    assert final == {"heals": ["start"], "healed_after_s": 0.1, "recovered_after_s": None}
+    assert "not seen recovered" in (final_heal_words(final) or "")
+    assert coverage([send_ok(0.5)], SPANS, main=(0, 4 * S))["final_heal"] is None
+
+
+def test_a_phase_shorter_than_its_limit_keeps_its_end() -> None:
+    assert until_limit((5, 3 * S), 10.0) == (5, 3 * S)
+    assert until_limit(None, 10.0) is None and until_limit((0, 9 * S), None) == (0, 9 * S)

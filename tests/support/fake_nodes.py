@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from fake_remote import FakeRemote
+
 from cluster import deploy
 from cluster.kafka_node import KafkaNode
 from cluster.model import Cluster, Say
-from cluster.remote import FakeRemote
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
 from harness.base.errors import ClusterError

@@ -12,6 +12,9 @@ from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from harness.base.contract import mop_fs
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Step
@@ -138,8 +141,16 @@ FOLD_EVERY = 256
 #: What one ``ok`` completion adds: values acknowledged and values read, per key, and the
 #: highest offset read per key.
 _Seen = tuple[dict[str, set[Any]], dict[str, set[Any]], dict[str, int]]
+#: Per key, values as a sorted ``int64`` array: 8 bytes a value, where a ``frozenset`` of
+#: ints took about 120 (and the run's memory grew by 860 bytes per history line with it).
+_Arrays = Mapping[str, "npt.NDArray[np.int64]"]
 _Sets = Mapping[str, frozenset[Any]]
 _Tops = Mapping[str, int]
+_EMPTY: npt.NDArray[np.int64] = np.empty(0, dtype=np.int64)
+
+
+def _ints(values: set[Any]) -> npt.NDArray[np.int64]:
+    return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
 def _seen(op: Op) -> _Seen | None:
@@ -167,13 +178,14 @@ def _seen(op: Op) -> _Seen | None:
     return (sent, got, tops) if sent or got else None
 
 
-_Folded = tuple[_Sets, _Sets, _Sets, _Tops]
+_Folded = tuple[_Arrays, _Arrays, _Arrays, _Tops]
 
 
-def _fold(acked: _Sets, read: _Sets, missing: _Sets, reached: _Tops,
+def _fold(acked: _Arrays, read: _Arrays, missing: _Arrays, reached: _Tops,
           batch: tuple[_Seen, ...]) -> _Folded:
     """``acked``, ``read``, ``missing`` and ``reached`` after ``batch`` (oldest first), each
-    touched key's sets copied once for the whole batch."""
+    touched key's arrays made once for the whole batch (never changed in place: a
+    tracker stays a value)."""
     sent: dict[str, set[Any]] = {}
     got: dict[str, set[Any]] = {}
     new_reached = dict(reached)
@@ -186,17 +198,29 @@ def _fold(acked: _Sets, read: _Sets, missing: _Sets, reached: _Tops,
             new_reached[key] = max(top, new_reached.get(key, top))
     new_acked, new_read, new_missing = dict(acked), dict(read), dict(missing)
     for key, vs in got.items():
-        new_read[key] = new_read.get(key, frozenset()) | vs
+        new_read[key] = np.union1d(new_read.get(key, _EMPTY), _ints(vs))
     for key, vs in sent.items():
-        new_acked[key] = new_acked.get(key, frozenset()) | vs
-    for key in sent.keys() | got.keys():  # read covers reads before and after the ack
-        left = (new_missing.get(key, frozenset()) | sent.get(key, set())) - new_read.get(
-            key, frozenset())
-        if left:
-            new_missing[key] = frozenset(left)
+        new_acked[key] = np.union1d(new_acked.get(key, _EMPTY), _ints(vs))
+    for key in sent.keys() | got.keys():
+        # (acked | sent) - (read | got) = (missing - got) | (sent - every read):
+        # read covers reads before and after the ack
+        left = new_missing.get(key, _EMPTY)
+        if key in got and left.size:
+            left = np.setdiff1d(left, _ints(got[key]), assume_unique=True)
+        if key in sent:
+            fresh = _ints(sent[key])
+            if key in new_read:
+                fresh = np.setdiff1d(fresh, new_read[key], assume_unique=True)
+            left = np.union1d(left, fresh)
+        if left.size:
+            new_missing[key] = left
         else:
             new_missing.pop(key, None)
     return new_acked, new_read, new_missing, new_reached
+
+
+def _as_sets(arrays: _Arrays) -> _Sets:
+    return {key: frozenset(values.tolist()) for key, values in arrays.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +241,10 @@ class DrainTracker:
     never changes, what a fold computes is cached in it. ``reads`` counts the
     completions that returned records, without a fold: the runner's measure of
     whether the drain is still reading.
+
+    A key's values are kept as one sorted ``int64`` array (the generator's values
+    are ints), not a set: the tracker holds every value acknowledged since the
+    start, so what it costs per value is what the run's memory grows by per op.
     """
 
     folded: _Folded = ({}, {}, {}, {})
@@ -245,18 +273,18 @@ class DrainTracker:
 
     @property
     def acked(self) -> _Sets:
-        """Per key, every value an ``ok`` send acknowledged."""
-        return self._sets()[0]
+        """Per key, every value an ``ok`` send acknowledged (a copy as sets: for reading)."""
+        return _as_sets(self._sets()[0])
 
     @property
     def read(self) -> _Sets:
         """Per key, every value an ``ok`` read returned."""
-        return self._sets()[1]
+        return _as_sets(self._sets()[1])
 
     @property
     def missing(self) -> _Sets:
         """Per key, the acknowledged values no ``ok`` read has returned yet."""
-        return self._sets()[2]
+        return _as_sets(self._sets()[2])
 
     @property
     def reached(self) -> _Tops:
@@ -265,11 +293,11 @@ class DrainTracker:
 
     @property
     def complete(self) -> bool:
-        return not self.missing
+        return not self._sets()[2]
 
     def unread_keys(self) -> frozenset[str]:
         """The keys with acknowledged values still to be read."""
-        return frozenset(self.missing)
+        return frozenset(self._sets()[2])
 
     def read_to(self, ends: Mapping[str, int | None]) -> bool:
         """Whether every key with values still unread has been read to its end: an ``ok``
@@ -278,7 +306,7 @@ class DrainTracker:
         unread values (``harness.run.drain_end`` decides when the ends are to be trusted).
         """
         reached = self.reached
-        for key in self.missing:
+        for key in self._sets()[2]:
             end = ends.get(key)
             if end is None or reached.get(key, -1) < end - 1:
                 return False
@@ -286,7 +314,7 @@ class DrainTracker:
 
     def unread_count(self) -> int:
         """How many acknowledged values are still to be read."""
-        return sum(len(v) for v in self.missing.values())
+        return sum(v.size for v in self._sets()[2].values())
 
     def reread(self) -> DrainTracker:
         """The tracker for the drain: every value acknowledged so far must be read *again*.
@@ -294,6 +322,6 @@ class DrainTracker:
         The drain is a re-read from the beginning, so it must find everything
         itself, not merely what earlier polls happened to see.
         """
-        acked = self.acked
-        missing = {key: values for key, values in acked.items() if values}
+        acked = self._sets()[0]
+        missing = {key: values for key, values in acked.items() if values.size}
         return DrainTracker((acked, {}, missing, {}))

@@ -400,11 +400,13 @@ function header() {
   if (D.cut_short) chips.push(D.cut_short);
   if (t.started) chips.push('started ' + t.started);
   if (c.kafka_version_exact || c.kafka_version) chips.push('Kafka ' + (c.kafka_version_exact || c.kafka_version) + (c.mode ? ' (' + c.mode + ')' : ''));
+  if (c.kafka_dist) chips.push('build ' + c.kafka_dist.path + ' (commit ' + (c.kafka_dist.commit_id || 'unknown') + ', sha256 ' + String(c.kafka_dist.sha256 || '').slice(0, 16) + '\u2026)');
   if (w.acks !== undefined) chips.push('acks=' + w.acks);
   if (w.min_insync !== undefined) chips.push('min.insync.replicas=' + w.min_insync);
   if (w.unclean_leader_election !== undefined) chips.push('unclean election ' + (w.unclean_leader_election ? 'ON' : 'off'));
   if (w.txn !== undefined) chips.push('txn ' + (w.txn ? 'on' : 'off'));
   if (n.faults) chips.push('nemesis: ' + (n.faults.length ? n.faults.join(', ') : 'none'));
+  if (c.leader_check_s !== undefined) chips.push(c.leader_check_s === null ? 'leader check off' : 'leader check every ' + c.leader_check_s + ' s (planned leader moves)');
   const s = v.stats || {};
   chips.push(D.ops_total.toLocaleString() + ' client ops (' + (s.ok || 0).toLocaleString() + ' ok, ' + (s.fail || 0).toLocaleString() + ' fail, ' + (s.info || 0).toLocaleString() + ' info)');
   chips.push('duration ' + fmtMs(D.duration_ms));

@@ -144,3 +144,44 @@ def test_files_go_up_and_come_down_as_archives(fake_api: StartApi, tmp_path: Pat
 )
 def test_demultiplex(frames: bytes, expected: tuple[bytes, bytes]) -> None:
     assert demultiplex(frames) == expected
+
+
+def containers(states: dict[str, dict[str, Any]]) -> Any:
+    """An engine whose containers are ``states`` (name -> its State), inspected by name."""
+
+    def handler(call: Call) -> tuple[int, Any]:
+        if call.path == "/version":
+            return version_only(call)
+        name = call.path.removeprefix("/containers/").removesuffix("/json")
+        if name in states:
+            return 200, {"Name": f"/{name}", "State": states[name]}
+        return 404, {"message": f"No such container: {name}"}
+
+    return handler
+
+
+def test_unreachable_says_why_a_container_is_lost_with_one_inspect(fake_api: StartApi) -> None:
+    api = fake_api(containers({
+        "insync-it-n1": {"Running": True, "Paused": False, "Status": "running"},
+        "insync-it-n2": {"Running": False, "Paused": False, "Status": "exited"},
+        "insync-it-n3": {"Running": True, "Paused": True, "Status": "paused"},
+    }))
+    assert NODE.unreachable(5) is None
+    assert DockerRemote("n2", "insync-it-n2").unreachable(5) == (
+        "its container insync-it-n2 is exited")
+    assert DockerRemote("n3", "insync-it-n3").unreachable(5) == (
+        "its container insync-it-n3 is paused")
+    assert DockerRemote("n4", "insync-it-n4").unreachable(5) == (
+        "its container insync-it-n4 was removed")
+    assert not any("/exec" in line for line in api.calls)  # no exec: cheap to ask often
+
+
+def test_unreachable_says_so_when_no_engine_answers(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from cluster.docker import client
+
+    monkeypatch.setattr(client, "_shared", client._Shared())
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'nothing.sock'}")
+    why = NODE.unreachable(5)
+    client.reset_client()
+    assert why is not None and why.startswith("the Docker engine does not answer (no Docker")

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.lazyfs.faults import Disk, parse
-from cluster.lazyfs.overlay import ROOT, FsError, Overlay
+from cluster.lazyfs.overlay import Overlay
+from cluster.lazyfs.state import ROOT, FsError
 
 
 class Served:

@@ -13,7 +13,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from cluster.lazyfs.overlay import PAGE, ROOT, FsError, Overlay
+from cluster.lazyfs.overlay import Overlay
+from cluster.lazyfs.state import PAGE, ROOT, FsError
 
 DIRS = ("", "d1", "d2")
 PATHS = ("a", "d1/a", "d1/b", "d2/a")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import paramiko
 import pytest
+from fake_remote import FakeRemote
 
-from cluster.remote import FakeRemote
 from cluster.ssh.host_setup import MANIFEST, java_major, local_manifest, missing, sync_jars
 from cluster.ssh.inventory import Host
 from cluster.ssh.provisioner import _refuse_gaps
