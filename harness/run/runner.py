@@ -380,13 +380,15 @@ class Run:
         in flight while the nemesis heals, and those seconds are the final heal's, which
         the block reports on its own (``final_heal``)."""
         from harness.base.faults import fault_spans
-        from results.coverage import coverage, until_limit
+        from results.coverage import coverage, slim, until_limit
 
         if self._no_history() or self.t0_ns is None:
             return None
         try:
             window = until_limit(self.stats.window_ns("main", self.t0_ns), self.opts.time_limit)
-            return coverage(self.run_dir.history(), fault_spans(), window)
+            # slim: coverage holds every op it is given, and a long run's ops are gigabytes
+            ops = (slim(op) for op in self.run_dir.history())
+            return coverage(ops, fault_spans(), window)
         except InsyncError as err:  # the verdict already says what is wrong with the file
             LOG.warning("no coverage figures: %s", err)
             return None
