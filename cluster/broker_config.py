@@ -44,6 +44,26 @@ CONTROLLER_SOCKET_TIMEOUT_MS = 5000
 LEADER_REBALANCE_S = 10
 
 
+#: The broker setting that turns the leader check off (``--leader-check false``).
+LEADER_CHECK_SWITCH = "auto.leader.rebalance.enable"
+
+
+def leader_check_s(overrides: Mapping[str, str]) -> float | None:
+    """Seconds between the brokers' preferred-leader checks, None when they are off.
+
+    Each check moves the leadership of every partition whose preferred replica is
+    in the ISR back to it: a planned leader move, which acks=1 writes not yet under
+    the high watermark do not survive (KAFKA-20554). So a run records it as one of
+    its sources of leader moves (test.json's ``cluster.leader_check_s``)."""
+    if overrides.get(LEADER_CHECK_SWITCH, "true").strip().lower() == "false":
+        return None
+    try:
+        return float(overrides.get("leader.imbalance.check.interval.seconds",
+                                   LEADER_REBALANCE_S))
+    except ValueError:  # refused by Kafka at start
+        return float(LEADER_REBALANCE_S)
+
+
 def _seconds(overrides: Mapping[str, str], key: str, default_ms: int) -> float:
     try:
         return float(overrides.get(key, default_ms)) / 1000

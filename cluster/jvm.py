@@ -26,6 +26,7 @@ from harness.base.errors import UsageError
 __all__ = [
     "DEFAULT_HEAP_MB",
     "KAFKA_HOME",
+    "admin_config",
     "broker_argv",
     "classpath",
     "dump_log_argv",
@@ -33,6 +34,7 @@ __all__ = [
     "is_cluster_id",
     "new_cluster_id",
     "quorum_argv",
+    "tool_argv",
     "zookeeper_argv",
 ]
 
@@ -42,6 +44,7 @@ TOOL_HEAP_MB = 256  # kafka-run-class.sh's default for command-line tools
 ZOOKEEPER_HEAP_MB = 256
 MIN_HEAP_MB = 64
 ADMIN_CONFIG = "tools-admin.properties"  # under config/, see dist_files/
+OPS_ADMIN_CONFIG = "tools-ops-admin.properties"  # the operation tools' (admin_tools)
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 # kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, minus what Java 17 ignores.
@@ -167,7 +170,7 @@ def quorum_argv(
         "--bootstrap-server",
         bootstrap,
         "--command-config",
-        str(_home(kafka_home) / "config" / ADMIN_CONFIG),
+        admin_config(kafka_home),
         "describe",
         "--status",
     ]
@@ -225,6 +228,25 @@ def zookeeper_argv(
         version.zookeeper_main,
         str(config),
     ]
+
+
+def tool_argv(
+    version: KafkaVersion,
+    main: str,
+    args: Sequence[str],
+    *,
+    kafka_home: str | PurePath = KAFKA_HOME,
+    java: str = "java",
+) -> list[str]:
+    """One of the distribution's command-line tools (``main``, its class) with ``args``,
+    as ``kafka-run-class.sh`` would run it."""
+    return [*_tool_prefix(version, kafka_home, java), main, *args]
+
+
+def admin_config(kafka_home: str | PurePath = KAFKA_HOME, name: str = ADMIN_CONFIG) -> str:
+    """The admin client settings a tool gets (``config/tools-admin.properties``: a quick
+    answer; ``OPS_ADMIN_CONFIG``: Kafka's own patience, for operations)."""
+    return str(_home(kafka_home) / "config" / name)
 
 
 def _tool_prefix(version: KafkaVersion, kafka_home: str | PurePath, java: str) -> list[str]:

@@ -128,6 +128,8 @@ class KafkaVersion:
     storage_tool_main: str | None = None  # KRaft "format"; None without KRaft
     storage_format_flags: tuple[str, ...] = ()  # extra flags for "format"
     quorum_tool_main: str | None = None  # "describe --status" (3.3+)
+    leader_election_main: str | None = None  # kafka-leader-election over the Admin API
+    reassign_main: str | None = None  # kafka-reassign-partitions over the Admin API
     zookeeper_main: str | None = None  # a ZooKeeper server from the same classpath
     client_config: tuple[tuple[str, str], ...] = ()  # librdkafka settings these brokers need
     notes: str = ""  # why the quirks above are there
@@ -222,6 +224,13 @@ ERAS: tuple[Era, ...] = (
     Era((1, 1), "the kafka POM no longer depends on a logging binding (binding_for adds "
         "one); its core no longer needs jaxb-api", {"extra_artifacts": ()}),
     Era((2, 4), "kafka_2.13 published from here", {"scala": "2.13"}),
+    Era((2, 4), "kafka-leader-election (KIP-460): kafka.admin.LeaderElectionCommand", {
+        "leader_election_main": "kafka.admin.LeaderElectionCommand",
+    }),
+    Era((2, 6), "kafka-reassign-partitions over the Admin API alone (KIP-455; 2.5.1's "
+        "still requires --zookeeper, 2.6.3's deprecates it)", {
+        "reassign_main": "kafka.admin.ReassignPartitionsCommand",
+    }),
     Era((3, 3), "KRaft production-ready (2.8 to 3.2: an unsupported preview)", {
         "modes": frozenset({KRAFT, ZOOKEEPER}),
         "storage_tool_main": "kafka.tools.StorageTool",
@@ -231,6 +240,11 @@ ERAS: tuple[Era, ...] = (
     Era((3, 4), "the metadata-quorum tool moved to kafka-tools", {
         "extra_artifacts": (_kafka("kafka-tools", SAME, _NO_CONNECT),),
         "quorum_tool_main": "org.apache.kafka.tools.MetadataQuorumCommand",
+    }),
+    Era((3, 7), "the leader-election and reassignment tools moved to kafka-tools (absent "
+        "from 3.6.2's kafka-tools jar, present in 3.7.2's)", {
+        "leader_election_main": "org.apache.kafka.tools.LeaderElectionCommand",
+        "reassign_main": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     }),
     Era((4, 0), "ZooKeeper mode removed; log4j2 as in the 4.x tarball", {
         "modes": frozenset({KRAFT}),

@@ -38,9 +38,10 @@ class FaultKind:
     #: op is the heal, so the heal's ``f`` is not written down a second time.
     heal_value: str | None
     #: Place in the heal order, lowest first (also the nemesis's teardown order):
-    #: resume paused brokers, heal the network, then packets and disks, reset clocks, and
-    #: restart killed brokers last, into a cluster that can hear them again (and
-    #: power cut nodes after them).
+    #: resume paused brokers, heal the network, then packets and disks, reset clocks, restore
+    #: changed configs, restart killed brokers last, into a cluster that can hear them
+    #: again (and power cut nodes after them); then, with every broker up, move reassigned
+    #: replicas back and put leaders back on their preferred replicas.
     heal_order: int
     #: Dotted name of the module implementing it (a ``nemesis.kinds.FaultImpl``).
     impl: str
@@ -94,6 +95,12 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
               needs_power_loss_fs=True),
     FaultKind("disk", ("start-disk",), "stop-disk", None, 35, "nemesis.kinds.disk",
               needs_power_loss_fs=True),
+    FaultKind("restart", ("restart",), "end-restart", "all", 85, "nemesis.kinds.restart"),
+    FaultKind("elect-leader", ("elect-leader",), "elect-preferred", None, 97,
+              "nemesis.kinds.elect_leader"),
+    FaultKind("reassign", ("reassign",), "reassign-back", None, 96, "nemesis.kinds.reassign"),
+    FaultKind("reconfigure", ("reconfigure",), "restore-config", None, 45,
+              "nemesis.kinds.reconfigure"),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

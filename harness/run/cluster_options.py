@@ -68,6 +68,9 @@ CLUSTER_OPTIONS: tuple[Spec, ...] = (
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
          "validated", "KEY=VALUE", True),
+    Spec("leader_check", boolean, "the brokers' preferred-leader check every 10 s, a source "
+         "of planned leader moves (default: true; false sets "
+         "auto.leader.rebalance.enable=false)"),
     Spec("power_loss_fs", boolean, "mount broker data through the power-loss filesystem, "
          "which keeps writes in memory until fsync (default: false; on whenever the "
          "power-loss fault is used)"),
@@ -92,6 +95,7 @@ class ClusterOptions:
     controllers: int | None = None
     heap_mb: int = DEFAULT_HEAP_MB
     broker_config: dict[str, str] = field(default_factory=dict)
+    leader_check: bool = True
     base_image: str | None = None
     power_loss_fs: bool = False
     hosts: str | None = None
@@ -111,6 +115,7 @@ class ClusterOptions:
         """Raise ``UsageError`` (one line) for a value no cluster can have; no Docker asked."""
         check_values(self, CLUSTER_OPTIONS)
         self.kafka()
+        self.overrides()  # broker keys, and --leader-check against them
         self.check_placement()
         return self
 
@@ -153,13 +158,27 @@ class ClusterOptions:
             return Placement()
         return Placement("ssh", self.hosts, self.accept_new_host_keys)
 
-    def cluster_spec(self) -> ClusterSpec:
-        """The cluster these settings describe (broker keys and node counts checked)."""
-        from cluster.broker_config import parse_overrides
-        from cluster.spec import ClusterSpec
+    def overrides(self) -> dict[str, str]:
+        """The brokers' config overrides (reserved keys refused), with the leader check
+        off when ``--leader-check false`` (refused if ``--broker-config`` says otherwise)."""
+        from cluster.broker_config import LEADER_CHECK_SWITCH, parse_overrides
 
         mode: Mode = "kraft" if self.mode == "kraft" else "zookeeper"
         overrides = parse_overrides([f"{k}={v}" for k, v in self.broker_config.items()], mode)
+        if not self.leader_check:
+            if overrides.get(LEADER_CHECK_SWITCH, "false").strip().lower() != "false":
+                raise UsageError(f"--leader-check false contradicts --broker-config "
+                                 f"{LEADER_CHECK_SWITCH}={overrides[LEADER_CHECK_SWITCH]}",
+                                 hint="give one of them")
+            overrides[LEADER_CHECK_SWITCH] = "false"
+        return overrides
+
+    def cluster_spec(self) -> ClusterSpec:
+        """The cluster these settings describe (broker keys and node counts checked)."""
+        from cluster.spec import ClusterSpec
+
+        mode: Mode = "kraft" if self.mode == "kraft" else "zookeeper"
+        overrides = self.overrides()
         dist = self.build()
         return ClusterSpec(
             name=self.cluster_name,

@@ -241,12 +241,14 @@ class Run:
         plan = build_plan(self.opts, self.workload, self.package)
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
             drive(interp, plan, stats=self.stats, feed=self.feed)
-        self.drain_finished = True
+        self.drain_finished = self.feed.ran_its_course
         self.run_dir.write_test(self._test_json())
         if self.feed.started and not self.feed.complete:
             why = (": every key was read to its end offset" if self.feed.read_to_end
                    else f": it read nothing new for {self.feed.idle_s:g} s"
-                   if self.feed.stopped_idle else ": --final-time-limit")
+                   if self.feed.stopped_idle else
+                   ": --final-time-limit stopped it first, so unseen is not judged "
+                   "(a longer --final-time-limit lets it finish)")
             self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread{why}")
 
     def _cleanup(self) -> None:
@@ -371,6 +373,9 @@ class Run:
             return "the run was cut short by its own host"
         if self.error is not None:
             return "the run was cut short by an error"
+        if self.feed.started and not self.feed.ran_its_course:
+            return (f"the drain ran out of --final-time-limit with {self.feed.unread()} "
+                    "acknowledged value(s) unread")
         return "the run was cut short"
 
     def _coverage(self) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cluster.broker_config import fault_hold_s, replica_lag_s
+from cluster.broker_config import fault_hold_s, leader_check_s, replica_lag_s
 from harness.base.drain import DRAIN_FIELD
 from harness.base.errors import UsageError
 from harness.base.rundir import iso
@@ -152,6 +152,8 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
             "controllers": spec.controllers,
             "heap_mb": spec.heap_mb,
             "broker_config": dict(spec.broker_config),
+            # the brokers' own planned leader moves (None: off, --leader-check false)
+            "leader_check_s": leader_check_s(spec.broker_config),
             "base_image": spec.base_image,
             "kafka_dist": dist_record(opts),
         },

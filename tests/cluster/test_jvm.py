@@ -155,6 +155,7 @@ def test_public_names_are_pinned() -> None:
     assert module.__all__ == [
         "DEFAULT_HEAP_MB",
         "KAFKA_HOME",
+        "admin_config",
         "broker_argv",
         "classpath",
         "dump_log_argv",
@@ -162,6 +163,7 @@ def test_public_names_are_pinned() -> None:
         "is_cluster_id",
         "new_cluster_id",
         "quorum_argv",
+        "tool_argv",
         "zookeeper_argv",
     ]
     assert all(hasattr(module, name) for name in module.__all__)

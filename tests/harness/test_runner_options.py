@@ -237,3 +237,24 @@ def test_run_refuses_bad_options_before_creating_anything(tmp_path: Path, argv: 
     with pytest.raises(UsageError):
         run(parse([*argv, "--results-dir", str(tmp_path / "results")]), say=lambda _m: None)
     assert not (tmp_path / "results").exists()
+
+
+def test_test_json_records_the_leader_check_and_a_run_turns_it_off() -> None:
+    """The brokers' leader check moves leaders by plan (KAFKA-20554's trigger): on record."""
+    from datetime import UTC, datetime
+
+    from harness.base.errors import UsageError
+    from harness.run.setup import test_json
+
+    on = test_json(parse([]).resolved(), datetime.now(UTC), None)["cluster"]
+    assert on["leader_check_s"] == 10.0
+    off = test_json(parse(["--leader-check", "false"]).resolved(), datetime.now(UTC), None)
+    assert off["cluster"]["leader_check_s"] is None
+    assert off["cluster"]["broker_config"]["auto.leader.rebalance.enable"] == "false"
+    pinned = parse(["--broker-config", "leader.imbalance.check.interval.seconds=300"])
+    assert test_json(pinned.resolved(), datetime.now(UTC), None)["cluster"][
+        "leader_check_s"] == 300.0
+    with pytest.raises(UsageError, match="contradicts"):
+        test_json(parse(["--leader-check", "false", "--broker-config",
+                         "auto.leader.rebalance.enable=true"]).resolved(),
+                  datetime.now(UTC), None)

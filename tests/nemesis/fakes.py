@@ -43,6 +43,7 @@ class FakeNode:
     rules: list[str] = field(default_factory=list)  # what ``iptables -S`` prints
     qdiscs: list[str] = field(default_factory=list)  # what ``tc qdisc show`` prints
     commands: int = 0  # every command run on the node: a fault should cost one per node
+    linger: bool = False  # the broker outlives SIGTERM (a stuck controlled shutdown)
 
     def signal_if(self, sig: str, want: list[str]) -> tuple[int, str, str]:
         """``cluster.daemon.SIGNAL_SCRIPT``: signal if the state is wanted; a KILL reaps."""
@@ -54,7 +55,9 @@ class FakeNode:
         if state not in want:
             return 0, f"{state}\n", ""
         self.signals.append((sig, self.pid))
-        self.stat = {"KILL": "Z", "STOP": "T", "CONT": "Sl"}.get(sig, self.stat)
+        if sig == "TERM" and self.linger:  # a JVM that will not exit: the reap wait says so
+            return 0, f"{state} {self.pid} alive\n", ""
+        self.stat = {"KILL": "Z", "TERM": "Z", "STOP": "T", "CONT": "Sl"}.get(sig, self.stat)
         return 0, f"{state} {self.pid}\n", ""
 
     def handle(self, argv: tuple[str, ...], _stdin: str | None) -> tuple[int, str, str]:

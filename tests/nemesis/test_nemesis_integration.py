@@ -314,6 +314,56 @@ def test_clock_bump_freeze_strobe_and_reset_reach_the_broker(cluster: Cluster) -
     assert residue(cluster) == {}
 
 
+def test_planned_operations_restart_reassign_and_elect_with_kafkas_own_tools(
+    cluster: Cluster,
+) -> None:
+    """restart, reassign, elect-leader and reconfigure as an operator runs them."""
+    nem = nemesis_for("restart", "reassign", "elect-leader", "reconfigure")
+    nem.setup(cluster)
+    key = f"{TOPIC}-0"
+    try:
+        out = nem.invoke(cluster, {"f": "reconfigure", "value": {
+            "topic": TOPIC, "set": {"min.insync.replicas": 1}}})
+        assert "error" not in out, out
+        assert out["value"]["before"] == {f"topic {TOPIC}": {"min.insync.replicas": "2"}}
+        assert out["value"]["after"] == {f"topic {TOPIC}": {"min.insync.replicas": "1"}}
+        out = nem.invoke(cluster, {"f": "restore-config", "value": None})
+        assert out["value"]["after"] == {f"topic {TOPIC}": {"min.insync.replicas": "2"}}
+
+        leader = partitions(cluster.bootstrap, [TOPIC])[key].leader
+        pid = cluster.nodes[str(leader)].pid()
+        out = nem.invoke(cluster, {"f": "restart", "value": f"leader:{key}"})
+        assert "error" not in out, out
+        (step,) = out["value"]["steps"]
+        assert step["node"] == leader and step["stopped-pid"] == pid and step["clean"] is True
+        assert step["isr-whole"] is True and step["started-pid"] != pid
+        assert fully_replicated(cluster)  # the restart waited for the ISR to be whole
+
+        before = partitions(cluster.bootstrap, [TOPIC])[key]
+        out = nem.invoke(cluster, {"f": "reassign", "value": {"key": key}})
+        assert "error" not in out, out
+        to = out["value"]["moves"][key]["to"]
+        assert out["value"]["done"] is True and to[0] != before.replicas[0]
+        assert partitions(cluster.bootstrap, [TOPIC])[key].replicas == tuple(to)
+        out = nem.invoke(cluster, {"f": "elect-leader", "value": {"type": "preferred",
+                                                                  "key": key}})
+        assert "error" not in out, out
+        assert out["value"]["ran-on"] in cluster.nodes and out["value"]["tool-s"] > 0
+        # elected by the tool, or already by the brokers' own leader check (every 10 s)
+        assert [key] in (out["value"].get("elected"), out["value"].get("not-needed")), out
+        assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader == to[0],
+                          timeout_s=30, message="the new preferred replica leads")
+        out = nem.invoke(cluster, {"f": "reassign-back", "value": None})
+        assert "error" not in out and out["value"]["restored"] == {key: list(before.replicas)}
+        out = nem.invoke(cluster, {"f": "elect-preferred", "value": None})
+        assert "error" not in out, out
+        assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader
+                          == before.replicas[0], timeout_s=30, message="leader back")
+    finally:
+        nem.teardown(cluster)
+    assert residue(cluster) == {}
+
+
 def test_teardown_after_every_fault_kind_leaves_no_residue(cluster: Cluster) -> None:
     nem = nemesis_for("partition", "kill", "pause", "clock", "packet")
     nem.setup(cluster)

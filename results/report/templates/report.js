@@ -406,6 +406,7 @@ function header() {
   if (w.unclean_leader_election !== undefined) chips.push('unclean election ' + (w.unclean_leader_election ? 'ON' : 'off'));
   if (w.txn !== undefined) chips.push('txn ' + (w.txn ? 'on' : 'off'));
   if (n.faults) chips.push('nemesis: ' + (n.faults.length ? n.faults.join(', ') : 'none'));
+  if (c.leader_check_s !== undefined) chips.push(c.leader_check_s === null ? 'leader check off' : 'leader check every ' + c.leader_check_s + ' s (planned leader moves)');
   const s = v.stats || {};
   chips.push(D.ops_total.toLocaleString() + ' client ops (' + (s.ok || 0).toLocaleString() + ' ok, ' + (s.fail || 0).toLocaleString() + ' fail, ' + (s.info || 0).toLocaleString() + ' info)');
   chips.push('duration ' + fmtMs(D.duration_ms));

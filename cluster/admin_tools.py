@@ -1,0 +1,130 @@
+"""Kafka's own admin tools, run inside a node from the distribution under test.
+
+Planned operations (a preferred or unclean leader election, a partition
+reassignment) are what an operator runs with ``kafka-leader-election`` and
+``kafka-reassign-partitions``. insync runs the same classes, from the jars the
+node's broker runs (``java -cp <jars> <class>``, ``cluster.jvm.tool_argv``),
+on a node whose broker is up, against ``localhost``: Docker and SSH nodes
+alike, and whatever moved between versions (the class, ``versions.ERAS``)
+is one field of the version.
+
+The tools read their partition lists from a JSON file: it is written and the
+tool run in ONE command (the JSON on stdin, the path and every argument as
+separate argv entries, never pasted into shell text).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cluster import jvm
+from cluster.daemon import RUN_DIR
+from cluster.remote import SH_NAME
+from cluster.spec import BROKER_PORT
+from harness.base.errors import ClusterError, UsageError
+
+if TYPE_CHECKING:
+    from cluster.kafka_node import KafkaNode
+    from cluster.model import Cluster
+
+#: Writes stdin to "$1", then runs the rest of the argv.
+_WRITE_THEN_RUN = 'f=$1; shift; mkdir -p "$(dirname "$f")" && cat > "$f" && exec "$@"'
+#: Seconds a tool may run (a JVM start on a loaded 2-core host takes up to ~50 s).
+TOOL_TIMEOUT_S = 120.0
+ELECTIONS = ("preferred", "unclean")
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """One tool run: where, its exit code and output, and how long it took."""
+
+    node: str
+    exit_code: int
+    output: str
+    seconds: float
+
+    def tail(self, lines: int = 12) -> list[str]:
+        """The output's last non-empty lines (what a completion records)."""
+        return [ln for ln in self.output.splitlines() if ln.strip()][-lines:]
+
+
+def partitions_json(keys: Iterable[tuple[str, int]]) -> str:
+    """``{"partitions": [{"topic", "partition"}, ...]}``, as kafka-leader-election reads it."""
+    return json.dumps({"partitions": [{"topic": t, "partition": p} for t, p in keys]})
+
+
+def reassignment_json(moves: Mapping[tuple[str, int], Sequence[int]]) -> str:
+    """The ``--reassignment-json-file`` plan: each partition's new replicas (broker ids)."""
+    return json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": p, "replicas": list(r)} for (t, p), r in moves.items()]})
+
+
+def election_args(version_main: str | None, election: str, path: str,
+                  kafka_home: str) -> list[str]:
+    """``kafka-leader-election``'s arguments for the partitions listed in ``path``."""
+    if version_main is None:
+        raise UsageError("this Kafka version has no leader election tool",
+                         hint="kafka-leader-election exists from Kafka 2.4 on")
+    if election not in ELECTIONS:
+        raise UsageError(f"unknown election {election!r}", hint="use preferred or unclean")
+    return [version_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
+            "--admin.config", jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG),
+            "--election-type", election, "--path-to-json-file", path]
+
+
+def reassign_args(version_main: str | None, path: str, kafka_home: str) -> list[str]:
+    """``kafka-reassign-partitions --execute`` of the plan in ``path``."""
+    if version_main is None:
+        raise UsageError("this Kafka version has no reassignment tool over the Admin API",
+                         hint="kafka-reassign-partitions --bootstrap-server exists from 2.6 on")
+    return [version_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
+            "--command-config", jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG),
+            "--reassignment-json-file", path, "--execute"]
+
+
+def tool_file(node: KafkaNode, name: str) -> str:
+    """Where a tool's input file ``name`` goes on ``node`` (its run directory)."""
+    return node.at(f"{RUN_DIR}/{name}")
+
+
+def run_tool(node: KafkaNode, args: Sequence[str], file: tuple[str, str]) -> ToolRun:
+    """Run the tool ``args`` (its class first) on ``node`` after writing ``file`` (path on
+    the node, text): one command."""
+    argv = jvm.tool_argv(node.version, args[0], args[1:], kafka_home=node.kafka_home)
+    began = time.monotonic()
+    result = node.remote.exec(["sh", "-c", _WRITE_THEN_RUN, SH_NAME, file[0], *argv],
+                              input=file[1], timeout=TOOL_TIMEOUT_S, check=False)
+    return ToolRun(node.name, result.exit_code, (result.stdout + result.stderr).strip(),
+                   round(time.monotonic() - began, 2))
+
+
+def tool_node(cluster: Cluster) -> KafkaNode:
+    """The first node (in node order) whose broker is running: where the tools run."""
+    for node in cluster.nodes.values():
+        if node.state() == "running":
+            return node
+    raise ClusterError("no broker is running to run Kafka's admin tools on")
+
+
+def election_outcome(output: str) -> dict[str, Any]:
+    """What kafka-leader-election said per partition: ``elected``, ``not-needed``
+    (a valid leader already led it), ``failed`` (partition -> reason)."""
+    out: dict[str, Any] = {}
+    for raw in output.splitlines():
+        line = raw.strip()
+        if line.startswith("Successfully completed leader election"):
+            out["elected"] = _listed(line)
+        elif line.startswith("Valid replica already elected for partitions"):
+            out["not-needed"] = _listed(line)
+        elif line.startswith("Error completing leader election"):
+            key, _, why = line.partition("partition: ")[2].partition(": ")
+            out.setdefault("failed", {})[key.strip()] = why.strip()
+    return out
+
+
+def _listed(line: str) -> list[str]:
+    return sorted(p.strip() for p in line.partition("partitions")[2].split(",") if p.strip())
