@@ -64,13 +64,16 @@ KAFKA_GROUP = "org.apache.kafka"
 #: The rest: consumer groups with ``subscribe`` (the group coordinator) came in
 #: 0.9.0; ApiVersions, which librdkafka asks first, in 0.10.0 (before it the
 #: client is told the broker's version: ``KafkaVersion.client_config``); and
-#: CreateTopics, with which insync creates every topic, in 0.10.1.
+#: CreateTopics, with which insync creates every topic, in 0.10.1. KIP-848's consumer
+#: group protocol (``group.protocol=consumer``) is served by default from 4.0, its
+#: first generally available release.
 CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
     "idempotence": (0, 11, 0),
     "transactions": (0, 11, 0),
     "subscribe": (0, 9, 0),
     "api_versions": (0, 10, 0),
     "create_topics": (0, 10, 1),
+    "consumer_group_protocol": (4, 0, 0),
 }
 
 

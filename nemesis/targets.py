@@ -24,7 +24,8 @@ fault can pause the broker that must write a transaction's markers while its
 producer and its partitions' leaders carry on (KAFKA-17754's delayed EndTxn).
 
 Consumer groups have targets of their own: ``group-coordinator:GROUP`` is the
-broker that coordinates GROUP right now, the leader of the ``__consumer_offsets``
+broker that coordinates GROUP (as the history names it; on the cluster its id
+carries the run's prefix, as topic names do) right now, the leader of the ``__consumer_offsets``
 partition Kafka places the group in (:func:`offsets_partition`, the same
 placement rule over the group id); and ``offsets-leaders`` /
 ``offsets-leaders:N`` are the leaders of N drawn ``__consumer_offsets``
@@ -87,6 +88,9 @@ class Facts:
     txn_state: Callable[[], Mapping[int, PartitionState]] | None = None
     #: the partitions of ``__consumer_offsets`` by number; None when the source cannot tell
     offsets: Callable[[], Mapping[int, PartitionState]] | None = None
+    #: what a group's ``group.id`` starts with on the cluster: the run's prefix, as its
+    #: topics' names do (a history's group ``g0`` is ``<prefix>g0`` there)
+    group_prefix: str = ""
 
 
 def java_hash(text: str) -> int:
@@ -137,7 +141,7 @@ def group_coordinator(facts: Facts, group: str) -> list[str]:
     parts = _offsets(facts, GROUP_COORDINATOR + group)
     if not parts:
         return []
-    p = parts.get(offsets_partition(group, len(parts)))
+    p = parts.get(offsets_partition(facts.group_prefix + group, len(parts)))
     return [] if p is None or p.leader is None else [p.leader]
 
 

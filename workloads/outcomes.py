@@ -47,6 +47,15 @@ The decision depends on the call that raised, the :data:`Kind`:
 ``txn-abort``
     ``abort_transaction()`` itself raised: nobody knows how the transaction ended,
     ``info``.
+``commit``
+    A group member's synchronous ``commit()`` of offsets raised, or answered a
+    partition with an error: ``info``. librdkafka retries a commit whose request
+    timed out or whose coordinator moved, so even a refusal that the broker
+    checks before writing (``REBALANCE_IN_PROGRESS``, ``ILLEGAL_GENERATION``) may
+    follow an earlier attempt that was written.
+``committed``
+    A lookup of a group's committed offsets (``Consumer.committed()``) raised: a
+    read, ``fail``.
 
 An op of several records (a ``send`` op carries 1 to ``--sends-per-op``) is
 judged record by record, then :func:`merge` decides the op: ``ok`` when every
@@ -71,11 +80,11 @@ from workloads.client import Completed
 
 Kind = Literal[
     "produce", "send", "poll", "assign", "subscribe",
-    "txn-begin", "txn-commit", "txn-abort", "txn-aborted",
+    "txn-begin", "txn-commit", "txn-abort", "txn-aborted", "commit", "committed",
 ]
 KINDS: tuple[Kind, ...] = (
     "produce", "send", "poll", "assign", "subscribe",
-    "txn-begin", "txn-commit", "txn-abort", "txn-aborted",
+    "txn-begin", "txn-commit", "txn-abort", "txn-aborted", "commit", "committed",
 )
 
 K = KafkaError
@@ -194,6 +203,9 @@ def classify(error: BaseException | KafkaError, kind: Kind, *, retried: bool = T
         return Outcome("info", desc, "the commit may have reached the coordinator",
                        abort=bool(err.txn_requires_abort()) and not fatal,
                        retry=bool(err.retriable()) and not fatal, recreate=fatal)
+    if kind == "commit":
+        return Outcome("info", desc, "the commit may have been written (librdkafka retries "
+                       "it)", recreate=fatal)
     # txn-abort
     return Outcome("info", desc, "abort_transaction() failed: the outcome is unknown",
                    retry=bool(err.retriable()) and not fatal, recreate=fatal)
@@ -227,6 +239,7 @@ _FAIL_KINDS: dict[str, str] = {
     "subscribe": "subscribe() raised before changing the subscription",
     "txn-begin": "begin_transaction() is local and precedes every write",
     "txn-aborted": "the transaction was aborted: its records are never visible",
+    "committed": "a lookup of committed offsets has no side effect",
 }
 
 

@@ -260,6 +260,7 @@ def read_history(path: str | Path) -> Iterator[Op]:
 
     Blank lines are skipped. A last line cut short by a crash (``cut_short_at``)
     is dropped; any other unreadable line raises :class:`HistoryError` naming it.
+    The file is read a line at a time: a long run's history is never held whole.
     """
     from harness.base.userfile import open_regular
 
@@ -267,17 +268,20 @@ def read_history(path: str | Path) -> Iterator[Op]:
                       hint="pass a history that is a regular file") as file:
         cut = cut_short_at(file)
         file.seek(0)
-        data = file.read() if cut is None else file.read(cut)
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            op = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise HistoryError(f"not JSON: {e}", line=number) from e
-        if not isinstance(op, dict):
-            raise HistoryError("an op must be a JSON object", line=number)
-        yield op
+        at = 0
+        for number, raw in enumerate(file, start=1):
+            if cut is not None and at >= cut:
+                return
+            at += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                op = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                raise HistoryError(f"not JSON: {e}", line=number) from e
+            if not isinstance(op, dict):
+                raise HistoryError("an op must be a JSON object", line=number)
+            yield op
 
 
 #: How far back ``cut_short_at`` reads at a time while looking for the last newline.

@@ -13,6 +13,8 @@ kafka_version              ``--kafka-version 3.9.x,4.1.x`` ``kafka-version``
                            or a range: ``3.9..``
 nemesis                    ``--nemesis kill,partition``    ``nemesis``
                            (repeat the flag for several)
+group_protocol             ``--group-protocol classic,``   ``group-protocol``
+                           ``consumer``
 =========================  ==============================  =====================
 
 ``--nemesis`` keeps ``insync run``'s meaning: ``kill,partition`` is ONE value,
@@ -56,6 +58,7 @@ AXES = (
     "unclean_leader_election",
     "nemesis",
     "kafka_version",
+    "group_protocol",
 )
 #: ``--runs`` / ``runs =``: runs per combination.
 RUNS = Spec("runs", whole, "runs per combination (default: 1)", "N", range=Range(1, 1000))

@@ -61,6 +61,8 @@ def _word(key: str, value: Any) -> str:
         return f"rf{value}"
     if key == "unclean_leader_election":
         return f"unclean{str(value).lower()}"
+    if key == "group_protocol":
+        return f"group{value}"
     if key == "nemesis":
         faults = [f for f in value if f != "none"]
         return "+".join(faults) if faults else "none"
@@ -68,7 +70,8 @@ def _word(key: str, value: Any) -> str:
 
 
 def test_name(values: Mapping[str, Any], shown: Iterable[str], prefix: str = "matrix") -> str:
-    """``matrix-acks1-isr2-uncleanfalse-kill+partition-4.1.x`` (only the ``shown`` axes)."""
+    """``matrix-acks1-isr2-uncleanfalse-kill+partition-4.1.x`` (only the ``shown`` axes;
+    ``groupconsumer`` for the group protocol when it is an axis)."""
     keep = set(shown)
     return "-".join([prefix] + [_word(k, values[k]) for k in AXES if k in keep])
 

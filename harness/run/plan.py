@@ -123,6 +123,16 @@ class DrainFeed:
                 and self.clock() - self.last_read >= self.idle_s)
 
     @property
+    def ran_its_course(self) -> bool:
+        """Whether the drain ended because it had nothing more to find (no drain at all,
+        every value read again, every key read to its end, or nothing new read for
+        ``idle_s``), not because ``--final-time-limit`` stopped it while it was still
+        reading. Only such a drain proves ``unseen`` (``harness.base.drain``): one stopped
+        mid-read, as a long run's drain on a slow machine is, leaves values unread that
+        reading on would have found."""
+        return not self.started or self.complete or self.read_to_end or self.stopped_idle
+
+    @property
     def done(self) -> bool:
         return self.complete or self.read_to_end or self.idle
 

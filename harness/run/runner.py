@@ -241,12 +241,14 @@ class Run:
         plan = build_plan(self.opts, self.workload, self.package)
         with Display(self.stats, f"insync run {self.opts.name}", live=self.live):
             drive(interp, plan, stats=self.stats, feed=self.feed)
-        self.drain_finished = True
+        self.drain_finished = self.feed.ran_its_course
         self.run_dir.write_test(self._test_json())
         if self.feed.started and not self.feed.complete:
             why = (": every key was read to its end offset" if self.feed.read_to_end
                    else f": it read nothing new for {self.feed.idle_s:g} s"
-                   if self.feed.stopped_idle else ": --final-time-limit")
+                   if self.feed.stopped_idle else
+                   ": --final-time-limit stopped it first, so unseen is not judged "
+                   "(a longer --final-time-limit lets it finish)")
             self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread{why}")
 
     def _cleanup(self) -> None:
@@ -371,6 +373,9 @@ class Run:
             return "the run was cut short by its own host"
         if self.error is not None:
             return "the run was cut short by an error"
+        if self.feed.started and not self.feed.ran_its_course:
+            return (f"the drain ran out of --final-time-limit with {self.feed.unread()} "
+                    "acknowledged value(s) unread")
         return "the run was cut short"
 
     def _coverage(self) -> dict[str, Any] | None:
@@ -380,13 +385,15 @@ class Run:
         in flight while the nemesis heals, and those seconds are the final heal's, which
         the block reports on its own (``final_heal``)."""
         from harness.base.faults import fault_spans
-        from results.coverage import coverage, until_limit
+        from results.coverage import coverage, slim, until_limit
 
         if self._no_history() or self.t0_ns is None:
             return None
         try:
             window = until_limit(self.stats.window_ns("main", self.t0_ns), self.opts.time_limit)
-            return coverage(self.run_dir.history(), fault_spans(), window)
+            # slim: coverage holds every op it is given, and a long run's ops are gigabytes
+            ops = (slim(op) for op in self.run_dir.history())
+            return coverage(ops, fault_spans(), window)
         except InsyncError as err:  # the verdict already says what is wrong with the file
             LOG.warning("no coverage figures: %s", err)
             return None

@@ -206,8 +206,9 @@ class ClientWorker(_Worker):
                 invoke = self.history.append(invoke)
                 completion = self.history.complete(invoke, "fail", invoke.get("value"),
                                                    f"not started: {why}")
-            else:
-                completion = self.history.complete(invoke, "info", invoke.get("value"), why)
+            else:  # no value: what it did is unknown (HISTORY.md reads its invoke's value;
+                # HISTORY-GROUPS.md an unknown read and, for its ["commit"], an unknown commit)
+                completion = self.history.complete(invoke, "info", None, why)
         self.stop()
         return completion
 

@@ -97,6 +97,24 @@ def test_client_features_old_brokers_lack_are_refused_before_docker(
     assert needle in line and "got Kafka 0.10.2.2" in line
 
 
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "--kafka-version", "3.9.x", "--sub-via", "subscribe", "--group-protocol",
+          "consumer"], "--group-protocol consumer needs Kafka 4.0.0+ brokers (KIP-848), got "
+                       "Kafka 3.9"),
+        (["run", "--commit", "sync"], "--commit sync needs --sub-via subscribe"),
+        (["matrix", "--groups", "2"], "--groups 2 needs --sub-via subscribe"),
+    ],
+    ids=["run-consumer-protocol-on-3.9", "run-sync-commits-with-assign", "matrix-groups-assign"],
+)
+def test_group_options_are_refused_before_docker(
+    engine: Engine, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = refused(engine, with_results(engine, argv), capsys)
+    assert needle in line
+
+
 # -- numbers -----------------------------------------------------------------------------------
 
 FLOAT_FLAGS = [s.flag for s in OPTIONS if s.conv is number]

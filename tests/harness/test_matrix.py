@@ -74,6 +74,18 @@ def test_bad_input_is_one_usage_error_before_anything_runs() -> None:
         flags("--acks 1,maybe")
 
 
+def test_the_group_protocol_is_an_axis_refused_where_the_brokers_lack_it() -> None:
+    combos, skipped = mx.expand(flags(
+        "--sub-via subscribe --commit sync --group-protocol classic,consumer "
+        "--kafka-version 3.9.x,4.1.x"))
+    assert sorted(c.name for c in combos) == [
+        "matrix-acksall-isr2-uncleanfalse-none-3.9.x-groupclassic",
+        "matrix-acksall-isr2-uncleanfalse-none-4.1.x-groupclassic",
+        "matrix-acksall-isr2-uncleanfalse-none-4.1.x-groupconsumer"]
+    assert len(skipped) == 1 and "--group-protocol consumer needs Kafka 4.0.0+" in (
+        skipped[0].reason)
+
+
 def test_name_sets_the_prefix() -> None:
     combos, _ = mx.expand(flags("--name nightly --acks all"))
     assert combos[0].name == "nightly-acksall-isr2-uncleanfalse-none-4.1.x"

@@ -1,9 +1,10 @@
 """An interrupted run never cries wolf: what needs the drain is not judged without one.
 
 A fake provisioner and an in-memory Kafka whose polls return nothing (every
-acknowledged value stays unread, so a finished run is ``unseen``, INVALID); the
-signal comes from a timer thread during the main phase, as a CI system's
-cancel would. The same run directory, checked again with ``insync check``,
+acknowledged value stays unread, so a run whose drain went idle is ``unseen``,
+INVALID); the signal comes from a timer thread during the main phase, as a CI
+system's cancel would. A drain that ``--final-time-limit`` stops first is cut
+short too. The same run directory, checked again with ``insync check``,
 gets the same verdict; a bare copy of its history is judged in full.
 """
 
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ from fake_provisioner import comes_up, install
 from mem_kafka import MemClient, fake_workload
 
 from harness.run import parse, run
+from harness.run import runner as runner_module
+from harness.run.plan import DrainFeed
 from harness.run.runner import RunResult
 from harness.run.summary import render
 from workloads import WORKLOADS
@@ -39,13 +43,16 @@ def reads_nothing(client: MemClient, op: dict[str, Any]) -> Completed | None:
 
 
 def go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, time_limit: str,
-       signum: int | None) -> RunResult:
+       signum: int | None, *, final_time_limit: str = "1",
+       idle_s: float | None = None) -> RunResult:
     install(monkeypatch, comes_up)
+    if idle_s is not None:  # a drain that goes idle this soon, not after a minute
+        monkeypatch.setattr(runner_module, "DrainFeed", partial(DrainFeed, idle_s=idle_s))
     workload, _ = fake_workload(reads_nothing)
     monkeypatch.setitem(WORKLOADS, "fake", workload)
     flags = ["--workload", "fake", "--results-dir", str(tmp_path / "results"),
              "--cluster-name", "mine", "--time-limit", time_limit, "--rate", "200",
-             "--quiet-time", "0.1", "--final-time-limit", "1", "--concurrency", "2",
+             "--quiet-time", "0.1", "--final-time-limit", final_time_limit, "--concurrency", "2",
              "--seed", "3"]
     timer = None
     # a suite started in the background inherits SIGINT ignored (tests/support/ctrl_c.py);
@@ -69,15 +76,31 @@ def check(path: Path) -> tuple[int, str]:
     return proc.returncode, proc.stdout
 
 
-def test_a_finished_run_that_read_nothing_back_is_invalid(
+def test_a_run_whose_drain_went_idle_with_values_unread_is_invalid(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = go(tmp_path, monkeypatch, "1", None)
+    result = go(tmp_path, monkeypatch, "1", None, final_time_limit="20", idle_s=0.5)
+    assert result.summary["drain_idle"] is True
     assert (result.exit_code, result.verdict["valid"]) == (1, False), result.verdict
     assert "unseen" in result.verdict["bad-anomaly-types"]
     test = orjson.loads(result.run_dir.test_path.read_bytes())
     assert test["drain_finished"] is True
     assert check(result.run_dir.path)[0] == 1
+
+
+def test_a_drain_that_final_time_limit_stopped_first_leaves_unseen_unjudged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = go(tmp_path, monkeypatch, "1", None)  # 1 s of drain; idle only after 60 s
+    assert not result.summary["drain_idle"] and not result.summary["drain_complete"]
+    assert (result.exit_code, result.verdict["valid"]) == (2, "unknown"), result.verdict
+    assert result.verdict["not-judged"] == ["unseen"]
+    assert "the drain ran out of --final-time-limit" in result.verdict["error"]
+    assert result.summary["drain_finished"] is False
+    assert orjson.loads(result.run_dir.test_path.read_bytes())["drain_finished"] is False
+    assert "drain: did not run to its end" in render(result)
+    code, out = check(result.run_dir.path)  # the stored run: the same answer
+    assert code == 2 and "unseen: not judged" in out
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

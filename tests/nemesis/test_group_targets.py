@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -58,6 +59,14 @@ def test_the_coordinator_is_the_leader_of_the_groups_partition() -> None:
     assert resolve("group-coordinator:hello", NODES, rng, _facts()) == [NODES[(99162322 % 50) % 3]]
     assert resolve("group-coordinator:hello", NODES, rng, _facts(leaderless=(22,))) == []
     assert resolve("group-coordinator:hello", NODES, rng, _facts(count=0)) == []  # no topic yet
+
+
+def test_a_groups_coordinator_is_found_by_its_id_on_the_cluster_with_the_runs_prefix() -> None:
+    """A history names group ``g0``; the cluster's group.id is ``<prefix>g0``."""
+    prefixed = replace(_facts(), group_prefix="i42-")
+    found = resolve("group-coordinator:g0", NODES, random.Random(1), prefixed)
+    assert found == [NODES[offsets_partition("i42-g0", 50) % 3]]
+    assert offsets_partition("i42-g0", 50) % 3 != offsets_partition("g0", 50) % 3  # it differs
 
 
 def test_offsets_leaders_draw_distinct_leaders_with_the_runs_rng() -> None:

@@ -181,7 +181,15 @@ def test_no_error_is_both_rejected_and_ambiguous() -> None:
 
 def test_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown operation kind"):
-        classify(KafkaError(K._TRANSPORT), "commit")  # type: ignore[arg-type]
+        classify(KafkaError(K._TRANSPORT), "fetch")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("code", [K.REBALANCE_IN_PROGRESS, K.ILLEGAL_GENERATION,
+                                  K.UNKNOWN_MEMBER_ID, K._TIMED_OUT, K.NOT_COORDINATOR])
+def test_a_group_commit_error_is_info_and_a_committed_lookup_error_fail(code: int) -> None:
+    """A refused commit may follow a retried attempt that was written; a lookup is a read."""
+    assert classify(KafkaError(code), "commit").type == "info"
+    assert classify(KafkaError(code), "committed").type == "fail"
 
 
 # -- an op of several records (workloads.outcomes.merge) ------------------------------------

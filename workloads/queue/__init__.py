@@ -39,7 +39,7 @@ QUEUE: Workload[QueueSettings] = Workload(
     options=options.OPTIONS,
     open=_open,
     generator=lambda s: QueueGen.start(options.generator_options(s)),
-    final_generator=lambda s: Drain(),
+    final_generator=lambda s: Drain(groups=options.group_names_of(s)),
     tracker=DrainTracker,
     block=options.block,
     name_parts=options.name_parts,

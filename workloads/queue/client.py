@@ -13,6 +13,8 @@ at a time:
     the consumer's;
 ``txn``
     sends and polls in one transaction;
+``committed``
+    a group's committed offsets (docs/HISTORY-GROUPS.md);
 ``crash``
     nothing: the op ends ``info`` and the worker closes this client.
 
@@ -74,6 +76,8 @@ class QueueClient:
             return self.reader.assign(op)
         if f == "subscribe":
             return self.reader.subscribe(op)
+        if f == "committed":
+            return self.reader.committed_read(op)
         if f == "crash":
             return Completed("info", None, "crashed on purpose: the client is closed")
         raise ValueError(f"the queue client has no op {f!r}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workloads.queue.shape import OFFSET_RESET
+
 Acks = Literal["0", "1", "all"]
 
 #: linger.ms of every producer: librdkafka's default. An op's records enter the queue in
@@ -19,6 +21,11 @@ Acks = Literal["0", "1", "all"]
 #: about the same either way.
 LINGER_MS = 5
 SubVia = Literal["assign", "subscribe"]
+#: How subscribed consumers commit: ``auto``, librdkafka in the background (unrecorded);
+#: ``sync``, the member after each poll, recorded (``workloads.queue.members``).
+CommitMode = Literal["auto", "sync"]
+#: The group protocol of subscribed consumers: ``classic``, or KIP-848's ``consumer``.
+GroupProtocol = Literal["classic", "consumer"]
 #: Most records one poll op returns and records, by default. Every process reads each key
 #: it holds from its first record, so the records read per acknowledged send are bounded
 #: by the poll ops' capacity, not by what was written: at 500 a fault-free 30 s bench run
@@ -57,6 +64,10 @@ class ClientOptions:
     txn: bool = False
     sub_via: SubVia = "assign"
     group_id: str = "insync"
+    commit: CommitMode = "auto"
+    groups: int = 1
+    group_prefix: str = "insync-"
+    group_protocol: GroupProtocol = "classic"
     txn_id_prefix: str = "insync"
     abort_p: float = 0.1
     poll_ms: int = 100
@@ -101,13 +112,31 @@ class ClientOptions:
             conf["retry.backoff.ms"] = 10
         return conf
 
-    def consumer_config(self, *, draining: bool = False) -> dict[str, Any]:
+    @property
+    def records_groups(self) -> bool:
+        """Whether consumers subscribe as members of recorded groups (``g0``...): with
+        ``--sub-via subscribe``, unless transactions commit the offsets."""
+        return self.sub_via == "subscribe" and not self.txn
+
+    @property
+    def members_commit(self) -> bool:
+        """Whether consumers subscribe as group members that commit explicitly, recorded
+        (``--commit sync``)."""
+        return self.sub_via == "subscribe" and self.commit == "sync"
+
+    def group_id_of(self, group: str) -> str:
+        """The ``group.id`` on the cluster of the group a history names ``group``."""
+        return self.group_prefix + group
+
+    def consumer_config(self, *, draining: bool = False, group: str | None = None
+                        ) -> dict[str, Any]:
         """A consumer's settings; ``draining``: one made to re-read every key from the
-        start at the end of a run, which keeps librdkafka's prefetch (see below)."""
-        auto_commit = self.sub_via == "subscribe" and not self.txn
+        start at the end of a run, which keeps librdkafka's prefetch (see below);
+        ``group``: a member of that group (as histories name it), committing explicitly."""
+        auto_commit = self.sub_via == "subscribe" and not self.txn and self.commit == "auto"
         conf: dict[str, Any] = {
-            "group.id": self.group_id,
-            "auto.offset.reset": "earliest",
+            "group.id": self.group_id if group is None else self.group_id_of(group),
+            "auto.offset.reset": OFFSET_RESET,
             "enable.auto.commit": auto_commit,
             "isolation.level": "read_committed" if self.txn else "read_uncommitted",
             "session.timeout.ms": 10_000,
@@ -124,6 +153,11 @@ class ClientOptions:
             # values unread in 60 s (measured while every drain process still re-read
             # every key; not measured again since the drain deals the keys out).
         }
+        if self.group_protocol == "consumer" and self.sub_via == "subscribe" and not draining:
+            # KIP-848: the broker keeps the member's session and assigns partitions, so the
+            # classic protocol's client-side session settings are not accepted.
+            conf["group.protocol"] = "consumer"
+            del conf["session.timeout.ms"], conf["heartbeat.interval.ms"]
         if not draining:
             conf["queued.min.messages"] = QUEUED_MIN_MESSAGES
             conf["queued.max.messages.kbytes"] = QUEUED_MAX_KBYTES

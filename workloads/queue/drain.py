@@ -40,6 +40,12 @@ class Drain(Gen):
     its polls jump backwards (``nonmonotonic-poll``), since an assign keeps the
     positions of the keys it lists.
 
+    Before any of that, a run whose members commit (``groups``, docs/HISTORY-GROUPS.md)
+    reads each group's committed offsets of every key once: a ``committed`` op per
+    group, on whichever client threads are free, and the re-read starts only once all
+    of them have completed. The contract wants these reads after the heal and before
+    the drain, since reads after an observation never justify it.
+
     It learns keys and processes from the events of earlier phases (``phases``
     passes them on). Endless by itself: bound it with ``time_limit``; the runner
     stops earlier once :func:`drain_complete` holds.
@@ -49,12 +55,17 @@ class Drain(Gen):
     joined: Mapping[Process, frozenset[str]] = field(default_factory=dict)
     old: frozenset[Process] = frozenset()
     started: bool = False
+    groups: tuple[str, ...] = ()
+    asked: int = 0  # how many of ``groups`` have had their committed read invoked
+    reading: frozenset[Process] = frozenset()  # processes whose committed read is out
 
     def op(self, ctx: Context) -> Step:
         if not self.keys:
             return None  # nothing was ever written or read: nothing to drain
         state = self if self.started else replace(self, started=True)
         shares = state.shares(ctx)
+        if state.asked < len(state.groups) or state.reading:
+            return state._committed_read(ctx, shares)
         free = [t for t in ctx.free_threads()
                 if t in shares and (shares[t] or ctx.workers[t] in state.old)]
         if not free:
@@ -70,6 +81,17 @@ class Drain(Gen):
             return op, replace(state, joined={**state.joined, process: share})
         return {**base, "f": "poll", "value": [["poll"]]}, state
 
+    def _committed_read(self, ctx: Context, shares: Mapping[Any, frozenset[str]]) -> Step:
+        """The next group's ``committed`` op on a free client thread, or wait for them all."""
+        free = [t for t in ctx.free_threads() if t in shares]
+        if self.asked >= len(self.groups) or not free:
+            return PENDING, self
+        process = ctx.workers[free[ctx.rng.below(len(free))[0]]]
+        group = self.groups[self.asked]
+        op = {"process": process, "time": ctx.time, "type": "invoke", "f": "committed",
+              "value": [["committed", sorted(self.keys)]], "group": group}
+        return op, replace(self, asked=self.asked + 1, reading=self.reading | {process})
+
     def shares(self, ctx: Context) -> dict[Any, frozenset[str]]:
         """Client thread → the keys it re-reads: every n-th of the sorted keys."""
         clients = sorted(t for t in ctx.threads if isinstance(t, int))
@@ -84,6 +106,8 @@ class Drain(Gen):
         if new:
             state = replace(state, keys=self.keys | new)
         process = event.get("process")
+        if process in self.reading and event.get("type") != "invoke":
+            state = replace(state, reading=state.reading - {process})
         if not self.started and process is not None and process not in self.old:
             state = replace(state, old=state.old | {process})
         failed_join = event.get("type") == "fail" and event.get("f") == "assign"

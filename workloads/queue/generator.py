@@ -57,7 +57,7 @@ from typing import Any
 
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Pending, Rng, Step
-from workloads.queue.shape import OPS, QueueOptions, key_name
+from workloads.queue.shape import OFFSET_RESET, OPS, QueueOptions, group_name, key_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,8 @@ class QueueGen(Gen):
     next_crash: int | None = None  # when the next timed crash is due (client_life_ns)
     rejoin_at: Mapping[Process, int] = field(default_factory=dict)
     resting: Mapping[str, int] = field(default_factory=dict)
+    next_read: int = 0  # when the next periodic committed read is due (committed_every_ns)
+    reads: int = 0  # periodic committed reads so far (which group is next)
 
     def _with(self, **changes: Any) -> QueueGen:
         """This state with ``changes``: ``dataclasses.replace`` without its per-call field
@@ -94,7 +96,8 @@ class QueueGen(Gen):
                         get("next_value", self.next_value), get("epoch", self.epoch),
                         get("joined", self.joined), get("writing", self.writing),
                         get("proven", self.proven), get("next_crash", self.next_crash),
-                        get("rejoin_at", self.rejoin_at), get("resting", self.resting))
+                        get("rejoin_at", self.rejoin_at), get("resting", self.resting),
+                        get("next_read", self.next_read), get("reads", self.reads))
 
     @staticmethod
     def start(opts: QueueOptions | None = None) -> QueueGen:
@@ -120,6 +123,9 @@ class QueueGen(Gen):
                 state = state._with(next_crash=ctx.time + gap)
                 if due is not None:  # a client's time is up (the first call only schedules)
                     return self._invoke(ctx, process, "crash", None, state)
+        every = state.opts.committed_every_ns
+        if every is not None and state.opts.groups and ctx.time >= state.next_read:
+            return state._committed_read(ctx, process, every)
         if state.joined.get(process) != state.epoch:
             retry = state.rejoin_at.get(process)
             if retry is not None and ctx.time < retry:  # its join failed: send meanwhile
@@ -128,6 +134,13 @@ class QueueGen(Gen):
             return self._invoke(ctx, process, state.opts.consume, value,
                                 state._with(joined={**state.joined, process: state.epoch}))
         return state._main_op(ctx, process, rng)
+
+    def _committed_read(self, ctx: Context, process: Process, every: int) -> Step:
+        """The next group's periodic ``committed`` op, over the active keys."""
+        group = f"g{self.reads % self.opts.groups}"
+        op = {"process": process, "time": ctx.time, "type": "invoke", "f": "committed",
+              "value": [["committed", sorted(map(self.key, self.active))]], "group": group}
+        return op, self._with(next_read=ctx.time + every, reads=self.reads + 1)
 
     def _crash_gap(self, ctx: Context, rng: Rng) -> int:
         """Nanoseconds to the next timed crash: uniform from 0 to twice the mean gap, which
@@ -165,8 +178,15 @@ class QueueGen(Gen):
 
     @staticmethod
     def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen) -> Step:
-        return {"process": process, "time": ctx.time, "type": "invoke", "f": f,
-                "value": value}, state
+        """The invoke of ``f``; a recorded member's ``subscribe`` (every one, drawn or a
+        join) names its group and ``reset`` (docs/HISTORY-GROUPS.md)."""
+        op = {"process": process, "time": ctx.time, "type": "invoke", "f": f, "value": value}
+        if f == "subscribe" and state.opts.groups and isinstance(process, int):
+            op["group"] = group_name(process, state.opts.groups)
+            op["reset"] = OFFSET_RESET
+            if state.opts.auto_commit:
+                op["auto-commit"] = True
+        return op, state
 
     def _open(self) -> list[int]:
         """The active keys another op may send to: fewer than ``writers_per_key`` ops
@@ -232,7 +252,8 @@ class QueueGen(Gen):
             count, rng = rng.below(self.opts.sends_per_op)
             return state._write(n, count + 1)
         if f == "poll":
-            return [["poll"]], state
+            commits = self.opts.groups and not self.opts.auto_commit
+            return ([["poll"], ["commit"]] if commits else [["poll"]]), state
         if f == "txn":
             n, rng = rng.below(self.opts.max_txn_len)
             mops: list[list[Any]] = []

@@ -18,7 +18,7 @@ from cluster.versions import KafkaVersion, feature_since
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, items, number, opt_whole, whole
 from workloads.queue.config import MAX_POLL_RECORDS, ClientOptions
-from workloads.queue.shape import QueueOptions, parse_key
+from workloads.queue.shape import QueueOptions, group_names, parse_key
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
 IDEMPOTENT_MAX_IN_FLIGHT = 5
@@ -40,6 +40,10 @@ STALL_S = ClientOptions.delivery_timeout_ms / 2000
 #: and a topic Kafka refused to create is not asked for again sooner (``Topics``).
 REFUSED_S = 1.0
 
+#: How often an auto-commit run reads a group's committed offsets (``--commit auto``, the
+#: auto-commit probe of docs/HISTORY-GROUPS.md): every few seconds, one group in turn;
+#: librdkafka's auto.commit.interval.ms is 5 s.
+COMMITTED_EVERY_NS = 3_000_000_000
 #: Weight of ``poll`` beside ``send``'s 4 (see :func:`generator_options`).
 POLL_WEIGHT = 0.5
 #: Sends a key takes before a fresh key replaces it, by default. At 4,096 a fault-free 30 s
@@ -73,6 +77,15 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("acks", choice("0", "1", "all"), "producer acks: 0, 1 or all (default: all)"),
     Spec("sub_via", choice("assign", "subscribe"),
          "how consumers get partitions (default: assign)"),
+    Spec("commit", choice("auto", "sync"), "with --sub-via subscribe, how members commit: "
+         "auto, librdkafka in the background, unrecorded; sync, after every poll, the "
+         "positions read, recorded with the rebalances (docs/HISTORY-GROUPS.md) "
+         "(default: auto)"),
+    Spec("groups", whole, "with --sub-via subscribe, the consumer groups the members are "
+         "dealt into (default: 1)", "N", range=Range(1, 1000)),
+    Spec("group_protocol", choice("classic", "consumer"), "with --sub-via subscribe, the "
+         "members' group.protocol: classic, or KIP-848's consumer (Kafka "
+         f"{feature_since('consumer_group_protocol')}+) (default: classic)"),
     Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
     Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
          "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
@@ -107,6 +120,9 @@ class QueueSettings:
 
     acks: str = "all"
     sub_via: str = "assign"
+    commit: str = "auto"
+    groups: int = 1
+    group_protocol: str = "classic"
     txn: bool = False
     txn_abort_p: float = 0.1
     idempotence: bool | None = None
@@ -135,6 +151,7 @@ def validate(s: QueueSettings, version: KafkaVersion) -> None:
                 f"(they refuse {feature} before that), got Kafka {version.version}",
                 hint=f"drop {flag} or pass a newer --kafka-version",
             )
+    _validate_groups(s, version)
     if s.txn and s.acks != "all":
         raise UsageError(
             f"--txn needs --acks all (transactions require it), got --acks {s.acks}",
@@ -156,6 +173,29 @@ def validate(s: QueueSettings, version: KafkaVersion) -> None:
             "which idempotent producers refuse",
             hint=f"lower it to {IDEMPOTENT_MAX_IN_FLIGHT} or pass --idempotence false",
         )
+
+
+def _validate_groups(s: QueueSettings, version: KafkaVersion) -> None:
+    """Refuse group options that would be ignored, or that the brokers cannot serve."""
+    if s.commit == "sync" and s.sub_via != "subscribe":
+        raise UsageError("--commit sync needs --sub-via subscribe (only group members "
+                         "commit)", hint="pass --sub-via subscribe")
+    if s.commit == "sync" and s.txn:
+        raise UsageError("--commit sync cannot go with --txn (transactions commit offsets "
+                         "inside themselves)", hint="drop one of them")
+    if s.groups > 1 and (s.sub_via != "subscribe" or s.txn):
+        raise UsageError(f"--groups {s.groups} needs --sub-via subscribe without --txn (only "
+                         "subscribed members are dealt into groups)",
+                         hint="pass --sub-via subscribe or drop --groups")
+    if s.group_protocol == "consumer":
+        if s.sub_via != "subscribe":
+            raise UsageError("--group-protocol consumer needs --sub-via subscribe",
+                             hint="pass --sub-via subscribe")
+        if not version.can("consumer_group_protocol"):
+            raise UsageError(
+                "--group-protocol consumer needs Kafka "
+                f"{feature_since('consumer_group_protocol')}+ brokers (KIP-848), got Kafka "
+                f"{version.version}", hint="drop --group-protocol or pass a newer --kafka-version")
 
 
 def idempotent(s: QueueSettings, version: KafkaVersion | None = None) -> bool:
@@ -182,6 +222,9 @@ def name_parts(s: QueueSettings) -> list[str]:
     parts = ["queue", f"acks-{s.acks}"]
     parts += ["txn"] if s.txn else []
     parts += ["subscribe"] if s.sub_via == "subscribe" else []
+    parts += ["commit"] if s.commit == "sync" else []
+    parts += [f"groups-{s.groups}"] if s.groups > 1 else []
+    parts += ["consumer-protocol"] if s.group_protocol == "consumer" else []
     return parts
 
 
@@ -197,6 +240,9 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "txn": s.txn,
         "txn_abort_p": s.txn_abort_p,
         "sub_via": s.sub_via,
+        "commit": s.commit,
+        "groups": s.groups,
+        "group_protocol": s.group_protocol,
         "max_writes_per_key": s.max_writes_per_key,
         "sends_per_op": s.sends_per_op,
         "key_count": KEY_COUNT,
@@ -228,6 +274,10 @@ def client_options(
         txn=s.txn,
         sub_via="subscribe" if s.sub_via == "subscribe" else "assign",
         group_id=f"{token}-group",
+        commit="sync" if s.commit == "sync" else "auto",
+        groups=s.groups,
+        group_prefix=f"{token}-",
+        group_protocol="consumer" if s.group_protocol == "consumer" else "classic",
         txn_id_prefix=f"{token}-txn",
         abort_p=s.txn_abort_p if s.txn else 0.0,
         poll_ms=s.poll_ms,
@@ -273,4 +323,13 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         refused_ns=int(REFUSED_S * 1e9),
         pinned=frozenset(s.pin_keys),
         client_life_ns=int(s.crash_client_interval * 1e9) if s.crash_client_interval else None,
+        groups=s.groups if client_options(s).records_groups else 0,
+        auto_commit=s.commit == "auto",
+        committed_every_ns=COMMITTED_EVERY_NS if s.commit == "auto" else None,
     )
+
+
+def group_names_of(s: QueueSettings) -> tuple[str, ...]:
+    """The recorded groups (``--sub-via subscribe`` without ``--txn``): the drain reads
+    each one's committed offsets first."""
+    return group_names(s.groups) if client_options(s).records_groups else ()

@@ -6,7 +6,12 @@
 ``assign`` / ``subscribe``
     assign the keys' partitions (keeping the position of keys already held, or
     from the beginning for the drain's ``"seek": "beginning"``), or subscribe
-    to their topics in the run's one consumer group.
+    to their topics in the run's one consumer group (auto-commit), or, with
+    ``--commit sync``, in the process's own group as a member that commits what
+    it polls (:mod:`workloads.queue.members`);
+``committed``
+    look up a group's committed offsets of the keys named, with a consumer of that
+    group made for the lookup (it joins nothing).
 
 An op that ends ``fail`` must leave no trace, so a failed op that had polled
 (a poll, or an aborted transaction, ``workloads.queue.txn``) seeks the consumer
@@ -26,6 +31,8 @@ from cluster.kafka_clients import base_config
 from workloads.client import Completed, Op
 from workloads.outcomes import Outcome, classify
 from workloads.queue.config import ClientOptions
+from workloads.queue.members import Member
+from workloads.queue.shape import group_name
 from workloads.queue.topics import Topics
 
 LOG = logging.getLogger("insync.client")
@@ -49,19 +56,30 @@ class Reader:
         self.process = process
         self._consumer: Consumer | None = None
         self._assigned: set[str] = set()
+        #: with ``--sub-via subscribe``: this process's group, and with ``--commit sync``
+        #: its member (the drain's consumers are not members: they assign)
+        self.group = group_name(process, opts.groups) if opts.records_groups else None
+        self.member: Member | None = None
+        self._topics: list[str] | None = None  # what the member subscribed to last
 
     def consumer(self, *, draining: bool = False) -> Consumer:
         """The consumer, made on first use; one first used by the drain (a fresh process
         whose first op is the drain's ``"seek": "beginning"`` assign) reads everything
         once, as fast as it can, so it prefetches as much as librdkafka likes."""
         if self._consumer is None:
-            config = self.opts.consumer_config(draining=draining)
+            group = None if draining else self.group
+            config = self.opts.consumer_config(draining=draining, group=group)
             self._consumer = Consumer(base_config(self.opts.bootstrap, **config))
+            if group is not None and self.opts.members_commit:
+                self.member = Member(self.topics.key, self.topics.real, self.process)
         return self._consumer
 
     # -- poll ---------------------------------------------------------------------
 
     def poll(self, op: Op) -> Completed:
+        if self.member is not None:
+            return self.member.poll_commit(self.consumer(), self.opts.poll_ms / 1000,
+                                           self.opts.max_poll_records)
         records: Records = {}
         try:
             self.poll_into(records)
@@ -193,14 +211,53 @@ class Reader:
         return TopicPartition(topic, partition, offset)
 
     def subscribe(self, op: Op) -> Completed:
+        """Subscribe to the keys' topics. A member whose topics are already those keeps its
+        subscription as it is: subscribing again would make its group rebalance for nothing."""
         keys: list[str] = list(op["value"])
         topics = sorted({self.topics.real(k)[0] for k in keys})
         try:
-            self.consumer().subscribe(topics)
+            consumer = self.consumer()
+            member = self.member
+            if member is None:
+                consumer.subscribe(topics)
+            elif topics != self._topics:
+                consumer.subscribe(topics, on_assign=member.on_assign,
+                                   on_revoke=member.on_revoke)
+                self._topics = topics
         except Exception as err:
             return classify(err, "subscribe").completed(keys)
         self._assigned = set(keys)
         return Completed("ok", keys)
+
+    def committed_read(self, op: Op) -> Completed:
+        """A ``committed`` op: the committed offsets of op's group for the keys named (null
+        where none), looked up by a consumer of that group made for this lookup alone."""
+        keys: list[str] = list(op["value"][0][1])
+        config = self.opts.consumer_config(group=op["group"])
+        config.pop("group.protocol", None)  # it never joins: only its group.id matters
+        lookup: Consumer | None = None
+        try:
+            lookup = Consumer(base_config(self.opts.bootstrap, **config))
+            found = lookup.committed([self._partition(k) for k in keys],
+                                     timeout=self.opts.op_budget_s)
+            offsets: dict[str, int | None] = {}
+            for tp in found:
+                if tp.error is not None:
+                    raise KafkaException(tp.error)
+                offsets[self.topics.key(tp.topic, tp.partition)] = (
+                    tp.offset if tp.offset >= 0 else None)
+            if set(offsets) != set(keys):
+                raise ValueError(f"committed() answered {sorted(offsets)}, asked {keys}")
+        except Exception as err:
+            return classify(err, "committed").completed(op["value"])
+        finally:
+            if lookup is not None:
+                try:
+                    lookup.close()
+                except Exception as err:
+                    LOG.debug("closing the committed lookup of process %s: %s",
+                              self.process, err)
+        return Completed("ok", [["committed", {k: offsets[k] for k in keys}]])
 
     # -- for transactions -------------------------------------------------------------
 

@@ -21,11 +21,29 @@ from harness.base.history import Op
 OPS: tuple[str, ...] = tuple(f for f in client_fs() if f not in group_fs())
 
 
+#: Every consumer's ``auto.offset.reset``, and the ``reset`` a recorded ``subscribe`` states:
+#: a partition a group has committed nothing for is read from its first record.
+OFFSET_RESET: Literal["earliest"] = "earliest"
+
+
 @lru_cache(maxsize=4096)
 def key_name(n: int, partitions_per_topic: int) -> str:
     """The name of key number ``n``: ``t{topic}-{partition}`` (cached: the generator
     names every active key several times per op)."""
     return f"t{n // partitions_per_topic}-{n % partitions_per_topic}"
+
+
+def group_name(process: int, groups: int) -> str:
+    """The consumer group a process is a member of, as histories name it: ``g0`` to
+    ``g{groups-1}``, processes dealt out in turn (a fresh process after a crash may join
+    another group than its thread's previous one, as a restarted application instance may).
+    On the cluster its ``group.id`` carries the run's token (``<token>-g0``), as topics do."""
+    return f"g{process % groups}"
+
+
+def group_names(groups: int) -> tuple[str, ...]:
+    """Every group of a run with ``groups`` groups, in order."""
+    return tuple(f"g{i}" for i in range(groups))
 
 
 def parse_key(key: str) -> tuple[str, int]:
@@ -61,6 +79,13 @@ class QueueOptions:
     refused every record, nothing was written) (None: sent to again at once).
     ``rejoin_ns``: how long a process whose join failed waits before it joins again
     (it sends meanwhile, and reads nothing until it has joined).
+    ``groups``: with ``consume`` ``subscribe``, the number of consumer groups recorded
+    as docs/HISTORY-GROUPS.md says: each ``subscribe`` names its process's group
+    (:func:`group_name`) and ``reset``. Their members commit explicitly (each poll is
+    invoked as ``[["poll"], ["commit"]]``), or with ``auto_commit`` librdkafka commits in
+    the background: the subscribe says ``"auto-commit": true``, and every
+    ``committed_every_ns`` a ``committed`` op reads a group's offsets of the active keys
+    (the groups in turn). 0: no group is recorded (``assign``, transactions).
     Crashes come on a clock, as Jepsen's ``--crash-client-interval`` has them: one
     every ``client_life_ns / clients`` on average, spaced uniformly at random from
     0 to twice that, whatever the op rate. Drawn per op they followed the rate: at
@@ -81,6 +106,9 @@ class QueueOptions:
     client_life_ns: int | None = None
     rejoin_ns: int = 1_000_000_000
     refused_ns: int | None = None
+    groups: int = 0
+    auto_commit: bool = False
+    committed_every_ns: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -103,6 +131,8 @@ class QueueOptions:
             raise ValueError("rejoin_ns must be >= 0")
         if self.refused_ns is not None and self.refused_ns <= 0:
             raise ValueError("refused_ns must be > 0")
+        if self.groups < 0 or (self.groups and self.consume != "subscribe"):
+            raise ValueError("groups must be >= 0, and 0 unless consume is subscribe")
 
     @cached_property
     def draw_weights(self) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -251,3 +251,57 @@ def topics(lookahead: int = 2) -> Topics:
         config={},
         lookahead=lookahead,
     )
+
+
+#: What a group consumer's ``poll()`` serves next: a record, or a rebalance that runs the
+#: callback of that name (``("assign", [tp, ...])`` or ``("revoke", [tp, ...])``) first.
+Event = Msg | tuple[str, list[TopicPartition]]
+
+
+@dataclass
+class FakeGroupConsumer:
+    """A group member: ``poll()`` serves ``events`` in order, running the rebalance
+    callbacks given to ``subscribe`` where an event says so (inside the call, as
+    librdkafka does); ``commit_answer(offsets)`` decides each commit (return the
+    partitions, with or without errors, or raise). ``committed()`` answers from
+    ``committed_offsets``."""
+
+    events: list[Event] = field(default_factory=list)
+    commit_answer: Callable[[list[TopicPartition]], list[TopicPartition]] = lambda tps: tps
+    fail_on_poll: KafkaError | None = None
+    subscriptions: list[list[str]] = field(default_factory=list)
+    commits: list[list[tuple[str, int, int]]] = field(default_factory=list)
+    committed_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    closed: bool = False
+    _cbs: dict[str, Any] = field(default_factory=dict)
+
+    def subscribe(self, topics: list[str], on_assign: Any = None, on_revoke: Any = None) -> None:
+        self.subscriptions.append(list(topics))
+        self._cbs = {"assign": on_assign, "revoke": on_revoke}
+
+    def poll(self, timeout: float) -> Msg | None:
+        if self.fail_on_poll is not None and not self.events:
+            raise KafkaException(self.fail_on_poll)
+        while self.events:
+            event = self.events.pop(0)
+            if isinstance(event, Msg):
+                return event
+            name, tps = event
+            self._cbs[name](self, tps)
+        return None
+
+    def commit(self, offsets: list[TopicPartition], asynchronous: bool = True
+               ) -> list[TopicPartition]:
+        assert not asynchronous, "members commit synchronously"
+        self.commits.append([(tp.topic, tp.partition, tp.offset) for tp in offsets])
+        return self.commit_answer(offsets)
+
+    def committed(self, tps: list[TopicPartition], timeout: float = -1) -> list[TopicPartition]:
+        return [TopicPartition(tp.topic, tp.partition,
+                               self.committed_offsets.get((tp.topic, tp.partition), -1001))
+                for tp in tps]
+
+    def close(self) -> None:
+        if self._cbs.get("revoke"):
+            self._cbs["revoke"](self, [TopicPartition("run1-t0", 1)])
+        self.closed = True

@@ -32,6 +32,38 @@ def test_combinations_the_clients_cannot_run_are_refused(settings: QueueSettings
     assert message in err.value.one_line()
 
 
+SUB = QueueSettings(sub_via="subscribe")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (QueueSettings(commit="sync"), "--commit sync needs --sub-via subscribe"),
+        (replace(SUB, commit="sync", txn=True), "--commit sync cannot go with --txn"),
+        (QueueSettings(groups=2), "--groups 2 needs --sub-via subscribe"),
+        (QueueSettings(group_protocol="consumer"), "--group-protocol consumer needs --sub-via"),
+    ],
+    ids=["sync-assign", "sync-txn", "groups-auto", "consumer-assign"],
+)
+def test_group_options_that_would_be_ignored_are_refused(settings: QueueSettings,
+                                                         message: str) -> None:
+    with pytest.raises(UsageError) as err:
+        options.validate(settings, NEW)
+    assert message in err.value.one_line()
+
+
+def test_the_consumer_group_protocol_needs_kafka_4() -> None:
+    asked = replace(SUB, commit="sync", groups=3, group_protocol="consumer")
+    options.validate(asked, NEW)
+    with pytest.raises(UsageError) as err:
+        options.validate(asked, resolve_version("3.9"))
+    assert "--group-protocol consumer needs Kafka 4.0.0+ brokers" in err.value.one_line()
+    assert options.name_parts(asked)[-3:] == ["commit", "groups-3", "consumer-protocol"]
+    block = options.block(asked)
+    assert (block["commit"], block["groups"], block["group_protocol"]) == (
+        "sync", 3, "consumer")
+
+
 def test_many_in_flight_without_idempotence_is_fine() -> None:
     options.validate(QueueSettings(max_in_flight=6, idempotence=False), NEW)
 

@@ -1,0 +1,138 @@
+"""A consumer-group member of a queue client: polls, commits what it read, records rebalances.
+
+With ``--commit sync`` every process's consumer subscribes as a member of its
+group (``shape.group_name``) with ``enable.auto.commit=false``, and each poll op
+(invoked as ``[["poll"], ["commit"]]``, docs/HISTORY-GROUPS.md) does what an
+at-least-once application does: it polls, then commits synchronously the
+position after the last record it was handed of each key it still holds
+(``commit(offsets=..., asynchronous=False)``). The completion records what
+happened in order:
+
+* ``["poll", {key: [[offset, value], ...]}]``: every record handed over;
+* ``["assigned", keys]`` / ``["revoked", keys]``: where the rebalance callbacks
+  ran, each starting a new poll micro-op. Records are taken one ``poll()`` call at
+  a time, because a callback runs inside the call that returns the next record:
+  records of one ``consume()`` batch could straddle a callback unseen;
+* ``["commit", {key: offset}]``: the offsets passed to ``commit()``, filled in
+  before the call (``{}`` when the op read nothing it still holds: no call).
+
+The member never seeks inside a callback, so each newly assigned key starts at
+the group's committed offset (``auto.offset.reset`` where none), as the contract's
+rules assume. A revoked key is dropped from the commit: its records were handed
+over, but the group has given the key to another member.
+
+Outcomes: a commit that raised, or returned a partition error, ends the op
+``info``: its polls happened, and its commit may have (librdkafka retries a
+commit whose request timed out, so even a refusal at a rebalance does not prove
+that no earlier attempt was written). A poll that raised ends ``fail`` (a read has
+no side effect) and replaces the client, whose position can no longer be
+trusted: after a rebalance inside the op there is no position to seek back to.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from workloads.client import Completed
+from workloads.outcomes import classify
+
+LOG = logging.getLogger("insync.client")
+
+#: A completion's micro-ops, in the order they happened.
+Mops = list[list[Any]]
+
+
+class Member:
+    """The rebalance callbacks and poll-and-commit of one process's group consumer."""
+
+    def __init__(self, key_of: Callable[[str, int], str], real: Callable[[str], tuple[str, int]],
+                 process: int) -> None:
+        self.key_of = key_of
+        self.real = real
+        self.process = process
+        self._mops: Mops | None = None  # the op in hand's micro-ops; None between ops
+        self._held: set[str] = set()  # the keys the group gave this member, as told
+        self._pending: dict[str, int] = {}  # key -> the offset after its last record read
+
+    # -- rebalance callbacks (run by librdkafka inside poll()) ---------------------------
+
+    def _keys(self, partitions: list[TopicPartition]) -> list[str]:
+        return sorted(self.key_of(tp.topic, tp.partition) for tp in partitions)
+
+    def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        keys = self._keys(partitions)
+        self._held.update(keys)
+        self._note(["assigned", keys])
+
+    def on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        keys = self._keys(partitions)
+        self._held.difference_update(keys)
+        for key in keys:
+            self._pending.pop(key, None)
+        self._note(["revoked", keys])
+
+    def _note(self, mop: list[Any]) -> None:
+        """Record a rebalance where it ran and open a new poll micro-op after it. Outside
+        an op (``close()`` revokes too) there is nothing to record it in: the process ends."""
+        if self._mops is not None:
+            self._mops.append(mop)
+            self._mops.append(["poll", {}])
+
+    # -- poll and commit -------------------------------------------------------------------
+
+    def poll_commit(self, consumer: Consumer, wait_s: float, most: int) -> Completed:
+        """One poll op: up to ``most`` records (waiting up to ``wait_s`` for the first), then
+        a synchronous commit of the positions read."""
+        mops: Mops = [["poll", {}]]
+        self._mops = mops
+        self._pending = {}
+        try:
+            msg = consumer.poll(wait_s)
+            taken = 0
+            while msg is not None:
+                self._take(msg, mops[-1][1])
+                taken += 1
+                if taken >= most:
+                    break
+                msg = consumer.poll(0)
+        except Exception as err:
+            outcome = classify(err, "poll")
+            return Completed(outcome.type, [*mops, ["commit"]], outcome.error, reset=True)
+        finally:
+            self._mops = None
+        offsets = {key: self._pending[key] for key in sorted(self._pending)}
+        value = [*mops, ["commit", offsets]]
+        if not offsets:
+            return Completed("ok", value)
+        try:
+            done = consumer.commit(offsets=[self._at(k, o) for k, o in offsets.items()],
+                                   asynchronous=False)
+            refused = [tp.error for tp in done or () if tp.error is not None]
+            if refused:
+                raise KafkaException(refused[0])
+        except Exception as err:
+            return classify(err, "commit").completed(value)
+        return Completed("ok", value)
+
+    def _at(self, key: str, offset: int) -> TopicPartition:
+        topic, partition = self.real(key)
+        return TopicPartition(topic, partition, offset)
+
+    def _take(self, msg: Any, records: dict[str, list[list[int]]]) -> None:
+        err = msg.error()
+        if err is not None:
+            if err.fatal():
+                raise KafkaException(err)
+            LOG.debug("group consumer of process %s: %s", self.process, err)
+            return
+        topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+        if topic is None or partition is None or offset is None:
+            return
+        key = self.key_of(topic, partition)
+        records.setdefault(key, []).append([offset, int(msg.value() or b"-1")])
+        if key in self._held:
+            self._pending[key] = offset + 1
