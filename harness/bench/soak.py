@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.base.rundir import HISTORY
+
 HELP = "peak memory, history size, check and report time of one long run"
 
 #: The run's own options, as the issue's soak run had them; flags after ``--`` are added.
@@ -101,7 +103,7 @@ def status_kb(pid: int) -> tuple[int, int]:
 
 
 def history_of(results: Path, name: str) -> Path | None:
-    found = sorted(results.glob(f"{name}/*/history.jsonl"))
+    found = sorted(results.glob(f"{name}/*/{HISTORY}"))
     return found[-1] if found else None
 
 

@@ -55,7 +55,7 @@ def start(results: Path, *extra: str) -> subprocess.Popen[str]:
 
 
 def run_dir(results: Path) -> Path:
-    found = sorted(results.glob("run/*/history.jsonl"))
+    found = sorted(results.glob("*/*/history.jsonl"))  # <name>/<timestamp>/
     return found[-1].parent if found else results / "none"
 
 
@@ -112,6 +112,7 @@ def test_a_node_container_removed_mid_run(cluster: str, tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # closes the pipes: an open one warns in a later test
     assert "Traceback" not in err, err
     assert proc.returncode == 2, (out, err)
     assert stopped_lines(err) == [
