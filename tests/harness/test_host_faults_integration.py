@@ -25,11 +25,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from real_cluster import three_nodes
 
-from cluster import provisioner_for
 from cluster.docker.client import docker_client
 from cluster.docker.containers import container_name, labelled_ids
-from cluster.spec import ClusterSpec
 
 pytestmark = pytest.mark.integration
 
@@ -39,13 +38,8 @@ INSYNC = str(Path(sys.executable).with_name("insync"))
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    try:
-        provisioner_for().up(ClusterSpec(name=CLUSTER, nodes=3), say=lambda _msg: None)
-        yield CLUSTER
-    finally:
-        provisioner_for().down(CLUSTER)
-        assert labelled_ids("container", CLUSTER) == [], "containers left behind"
-        assert labelled_ids("network", CLUSTER) == [], "network left behind"
+    with three_nodes(CLUSTER) as name:
+        yield name
 
 
 def start(results: Path, *extra: str) -> subprocess.Popen[str]:

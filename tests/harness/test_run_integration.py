@@ -24,11 +24,11 @@ import orjson
 import pytest
 from anomaly_context import anomaly_context
 from ctrl_c import with_default_sigint
+from real_cluster import three_nodes
 
 from cluster import provisioner_for
 from cluster.docker.containers import labelled_ids
 from cluster.kafka_clients import admin, producer
-from cluster.spec import ClusterSpec
 from harness.run import RunResult, parse, run
 from workloads.queue.ends import QueueEnds
 from workloads.queue.topics import Topics
@@ -41,13 +41,8 @@ INSYNC = str(Path(sys.executable).with_name("insync"))
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    try:
-        provisioner_for().up(ClusterSpec(name=CLUSTER, nodes=3), say=lambda _msg: None)
-        yield CLUSTER
-    finally:
-        provisioner_for().down(CLUSTER)
-        assert labelled_ids("container", CLUSTER) == [], "containers left behind"
-        assert labelled_ids("network", CLUSTER) == [], "network left behind"
+    with three_nodes(CLUSTER) as name:
+        yield name
 
 
 def _run(cluster: str, tmp_path: Path, *extra: str) -> RunResult:
