@@ -71,8 +71,16 @@ def _exec(channel: paramiko.Channel, command: str) -> None:
             proc.stdin.close()
 
     def pump(src: Any, send: Any) -> None:
+        # The client may hang up first (a refused host key, a killed command): the
+        # command's output then has nowhere to go, which is no error of the fake.
+        # Reading goes on so that the command never blocks on a full pipe.
+        listening = True
         while data := src.read1(65536):
-            send(data)
+            if listening:
+                try:
+                    send(data)
+                except (EOFError, OSError, paramiko.SSHException):
+                    listening = False
 
     threads = [threading.Thread(target=feed, daemon=True),
                threading.Thread(target=pump, args=(proc.stdout, channel.sendall), daemon=True),
@@ -85,9 +93,10 @@ def _exec(channel: paramiko.Channel, command: str) -> None:
         t.join()
     proc.stdout.close()
     proc.stderr.close()
-    channel.send_exit_status(code)
-    channel.shutdown_write()
-    channel.close()
+    with contextlib.suppress(EOFError, OSError, paramiko.SSHException):
+        channel.send_exit_status(code)
+        channel.shutdown_write()
+        channel.close()
 
 
 class _Handle(SFTPHandle):
