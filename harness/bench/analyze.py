@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.bench._options import add_workdir
+
 HELP = "time 'insync analyze' on synthetic runs (default 100 runs, ~10M ops) and Spark's share"
 
 
@@ -32,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ops-per-run", type=int, default=100_000, help="history lines per run (default 100000)"
     )
     parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
-    parser.add_argument("--workdir", default=None, help="where to write the runs (default: temp)")
+    add_workdir(parser, "where to write the runs (default: temp)")
     parser.add_argument("--keep", action="store_true", help="keep the runs and tables")
 
 
@@ -161,7 +163,7 @@ def add_spark_check_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated history sizes in ops (default 1000000,10000000)",
     )
     parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
-    parser.add_argument("--workdir", default=None, help="where to write histories (default temp)")
+    add_workdir(parser, "where to write histories (default temp)")
     parser.add_argument(
         "--engines", default="memory,spark", help="which engines (default memory,spark)"
     )

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.base.errors import UsageError
+from harness.bench._options import add_workdir
 from harness.bench._synth import write_history
 
 #: Default sizes; the 10M run is opt-in (it takes minutes).
@@ -198,7 +199,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repeat", type=int, default=5, help="runs per size up to 2M ops, best kept (default 5)"
     )
-    parser.add_argument("--workdir", default=None, help="where to write the temporary histories")
+    add_workdir(parser, "where to write the temporary histories")
 
 
 def main(args: argparse.Namespace) -> int:
