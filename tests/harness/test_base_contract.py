@@ -189,12 +189,19 @@ def test_the_spelling_check_sees_a_list_spelled_again() -> None:
 
 
 def test_it_stays_on_the_ground_floor() -> None:
-    tree = ast.parse(Path(contract.__file__).read_text())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom)}
-    assert not imported & set(INSYNC), "the registry imports nothing of insync"
+    """The registry and its anomaly table import nothing of insync but each other."""
+    from harness.base import anomaly_types
+
+    for module in (contract, anomaly_types):
+        tree = ast.parse(Path(module.__file__ or "").read_text())
+        imported = {alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module or "" for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom)}
+        imported -= {anomaly_types.__name__}
+        tops = {name.split(".")[0] for name in imported}
+        assert not tops & set(INSYNC), f"{module.__name__} imports nothing of insync"
+        assert Path(module.__file__ or "").parent == Path(harness.base.__file__).parent
     assert Path(contract.__file__).parent == Path(harness.base.__file__).parent
     assert "harness.base.contract" in sys.modules
 
