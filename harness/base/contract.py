@@ -1,9 +1,10 @@
 """The history contract of docs/HISTORY.md as data: client ops, outcomes, anomaly types.
 
 One registry entry per client op (``CLIENT_OPS``) and per anomaly type
-(``ANOMALY_TYPES``, whose table is in ``harness.base.anomaly_types``); every other list of them in the project (the checker's
-tables, its malformed-input messages, the Spark engine's rules, the workload's
-op kinds, the report's severity order and op fields, the analysis columns) is
+(``ANOMALY_TYPES``, whose table is in ``harness.base.anomaly_types``); every
+other list of them in the project (the checker's tables, its malformed-input
+messages, the Spark engine's rules, the workload's op kinds, the report's
+severity order and op fields, the analysis columns) is
 derived from here, as ``harness.base.faults`` is for fault kinds. It sits on the
 ground floor so that a report, the workload and both checker engines read it
 without importing one another.
