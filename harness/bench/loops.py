@@ -259,7 +259,8 @@ def memory_loop(opts: Any, seconds: float, workdir: Path, latency: Latency | Non
     run's observers) on an in-memory Kafka that answers after ``latency`` (None: at once)."""
     from dataclasses import replace
 
-    from harness.base.history import HistoryWriter, read_history
+    from harness.base.history import read_history
+    from harness.base.history_writer import HistoryWriter
     from harness.gen.plan import Ahead
     from harness.run.interpreter import Interpreter
     from harness.run.plan import DrainFeed, build_plan

@@ -13,7 +13,7 @@ longer: the op completes ``info`` at its deadline and its process is retired. Th
 fakes are plain functions (a handler, like ``httpx.MockTransport``), so a test
 states its Kafka in a few lines.
 
-The history is written through :class:`harness.base.history.HistoryWriter`, so a
+The history is written through :class:`harness.base.history_writer.HistoryWriter`, so a
 simulated history obeys the same format and pairing rules as a real one, and an
 op addressed to a busy process is caught at once.
 """
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.base.contract import NEMESIS
-from harness.base.history import HistoryWriter, Op, ProcessTable
+from harness.base.history import Op, ProcessTable
+from harness.base.history_writer import HistoryWriter
 from harness.gen.core import Context, GenLike, Pending, Rng, Thread, lift
 
 LatencyFn = Callable[[Op, random.Random], int]

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from harness.base.contract import NEMESIS
-from harness.base.history import HistoryWriter, Op, ProcessTable
+from harness.base.history import Op, ProcessTable
+from harness.base.history_writer import HistoryWriter
 from harness.gen.core import Context, Gen, GenLike, Pending, Rng, Thread, lift
 from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from cluster.lock import cluster_lock
 from cluster.model import stage
 from harness.base.errors import InsyncError
-from harness.base.history import HistoryWriter
+from harness.base.history_writer import HistoryWriter
 from harness.base.rundir import RunDir
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions

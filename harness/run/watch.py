@@ -73,7 +73,7 @@ class Halts(Protocol):
 
 
 class Writes(Protocol):
-    """What the watch reads of the history: ``harness.base.history.HistoryWriter``."""
+    """What the watch reads of the history: ``harness.base.history_writer.HistoryWriter``."""
 
     failed: OSError | None
 

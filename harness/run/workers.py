@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.base.contract import NEMESIS
-from harness.base.history import HistoryWriter, Op
+from harness.base.history import Op
+from harness.base.history_writer import HistoryWriter
 from workloads.client import Client, Completed
 from workloads.outcomes import describe
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.base.errors import HistoryError
-from harness.base.history import HistoryWriter, ProcessTable, read_history
+from harness.base.history import ProcessTable, read_history
+from harness.base.history_writer import HistoryWriter
 
 
 class FakeClock:

@@ -23,7 +23,8 @@ from fake_provisioner import FakeCluster, install
 from mem_kafka import fake_workload
 
 from cluster.remote import Reachable
-from harness.base.history import HistoryWriter, read_history
+from harness.base.history import read_history
+from harness.base.history_writer import HistoryWriter
 from harness.run import parse, run, watch
 from harness.run.watch import HostWatch, NodeProbe
 from workloads import WORKLOADS

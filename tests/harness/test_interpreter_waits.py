@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.base.history import HistoryWriter
+from harness.base.history_writer import HistoryWriter
 from harness.run.interpreter import Interpreter
 from harness.run.workers import Event
 

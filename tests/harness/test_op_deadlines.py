@@ -19,7 +19,8 @@ from typing import Any
 import orjson
 from mem_kafka import MemClient, MemKafka
 
-from harness.base.history import NEMESIS, HistoryWriter, Op
+from harness.base.history import NEMESIS, Op
+from harness.base.history_writer import HistoryWriter
 from harness.gen import clients, ns, plan_gen, simulate, time_limit
 from harness.gen.simulate import ABANDONED
 from harness.run.interpreter import Interpreter

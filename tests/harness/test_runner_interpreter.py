@@ -19,7 +19,7 @@ import pytest
 from mem_kafka import MemClient, MemKafka, kafka_like
 
 from checkers import check_file
-from harness.base.history import HistoryWriter
+from harness.base.history_writer import HistoryWriter
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, build_plan, drive

@@ -23,7 +23,7 @@ from fakes import fake_cluster
 from harness.base import faults
 from harness.base.errors import UsageError
 from harness.base.faults import FAULT_KINDS, FaultKind
-from harness.base.history import HistoryWriter
+from harness.base.history_writer import HistoryWriter
 from harness.base.rundir import RunDir
 from harness.gen import nemesis, phases, simulate, time_limit
 from harness.run import parse, setup

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.base.history import HistoryWriter
+from harness.base.history_writer import HistoryWriter
 from harness.gen.plan import Phase
 from harness.run.interpreter import Interpreter
 from harness.run.plan import DrainFeed, drive
