@@ -35,6 +35,7 @@ __all__ = [
     "docker_available",
     "docker_client",
     "docker_errors",
+    "engine_address",
     "inspect_one",
     "reset_client",
     "server_version",
@@ -46,7 +47,7 @@ Factory = Callable[[], docker.DockerClient]
 
 
 def _from_env() -> docker.DockerClient:
-    _knock(_engine())
+    _knock(engine_address())
     # version="auto": ask the engine which API it speaks (Debian's docker.io 20.10
     # speaks 1.41, newer engines more); the SDK's default would be too new for old ones.
     return docker.DockerClient.from_env(version="auto", timeout=120, max_pool_size=32)
@@ -96,13 +97,14 @@ class DockerError(ClusterError):
         self.detail = detail
 
 
-def _engine() -> str:
+def engine_address() -> str:
+    """Where insync looks for the Docker engine (``DOCKER_HOST``, or the usual socket)."""
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
 
 
 def _unreachable(what: str, err: BaseException) -> EnvironmentProblem:
     return EnvironmentProblem(
-        f"no Docker engine answers at {_engine()} ({what}): {_last(err)}",
+        f"no Docker engine answers at {engine_address()} ({what}): {_last(err)}",
         "start one (insync starts dockerd itself when run as root), or set DOCKER_HOST",
     )
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from cluster.docker.client import DockerError, docker_client, docker_errors
+from cluster.docker.client import DockerError, docker_client, docker_errors, engine_address
 from cluster.remote import ExecResult, RemoteCommandFailed
-from harness.base.errors import ClusterError, InsyncError
+from harness.base.errors import ClusterError, EnvironmentProblem, InsyncError
 
 #: Docker's multiplexed stream: a frame header is (stream, 3 pad bytes, big-endian length).
 _HEADER = struct.Struct(">BxxxL")
@@ -143,8 +143,12 @@ class DockerRemote:
 
         try:
             found = inspect_one("container", self.container)
+        except EnvironmentProblem:
+            # No node's name in it: an engine gone loses every node for this one reason,
+            # and the run's stop line says it once for all of them.
+            return f"the Docker engine at {engine_address()} does not answer"
         except InsyncError as err:
-            return f"the Docker engine does not answer ({err.message})"
+            return f"its container {self.container} cannot be inspected ({err.message})"
         if found is None:
             return f"its container {self.container} was removed"
         state = found.get("State") or {}

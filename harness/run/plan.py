@@ -17,10 +17,11 @@ polls happened to see). With an :class:`~harness.run.drain_end.EndWatch` (the
 workload's ``EndOffsets`` power) the drain also ends once every key with values
 still unread has been read to its settled end offset: those values are in no
 log, and reading on could not find them. And it ends once it has read nothing
-new for :data:`IDLE_S` (``--final-time-limit``, the hard bound, is 300 s by
-default): a drain that is still reading goes on, however many records it has to
-read again. A flat 60 s stops a long drain while it reads: a control's 16,733
-values of one key, all on both replicas, would count ``unseen``.
+new for :data:`IDLE_S` (``--final-time-limit``, the hard bound, is by default
+300 s or half the main phase, whichever is longer): a drain that is still
+reading goes on, however many records it has to read again. A flat 60 s stops a
+long drain while it reads: a control's 16,733 values of one key, all on both
+replicas, would count ``unseen``.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def build_plan(
         final_nemesis=package.final_generator if package else None,
         quiet_s=opts.quiet_time,
         drain=workload.final_generator(opts),
-        final_time_limit_s=opts.final_time_limit,
+        final_time_limit_s=opts.drain_limit,
         script_tail_s=opts.script_tail,
     )
 

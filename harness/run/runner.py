@@ -145,7 +145,7 @@ class Run:
                 raise
             caught = None
             try:
-                with signals_interrupt() as caught:
+                with signals_interrupt(on_signal=self._halt_loop) as caught:
                     self._run(nopts)
             except KeyboardInterrupt:
                 self.interrupted = True
@@ -204,6 +204,12 @@ class Run:
             warm = self.interp.warm_up()
         LOG.info("%d of %d clients connected before the start", warm, len(self.interp.clients))
         self._phases(self.interp)
+
+    def _halt_loop(self) -> None:
+        """A signal stops the interpreter's loop on its next turn, should its
+        KeyboardInterrupt be lost (see ``signals_interrupt``)."""
+        if self.interp is not None and self.interp.halted is None:
+            self.interp.halted = KeyboardInterrupt()
 
     def _test_json(self) -> dict[str, Any]:
         return test_json(self.opts, self.started, self.cluster, self.package,

@@ -24,13 +24,20 @@ class Caught:
 
 
 @contextlib.contextmanager
-def signals_interrupt() -> Iterator[Caught]:
-    """SIGTERM behaves like Ctrl-C while the run goes on; the first one is named."""
+def signals_interrupt(on_signal: Callable[[], None] | None = None) -> Iterator[Caught]:
+    """SIGTERM behaves like Ctrl-C while the run goes on; the first one is named.
+
+    ``on_signal`` runs before the raise: a KeyboardInterrupt raised while the main
+    thread happens to run a finaliser or a weakref callback is printed by Python as
+    "Exception ignored" and lost, so the run also asks its own loop to stop.
+    """
     caught = Caught()
 
     def raise_interrupt(signum: int, frame: FrameType | None) -> None:
         if caught.name is None:
             caught.name = signal.Signals(signum).name
+        if on_signal is not None:
+            on_signal()
         raise KeyboardInterrupt
 
     # SIGINT only where Python's own Ctrl-C handler is in place: a run started with it

@@ -29,6 +29,7 @@ from harness.run import parse, run
 from harness.run import runner as runner_module
 from harness.run.plan import DrainFeed
 from harness.run.runner import RunResult
+from harness.run.signals import signals_interrupt
 from harness.run.summary import render
 from workloads import WORKLOADS
 from workloads.client import Completed
@@ -103,6 +104,27 @@ def test_a_drain_that_final_time_limit_stopped_first_leaves_unseen_unjudged(
     assert code == 2 and "unseen: not judged" in out
 
 
+#: A signal landing while the main thread runs a finaliser has its KeyboardInterrupt
+#: printed as "Exception ignored" by Python (pytest reports that as an error of its
+#: own); the run stops anyway, through its loop, which is what these tests check.
+LOST_INTERRUPT_IS_EXPECTED = pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@LOST_INTERRUPT_IS_EXPECTED
+def test_a_signal_whose_interrupt_python_loses_still_stops_the_loop() -> None:
+    stopped: list[str] = []
+
+    class Finalised:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs inside this finaliser
+
+    with signals_interrupt(on_signal=lambda: stopped.append("loop")) as caught:
+        Finalised()  # collected at once: the KeyboardInterrupt is raised in __del__, lost
+    assert caught.name == "SIGTERM" and stopped == ["loop"]
+
+
+@LOST_INTERRUPT_IS_EXPECTED
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_before_the_drain_makes_unseen_unjudged_and_the_verdict_unknown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int

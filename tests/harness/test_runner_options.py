@@ -19,6 +19,17 @@ def test_defaults_resolve_to_a_complete_test() -> None:
     assert opts.name == "queue-acks-all" and opts.teardown is False
 
 
+@pytest.mark.parametrize(("argv", "drain"), [
+    ([], 300.0),                                        # a short run: the floor
+    (["--time-limit", "3600"], 1800.0),                 # a long one: half its main phase
+    (["--time-limit", "3600", "--final-time-limit", "120"], 120.0),  # the user's word
+])
+def test_the_drain_bound_grows_with_the_main_phase(argv: list[str], drain: float) -> None:
+    opts = parse(argv).resolved()
+    assert opts.final_time_limit == drain
+    assert "--final-time-limit" in opts.argv()
+
+
 def test_the_readme_command_parses() -> None:
     readme = (
         "--nodes 5 --kafka-version 4.1.x --workload queue --nemesis none "
