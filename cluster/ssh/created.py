@@ -85,6 +85,8 @@ def remove(remote: Remote, base_dir: str, paths: Sequence[str]) -> None:
 
 
 def forget(remote: Remote, base_dir: str) -> None:
-    """Remove the manifest, once what it names is gone: the host then holds no trace of
-    the cluster, and a later ``down`` there refuses, as on a host insync never set up."""
-    remote.exec(["rm", "-f", "--", manifest_path(base_dir)])
+    """Empty the manifest, once what it names is gone. The empty list stays as the
+    host's mark of having been insync's: a ``down`` repeated after a partial one (a
+    host that did not answer the first time) clears the others again without refusing,
+    while a host insync never set up still has no manifest and is refused."""
+    write_file(remote, manifest_path(base_dir), "[]\n")

@@ -41,7 +41,7 @@ from cluster.ssh import created, host_setup
 from cluster.ssh.inventory import Host, Inventory, load_inventory
 from cluster.ssh.ssh_remote import Connection, SSHRemote
 from cluster.versions import KafkaVersion
-from harness.base.errors import ClusterError, EnvironmentProblem
+from harness.base.errors import ClusterError, EnvironmentProblem, InsyncError
 
 LOG = logging.getLogger("insync.cluster")
 T = TypeVar("T")
@@ -180,7 +180,8 @@ class SSHProvisioner:
                 if fut.result():
                     cleared.append(node)
             except Exception as err:  # keep going: teardown must run every step
-                errors[node] = str(err)
+                text = err.message if isinstance(err, InsyncError) else str(err)
+                errors[node] = text.removeprefix(f"{node}: ")  # the line names it once
         if errors:
             raise ClusterError(
                 "teardown incomplete: " + "; ".join(f"{n}: {e}" for n, e in errors.items()),

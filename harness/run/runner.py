@@ -274,7 +274,8 @@ class Run:
                 step()
             except BaseException as err:  # keep going: every later step still matters
                 LOG.warning("cleanup step %r failed: %s", name, err)
-                self.say(f"cleanup: {name} failed: {err}")
+                said = err.one_line() if isinstance(err, InsyncError) else str(err)
+                self.say(f"cleanup: {name} failed: {said}")
 
     def _stop_clients(self) -> None:
         if self.interp is not None and not self.interp.stop(timeout_s=30):

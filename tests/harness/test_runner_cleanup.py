@@ -75,3 +75,20 @@ def test_a_cluster_up_returned_is_removed_only_with_teardown(
     assert not any(line.startswith("run stopped") for line in said)
     # what the workload made is undone only on a cluster that stays
     assert [run.calls for run in state.runs] == [["setup"] if teardown else ["setup", "teardown"]]
+
+
+def test_a_cleanup_step_that_fails_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = install(monkeypatch, comes_up)
+
+    def host_gone(name: str | None) -> str:
+        raise ClusterError("teardown incomplete: n2: cannot connect to 10.0.0.2:22",
+                           hint="run `insync cluster down --hosts hosts.toml` again")
+
+    monkeypatch.setattr(fake, "down", host_gone)
+    workload, _ = fake_workload(setup_error=ClusterError("no topics", hint="see the logs"))
+    monkeypatch.setitem(WORKLOADS, "fake", workload)
+    said, _, _ = go(tmp_path, "--workload", "fake", "--teardown")
+    assert ("cleanup: remove cluster failed: teardown incomplete: n2: cannot connect to "
+            "10.0.0.2:22 (run `insync cluster down --hosts hosts.toml` again)") in said

@@ -5,7 +5,8 @@ labelled ``insync``) and plays their administrator (host keys, authorized_keys,
 starting sshd). Everything insync does on them goes over SSH: the jars over
 SFTP, configs, daemons, faults, logs, down. The run uses partition, kill, pause
 and clock faults; afterwards the history must be valid and nothing be left
-behind (no JVM, no insync iptables chain, nothing under base_dir but the jars).
+behind (no JVM, no insync iptables chain, nothing under base_dir but the jars and
+the emptied manifest), and a second ``down`` passes over the cleared hosts.
 A second test shows that a host presenting another key than known_hosts holds
 is refused.
 
@@ -75,7 +76,9 @@ def test_kafka_over_ssh_survives_faults_and_leaves_nothing(
         left = DockerRemote(c.node, c.container).exec(
             ["sh", "-c", f"pgrep -a java; iptables -S | grep INSYNC; ls -A {BASE}; true"],
             timeout=120).stdout
-        assert left.split() == ["kafka"], f"{c.node} keeps: {left!r}"
+        assert left.split() == [".insync-created.json", "kafka"], f"{c.node} keeps: {left!r}"
+    again = _insync("cluster", "down", "--cluster-name", "sshk", *where)
+    assert again.returncode == 0, again.stderr
 
 
 def test_a_host_with_another_key_than_known_hosts_is_refused(
