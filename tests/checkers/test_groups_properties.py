@@ -13,7 +13,7 @@ from typing import Any
 
 import group_model as gm
 import kafka_model as km
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from checkers import check_history
@@ -140,7 +140,10 @@ def test_an_offset_no_commit_wrote_is_a_garbage_commit(
     assert {"key": k, "group": g, "offset": c + 10**6, "op": i, "writer": None} in garbage
 
 
-@settings(max_examples=100, deadline=None)
+# Most generated histories have no member assigned a key its group had already
+# committed past with a record to show for it (the case this property breaks), so
+# Hypothesis filters most inputs out; its health check fails a run on that alone.
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(seed=SEEDS, shape=SHAPES)
 def test_a_start_below_what_the_group_committed_is_a_lost_commit(
     seed: int, shape: gm.GroupSettings

@@ -24,7 +24,10 @@ and 527 ok ops in its first 100 s).
 
 Ops: ``send`` (1 to ``sends_per_op`` records, all to one key, as many as its
 budget has left), ``poll`` (one micro-op), ``txn`` (1 to ``max_txn_len`` sends
-and polls), ``assign`` (a random non-empty subset of the active keys),
+and polls; each send writes 1 to ``sends_per_op`` records to its key, as a ``send`` op
+does, so that a transaction carries as many records as a send op, over several
+partitions: one record per transaction made a transactional run's rate that of its
+commits), ``assign`` (a random non-empty subset of the active keys),
 ``subscribe`` (the active keys; the runner subscribes to their topics),
 ``crash``. A ``crash`` op asks the runner to close the client and complete the op ``info``;
 the thread then goes on as a fresh process, which joins before it reads.
@@ -261,8 +264,9 @@ class QueueGen(Gen):
                 x, rng = rng.random()
                 keys = state._open() if x < self.opts.txn_send_ratio else []
                 if keys:  # a key its own earlier sends chose counts once: still open
-                    key, _ = rng.fork(j).below(len(keys))
-                    sent, state = state._write(keys[key], 1)
+                    key, pick = rng.fork(j).below(len(keys))
+                    count, _ = pick.below(self.opts.sends_per_op)
+                    sent, state = state._write(keys[key], count + 1)
                     mops += sent
                 else:
                     mops.append(["poll"])

@@ -64,7 +64,8 @@ class QueueOptions:
 
     ``weights``: relative frequency of each op kind (missing kinds weigh 0).
     ``consume``: how a process joins the current keys before it reads.
-    ``txn_send_ratio``: the share of a transaction's micro-ops that are sends.
+    ``txn_send_ratio``: the share of a transaction's micro-ops that are sends (each
+    writes 1 to ``sends_per_op`` records to one key).
     ``sends_per_op``: a ``send`` op writes 1 to this many records, to one key.
     ``writers_per_key``: the most ops sending to one key in flight at once
     (None: no bound).

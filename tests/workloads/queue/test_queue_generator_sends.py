@@ -79,6 +79,8 @@ def test_send_ops_carry_one_to_n_records_to_one_key_with_unique_values(
         if op["f"] == "send":
             assert 1 <= len(mops) <= sends_per_op and len(op["value"]) == len(mops)
             assert len({m[1] for m in mops}) == 1, f"a send op spans keys: {op}"
+        else:  # each of a txn's at most max_txn_len picks writes 1 to sends_per_op records
+            assert len(mops) <= opts.max_txn_len * sends_per_op, op
         for _, key, value in mops:
             per_key[key].append(value)
     values = [v for vs in per_key.values() for v in vs]
@@ -88,6 +90,22 @@ def test_send_ops_carry_one_to_n_records_to_one_key_with_unique_values(
         assert max(in_flight_per_key(history).values()) <= writers
     # A key is written only while it is active: never more than key_count at once.
     assert most_keys_alive(send_ops(history)) <= key_count
+
+
+def test_transactions_carry_several_records_over_several_keys() -> None:
+    """A txn's send picks each write 1 to ``sends_per_op`` records, as a send op does: a
+    transaction of one record makes a transactional run's rate that of its commits."""
+    opts = QueueOptions(key_count=4, max_writes_per_key=10_000, sends_per_op=16,
+                        txn_send_ratio=1.0, weights={"txn": 1})
+    history = simulate(clients(time_limit(1, QueueGen.start(opts))), concurrency=3, seed=5,
+                       outcome_fn=FakeKafka(), latency_fn=lambda op, r: r.randint(1, 30) * MS)
+    txns = [[m for m in op["value"] if m[0] == "send"] for op in send_ops(history)]
+    assert len(txns) > 20
+    records = [len(mops) for mops in txns]
+    keys = [len({m[1] for m in mops}) for mops in txns]
+    assert sum(records) / len(records) > 8
+    assert max(records) > 16 and max(keys) > 1
+    assert sum(keys) / len(keys) > 1.5
 
 
 def most_keys_alive(ops: list[Op]) -> int:
