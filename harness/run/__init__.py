@@ -9,7 +9,9 @@ nemesis, the workload's environment and test.json from the options;
 at a time; drain completion), ``workers`` (threads that perform and record
 ops), ``interpreter`` (the loop between generator and workers), ``stats`` and
 ``display`` (progress), ``verdict`` (the workload's checker), ``runner`` (the
-lifecycle that always unwinds). The workload comes from ``workloads.WORKLOADS``
+lifecycle that always unwinds), ``closing`` (what a run works out once it
+ends: why its drain did not finish, its coverage, results.json's run block,
+its report). The workload comes from ``workloads.WORKLOADS``
 and is never named here. The run directory itself is ``harness.base.rundir``.
 """
 

@@ -48,6 +48,12 @@ from cluster.model import stage
 from harness.base.errors import InsyncError
 from harness.base.history_writer import HistoryWriter
 from harness.base.rundir import RunDir
+from harness.run.closing import (
+    cut_short_reason,
+    main_phase_coverage,
+    run_summary,
+    write_run_report,
+)
 from harness.run.interpreter import Interpreter
 from harness.run.options import RunOptions
 from harness.run.plan import DrainFeed, build_plan, drive
@@ -62,7 +68,7 @@ from harness.run.setup import (
 from harness.run.signals import run_log, signals_ignored, signals_interrupt
 from harness.run.stats import Stats
 from harness.run.verdict import judge, unknown
-from harness.run.watch import HostFault, HostWatch, watch_host
+from harness.run.watch import HostWatch, watch_host
 from workloads import workload_of
 
 if TYPE_CHECKING:
@@ -335,31 +341,11 @@ class Run:
             verdict, code = judge(self.workload.checker, self.run_dir.history_path,
                                   drain_finished=self.drain_finished,
                                   why=self._cut_short_reason())
-        summary = self.stats.summary()
-        summary.update(
-            {
-                "exit_code": code,
-                "duration_s": round(time.monotonic() - self.t0, 3),
-                "interrupted": self.interrupted,
-                "drain_finished": self.drain_finished,
-                "drain_complete": self.feed.complete,
-                "drain_read_to_end": self.feed.read_to_end,
-                "drain_idle": self.feed.stopped_idle,
-                "unread_after_drain": self.feed.unread(),
-            }
-        )
-        if self.signal:
-            summary["signal"] = self.signal
-        if error:
-            summary["error"] = error
-        cov = self._coverage()
-        if cov is not None:
-            summary["coverage"] = cov
-        if self.replicas is not None:
-            summary["replicas"] = self.replicas
-        build = dist_record(self.opts)
-        if build is not None:
-            summary["kafka_dist"] = build
+        summary = run_summary(
+            self.stats, self.feed, exit_code=code, duration_s=time.monotonic() - self.t0,
+            interrupted=self.interrupted, drain_finished=self.drain_finished,
+            signal=self.signal, error=error, coverage=self._coverage(),
+            replicas=self.replicas, build=dist_record(self.opts))
         try:
             self.run_dir.write_results({**verdict, "run": summary})
             self.run_dir.point_latest()
@@ -373,50 +359,16 @@ class Run:
         return result
 
     def _cut_short_reason(self) -> str:
-        """Why the drain did not finish, for the verdict's ``not judged`` line."""
-        if self.interrupted:
-            return f"the run was cut short by {self.signal or 'an interrupt'}"
-        if isinstance(self.error, HostFault):
-            return "the run was cut short by its own host"
-        if self.error is not None:
-            return "the run was cut short by an error"
-        if self.feed.started and not self.feed.ran_its_course:
-            return (f"the drain ran out of --final-time-limit with {self.feed.unread()} "
-                    "acknowledged value(s) unread")
-        return "the run was cut short"
+        return cut_short_reason(self.feed, interrupted=self.interrupted, signal=self.signal,
+                                error=self.error)
 
     def _coverage(self) -> dict[str, Any] | None:
-        """What the main phase exercised (``results.coverage``), from the history itself.
-
-        The window ends at ``--time-limit``: after it the clients only complete the ops
-        in flight while the nemesis heals, and those seconds are the final heal's, which
-        the block reports on its own (``final_heal``)."""
-        from harness.base.faults import fault_spans
-        from results.coverage import coverage, slim, until_limit
-
         if self._no_history() or self.t0_ns is None:
             return None
-        try:
-            window = until_limit(self.stats.window_ns("main", self.t0_ns), self.opts.time_limit)
-            # slim: coverage holds every op it is given, and a long run's ops are gigabytes
-            ops = (slim(op) for op in self.run_dir.history())
-            return coverage(ops, fault_spans(), window)
-        except InsyncError as err:  # the verdict already says what is wrong with the file
-            LOG.warning("no coverage figures: %s", err)
-            return None
+        return main_phase_coverage(self.run_dir, self.stats, self.t0_ns, self.opts.time_limit)
 
     def _report(self) -> Path | None:
-        """``report.html`` and the PNGs; a failure is logged and changes no verdict."""
-        from results.report import write_report
-
-        if self._no_history():
-            return None
-        try:
-            return write_report(self.run_dir.path)
-        except Exception as err:
-            LOG.warning("report not written: %s", err, exc_info=not isinstance(err, InsyncError))
-            self.say(f"the report was not written: {err}")
-            return None
+        return None if self._no_history() else write_run_report(self.run_dir, self.say)
 
 
 def run(

@@ -22,6 +22,9 @@ def test_the_slope_is_bytes_of_rss_per_history_line_over_the_second_half() -> No
         Sample(t, 1_000_000, 0, 0, 1000 * t) for t in range(11, 31)]
     assert soak.slope(warm_then_flat) == 0.0  # the warm-up is not counted
     assert soak.slope(samples(10.0)[:4]) is None  # too few samples to say
+    drained = samples(0.0) + [Sample(t, 3_000_000, 0, 0, 20_000 + t) for t in range(21, 30)]
+    assert soak.slope(drained, main_s=20) == 0.0  # the drain and the end are not counted
+    assert (soak.slope(drained) or 0) > 0
 
 
 def test_memory_and_history_are_read_as_the_bench_samples_them(tmp_path: Path) -> None:
