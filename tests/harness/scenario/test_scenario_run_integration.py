@@ -5,6 +5,8 @@ active controller is isolated, then killed) is a negative control: the run must
 end ``valid``, the command exit 0 and say "reproduced 1 of 1", the run's
 test.json carry the scenario block and its report.html the scenario panel. The
 cluster (``scn-it``) is removed by the command itself (no ``--keep-cluster``).
+Slow (about two minutes of a real run): default CI keeps its 25-minute budget, and
+``insync catalogue`` runs every scenario end to end.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 INSYNC = str(Path(sys.executable).with_name("insync"))
 CLUSTER = "scn-it"
