@@ -54,6 +54,9 @@ def restart_engine() -> None:
         time.sleep(0.5)
     assert dockerd_pid() != pid, "dockerd did not stop"
     time.sleep(2)  # down for a moment, as a restart is
+    # A fresh client knocks before connecting; the old one would leave the SDK's
+    # socket of its failed reconnect unclosed (a ResourceWarning, an error here).
+    reset_client()
     ensure_engine()
 
 
