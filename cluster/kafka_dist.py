@@ -46,7 +46,9 @@ from harness.base.userfile import open_regular
 __all__ = [
     "MAX_DIST_BYTES",
     "VERSION_ENTRY",
+    "CachedBuild",
     "KafkaDist",
+    "cached_builds",
     "dist_root",
     "home_name",
     "inspect_dist",
@@ -284,6 +286,38 @@ def _complete(root: Path, dist: KafkaDist) -> bool:
     return (isinstance(marker, dict) and marker.get("sha256") == dist.sha256
             and marker.get("jars") == list(dist.jars)
             and all((root / "libs" / j).is_file() for j in dist.jars))
+
+
+@dataclass(frozen=True)
+class CachedBuild:
+    """A build laid out in the cache (``stage_dist``), as its marker records it."""
+
+    root: Path
+    version: str
+    commit_id: str | None
+    path: str  # where the build was read from
+    sha256: str
+    jars: int
+    size: int  # bytes of its jars
+
+
+def cached_builds(cache_root: Path | None = None) -> list[CachedBuild]:
+    """The builds whose complete copy is in the cache, oldest version first; a copy
+    without a readable marker is incomplete and not listed."""
+    from cluster.version_order import order_key
+
+    found: list[CachedBuild] = []
+    kafka = (cache_root or default_cache_root()) / "kafka"
+    for root in sorted(kafka.glob("dist-*")) if kafka.is_dir() else []:
+        try:
+            marker = json.loads((root / MARKER).read_text())
+            jars = [root / "libs" / str(j) for j in marker["jars"]]
+            found.append(CachedBuild(root, str(marker["version"]), marker.get("commit_id"),
+                                     str(marker["path"]), str(marker["sha256"]), len(jars),
+                                     sum(j.stat().st_size for j in jars)))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(found, key=lambda b: (order_key(b.version) or (), b.sha256))
 
 
 def _copy_jars(dist: KafkaDist, libs: Path) -> None:

@@ -49,7 +49,8 @@ def register(sub: Any) -> None:
     p_run = cmds.add_parser(
         "run", help="run one scenario on one Kafka version --runs times; exit 0 when every "
         "run ends as expected there",
-        description="Run the scenario (or --variant) on --kafka-version through `insync run`, "
+        description="Run the scenario (or --variant) on --kafka-version (or on your own "
+        "build, --kafka-dist) through `insync run`, "
         "--runs times (runs already stored and complete are not run again), print each "
         "run's verdict, expected vs observed and 'reproduced k of N' (runs that ended as "
         "the scenario expects on that version). Exit 0 when all did, 1 when not; an "
@@ -58,6 +59,7 @@ def register(sub: Any) -> None:
     from harness.run.options import BY_NAME
 
     BY_NAME["kafka_version"].add_to(p_run)
+    BY_NAME["kafka_dist"].add_to(p_run)
     p_run.add_argument("--variant", default=None, metavar="NAME",
                        help="run this variant (a negative control) instead")
     add_run_flags(p_run)
@@ -137,6 +139,19 @@ def drive(args: argparse.Namespace, cases: list[Case], label: str) -> list[CaseR
     return results
 
 
+def build_of(args: argparse.Namespace) -> Any:
+    """The user's build ``--kafka-dist`` names, read and checked (``KafkaDist``), and
+    refused if a ``--kafka-version`` typed beside it names another; None without it."""
+    from cluster.kafka_dist import inspect_dist
+    from harness.run.cluster_options import check_dist_pair
+
+    flags = given(args, ("kafka_dist", "kafka_version"))
+    if "kafka_dist" not in flags:
+        return None
+    check_dist_pair(flags, flags)
+    return inspect_dist(flags["kafka_dist"])
+
+
 def _run(args: argparse.Namespace) -> int:
     from cluster.versions import resolve_version
     from harness.base.errors import UsageError
@@ -147,13 +162,17 @@ def _run(args: argparse.Namespace) -> int:
     s = find(_catalogue(args), args.name)
     if args.variant is not None:
         s.variant(args.variant)
-    if not hasattr(args, "kafka_version"):
+    build = build_of(args)
+    if build is None and not hasattr(args, "kafka_version"):
         covers = ", ".join(v.line for v in s.covered(args.variant))
-        raise UsageError("scenario run needs --kafka-version", hint=f"{s.name} covers {covers}")
+        raise UsageError("scenario run needs --kafka-version or --kafka-dist",
+                         hint=f"{s.name} covers {covers}")
     flags = given(args, ("kafka_version", "results_dir", *PLACEMENT))
-    version = resolve_version(flags.pop("kafka_version"))
+    version = resolve_version(flags.pop("kafka_version")) if build is None else build.kafka
+    flags.pop("kafka_version", None)
     results_dir = flags.pop("results_dir", "results")
-    case = make_case(s, version, args.variant, results_dir=results_dir, placement=flags)
+    case = make_case(s, version, args.variant, results_dir=results_dir, placement=flags,
+                     build=build)
     (result,) = drive(args, [case], "scenario")
     print(scenario_summary(result), flush=True)
     return 0 if result.ok else 1

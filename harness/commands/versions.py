@@ -1,7 +1,9 @@
 """``insync versions [SPEC ...]``: which Kafka releases are cached, and what a spec names.
 
 Without arguments it lists the releases whose jars are in the cache (with
-their size) and, per line, the newest release Maven Central lists; with
+their size), the users' builds laid out there (``--kafka-dist``: version,
+commit id, digest, where each was read from) and, per line, the newest
+release Maven Central lists; with
 specs (``4.2.x``, ``latest``, ``0.9.0.1``) it prints what each resolves to,
 its modes and whether its jars are cached. It reads Maven Central's listing
 (cached for a day) and never downloads jars.
@@ -16,7 +18,8 @@ from typing import Any
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "versions", help="cached Kafka releases, and what a version spec resolves to",
-        description="List the Kafka releases whose jars are cached and the newest release "
+        description="List the Kafka releases whose jars are cached, the builds (--kafka-dist) "
+        "laid out there, and the newest release "
         "of each line Maven Central lists; with SPECs (4.2.x, latest, 0.9.0.1), what each "
         "resolves to. Downloads no jars.")
     p.add_argument("specs", nargs="*", metavar="SPEC",
@@ -50,6 +53,7 @@ def _cached(root: Any) -> dict[str, tuple[int, int]]:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from cluster.kafka_dist import cached_builds
     from cluster.releases import default_cache_root, listing
     from cluster.versions import FLOOR, parse_number, release, resolve_version
 
@@ -64,6 +68,14 @@ def _handle(args: argparse.Namespace) -> int:
     for text in sorted(cached, key=lambda v: parse_number(v) or ()):
         print(f"  {_describe(release(text), cached)}")
     if not cached:
+        print("  (none)")
+    builds = cached_builds(root)
+    print(f"builds (--kafka-dist) cached under {root / 'kafka'}:")
+    for b in builds:
+        commit = f"commit {b.commit_id}, " if b.commit_id else ""
+        print(f"  {b.root.name}: Kafka {b.version} ({commit}sha256 {b.sha256[:16]}..., "
+              f"{b.jars} jars, {b.size / 1e6:.1f} MB) from {b.path}")
+    if not builds:
         print("  (none)")
     listed = listing(root, fresh=True)
     newest: dict[tuple[int, ...], tuple[int, ...]] = {}

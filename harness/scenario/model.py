@@ -248,10 +248,17 @@ class Scenario:
     # -- questions the commands ask ------------------------------------------------------------
 
     def covered(self, variant: str | None = None) -> list[KafkaVersion]:
-        """The versions a run of the scenario (or of ``variant``) may use, oldest first:
-        those in its range that run in one of its modes."""
+        """The table's versions a run of the scenario (or of ``variant``) may use, oldest
+        first: those in its range that run in one of its modes."""
         versions = self.variant(variant).versions if variant else self.versions
-        return [v for v in versions.versions() if any(v.supports(m) for m in self.modes)]
+        return [v for v in versions.versions() if self.covers(v, variant)]
+
+    def covers(self, version: KafkaVersion, variant: str | None = None) -> bool:
+        """Whether a run of the scenario (or of ``variant``) may use ``version``, any
+        release or build, the table's or not: it is in the range and runs in one of the
+        scenario's modes."""
+        versions = self.variant(variant).versions if variant else self.versions
+        return version in versions and any(version.supports(m) for m in self.modes)
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -265,7 +272,7 @@ class Scenario:
         """What a run on ``version`` must end with; ``UsageError`` outside the range."""
         kafka = resolve_version(version) if isinstance(version, str) else version
         expect = self.variant(variant).expect if variant else self.expect
-        if kafka in self._covered_set(variant):
+        if self.covers(kafka, variant):
             for e in expect:
                 if kafka in e.versions:
                     return e
@@ -284,9 +291,12 @@ class Scenario:
                          f"Kafka {version.version} does not",
                          hint=f"use one of {', '.join(v.line for v in self.covered())}")
 
-    def options(self, version: str | KafkaVersion, variant: str | None = None) -> RunOptions:
+    def options(self, version: str | KafkaVersion, variant: str | None = None,
+                build: str | None = None) -> RunOptions:
         """The ``insync run`` options of this scenario on ``version``, before a schedule
         file is named and before they are checked (:meth:`run_options` does both).
+        ``build``: the path of a user's build (``--kafka-dist``) whose version ``version``
+        is; the run deploys it instead of a release.
 
         The test's name is ``scenario-<name>[-<variant>]``; anything else a caller
         wants (``--results-dir``, ``--seed``) it sets on the copy (``dataclasses.replace``).
@@ -300,10 +310,12 @@ class Scenario:
         broker = {**self.broker, **(chosen.broker if chosen else {})}
         settings.setdefault("mode", self.mode_for(kafka))
         settings.setdefault("pin_keys", self.script_keys())
+        where: dict[str, Any] = (
+            {"kafka_version": kafka.line + ".x"} if build is None else {"kafka_dist": build})
         return RunOptions(
             **settings,
+            **where,
             name="-".join(["scenario", self.name, *([variant] if variant else [])]),
-            kafka_version=kafka.line + ".x",
             broker_config=dict(broker),
         )
 
@@ -323,11 +335,13 @@ class Scenario:
         return found
 
     def run_options(
-        self, version: str | KafkaVersion, schedule: str | Path, variant: str | None = None
+        self, version: str | KafkaVersion, schedule: str | Path, variant: str | None = None,
+        build: str | None = None,
     ) -> RunOptions:
         """:meth:`options` with ``--nemesis-schedule`` the file :meth:`write_schedule`
         wrote, checked as ``insync run`` checks its options."""
-        return replace(self.options(version, variant), nemesis_schedule=str(schedule)).validate()
+        return replace(self.options(version, variant, build),
+                       nemesis_schedule=str(schedule)).validate()
 
     def run_argv(
         self, version: str | KafkaVersion, schedule: str | Path, variant: str | None = None
@@ -364,9 +378,6 @@ class Scenario:
     def fixed(self) -> list[KafkaVersion]:
         """Covered versions where the scenario itself expects its bug not to show."""
         return [v for v in self.covered() if not self.expected(v).bug_shows]
-
-    def _covered_set(self, variant: str | None) -> set[KafkaVersion]:
-        return set(self.covered(variant))
 
 
 def spans(versions: Sequence[KafkaVersion]) -> str:

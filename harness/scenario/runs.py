@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from cluster.kafka_dist import KafkaDist
 from cluster.versions import KafkaVersion
 from harness.base.errors import InsyncError, UsageError
 from harness.base.rundir import RunDir, read_json, write_json
@@ -45,10 +46,28 @@ class Case:
     variant: str | None
     version: KafkaVersion
     combo: Combination
+    build: KafkaDist | None = None  # a user's build (``--kafka-dist``), whose version is
 
     @property
     def expected(self) -> Expectation:
         return self.scenario.expected(self.version, self.variant)
+
+    @property
+    def column(self) -> str:
+        """The catalogue's column: the version's line, or the build's version."""
+        return self.version.line if self.build is None else f"{self.build.version} build"
+
+    @property
+    def target(self) -> str:
+        """What the case runs, in words: ``Kafka 4.1.2``, or the build by file name,
+        version, commit id and digest (``build kafka_2.13-4.5.0-SNAPSHOT.tgz (Kafka
+        4.5.0-SNAPSHOT, commit 1a2b3c4d, sha256 0123456789ab)``)."""
+        if self.build is None:
+            return f"Kafka {self.version.version}"
+        b = self.build
+        commit = f"commit {b.commit_id}, " if b.commit_id else ""
+        return (f"build {Path(b.path).name} (Kafka {b.version}, {commit}"
+                f"sha256 {b.sha256[:12]})")
 
     @property
     def label(self) -> str:
@@ -56,9 +75,13 @@ class Case:
         return self.scenario.name + (f"/{self.variant}" if self.variant else "")
 
 
-def case_name(s: Scenario, version: KafkaVersion, variant: str | None) -> str:
-    """The test name: ``scenario-acks1-leader-failover-acks-all-4.1.x``."""
-    return "-".join(["scenario", s.name, *([variant] if variant else []), f"{version.line}.x"])
+def case_name(s: Scenario, version: KafkaVersion, variant: str | None,
+              build: KafkaDist | None = None) -> str:
+    """The test name: ``scenario-acks1-leader-failover-acks-all-4.1.x``; on a build, its
+    version (``scenario-acks1-leader-failover-4.5.0-SNAPSHOT``), as ``insync matrix``
+    names a build's runs."""
+    where = f"{version.line}.x" if build is None else build.version
+    return "-".join(["scenario", s.name, *([variant] if variant else []), where])
 
 
 def make_case(
@@ -68,28 +91,32 @@ def make_case(
     *,
     results_dir: str,
     placement: Mapping[str, Any] | None = None,
+    build: KafkaDist | None = None,
 ) -> Case:
-    """The case, checked as ``insync run`` checks before it creates anything.
+    """The case, checked as ``insync run`` checks before it creates anything; on
+    ``build`` (a user's build, whose version ``version`` must be) if given.
 
     A version outside the scenario's (or variant's) range and an unknown variant
     are ``UsageError`` before any file is written.
     """
     s.expected(version, variant)
+    path = None if build is None else build.path
     # where the nodes come from (--hosts read and checked) before the script is written:
     # a refused placement leaves no scenario-schedules/ behind
-    replace(s.options(version, variant), **dict(placement or {})).check_placement()
+    replace(s.options(version, variant, path), **dict(placement or {})).check_placement()
     where = Path(results_dir) / SCHEDULES
     try:
         schedule = s.write_schedule(where)
     except OSError as err:
         raise UsageError(f"cannot write the fault script under {where}: {err.strerror or err}",
                          hint="give --results-dir a writable directory") from None
-    name = case_name(s, version, variant)
-    opts = replace(s.run_options(version, schedule, variant), name=name,
+    name = case_name(s, version, variant, build)
+    opts = replace(s.run_options(version, schedule, variant, path), name=name,
                    results_dir=results_dir, teardown=False, **dict(placement or {}))
     preflight(opts)
-    values = {"scenario": s.name, "variant": variant, "kafka_version": version.line}
-    return Case(s, variant, version, Combination(name, values, opts))
+    values = {"scenario": s.name, "variant": variant,
+              "kafka_version": version.line if build is None else build.version}
+    return Case(s, variant, version, Combination(name, values, opts), build)
 
 
 # -- what a run found ----------------------------------------------------------------------
@@ -202,7 +229,8 @@ def scenario_block(case: Case) -> dict[str, Any]:
     e = case.expected
     s = case.scenario
     return {
-        "name": s.name, "variant": case.variant, "version": case.version.line, "bug": s.bug,
+        "name": s.name, "variant": case.variant, "version": case.version.line,
+        "build": None if case.build is None else case.build.record(), "bug": s.bug,
         "story": s.story, "sources": list(s.sources), "file": str(s.path) if s.path else None,
         "expected": {"versions": str(e.versions), "valid": e.valid,
                      "anomalies": list(e.anomalies), "any": list(e.any),
@@ -250,7 +278,7 @@ def run_cases(
     def after(result: Any, combo: Combination, k: int) -> None:
         case = by_name[combo.name]
         record(case, result, say)
-        say(f"  {case.label} on {case.version.line} {run_line(k, with_run(result))}")
+        say(f"  {case.label} on {case.column} {run_line(k, with_run(result))}")
 
     outcome = run_combinations(order([c.combo for c in cases]), runs, keep_cluster=keep_cluster,
                                run_fn=run_fn, say=say, down=down, after=after, label=label)
@@ -266,20 +294,26 @@ def catalogue_cases(
     *,
     results_dir: str,
     placement: Mapping[str, Any] | None = None,
+    build: KafkaDist | None = None,
 ) -> list[Case]:
     """Every chosen scenario and variant on every version it covers (``versions``
-    filters); ``UsageError`` for an unknown name or when nothing is left to run."""
+    filters), or on ``build`` alone (a user's build: one column, its version's
+    expectations) where its version is covered; ``UsageError`` for an unknown name
+    or when nothing is left to run."""
     chosen = [find(catalogue, n) for n in names] if names else [
         catalogue[k] for k in sorted(catalogue)]
+    if build is not None:
+        versions = [build.kafka]
     cases = [
-        make_case(s, version, variant, results_dir=results_dir, placement=placement)
+        make_case(s, version, variant, results_dir=results_dir, placement=placement,
+                  build=build)
         for s in chosen
         for variant in [None, *(v.name for v in s.variants)]
-        for version in s.covered(variant)
-        if versions is None or version in versions
+        for version in ([build.kafka] if build is not None else s.covered(variant))
+        if (versions is None or version in versions) and s.covers(version, variant)
     ]
     if not cases:
-        asked = ", ".join(v.line for v in versions or ())
+        asked = ", ".join(v.version if build else v.line for v in versions or ())
         raise UsageError(f"no chosen scenario covers Kafka {asked}",
                          hint="see the versions each covers in `insync scenario list`")
     return cases

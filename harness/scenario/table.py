@@ -27,12 +27,13 @@ TABLE_MD = "catalogue.md"
 def scenario_summary(result: CaseResult) -> str:
     """``insync scenario run``'s closing lines: each run, expected, observed, the count."""
     case = result.case
-    lines = [f"scenario {case.label} on Kafka {case.version.version} "
+    build = "" if case.build is None else f" on {case.target}"
+    lines = [f"scenario {case.label} on {case.target} "
              f"({case.combo.opts.mode}): {case.scenario.bug}"]
     lines += [f"  {run_line(k, v)}" for k, v in enumerate(result.verdicts, 1)]
     lines += [f"expected: {case.expected.describe()}",
               f"observed: {observed(result.verdicts)}",
-              f"reproduced {result.matched} of {len(result.verdicts)}"
+              f"reproduced {result.matched} of {len(result.verdicts)}{build}"
               f" ({'as expected' if result.ok else 'NOT as expected'})"]
     return "\n".join(lines)
 
@@ -43,8 +44,9 @@ def _cell(r: CaseResult) -> str:
 
 
 def _versions(results: Sequence[CaseResult]) -> list[str]:
-    seen = sorted({r.case.version for r in results}, key=lambda v: v.order)
-    return [v.line for v in seen]
+    """The columns, oldest version first (a build's by its version)."""
+    seen = sorted({(r.case.version.order, r.case.column) for r in results})
+    return [column for _, column in seen]
 
 
 def grid(results: Sequence[CaseResult]) -> list[list[str]]:
@@ -53,7 +55,7 @@ def grid(results: Sequence[CaseResult]) -> list[list[str]]:
     versions = _versions(results)
     rows: dict[str, dict[str, str]] = {}
     for r in results:
-        rows.setdefault(r.case.label, {})[r.case.version.line] = _cell(r)
+        rows.setdefault(r.case.label, {})[r.case.column] = _cell(r)
     out = [["scenario", *versions]]
     out += [[label, *(cells.get(v, "-") for v in versions)] for label, cells in rows.items()]
     return out
@@ -61,7 +63,7 @@ def grid(results: Sequence[CaseResult]) -> list[list[str]]:
 
 def _details(results: Sequence[CaseResult]) -> list[list[str]]:
     out = [["scenario", "version", "expected", "observed", "as expected"]]
-    out += [[r.case.label, r.case.version.line, r.case.expected.describe(),
+    out += [[r.case.label, r.case.column, r.case.expected.describe(),
              observed(r.verdicts), f"{r.matched}/{len(r.verdicts)}"] for r in results]
     return out
 
@@ -92,6 +94,7 @@ def catalogue_json(results: Sequence[CaseResult], runs: int) -> dict[str, Any]:
         "runs": runs,
         "cells": [{"scenario": r.case.scenario.name, "variant": r.case.variant,
                    "version": r.case.version.line, "mode": r.case.combo.opts.mode,
+                   "build": None if r.case.build is None else r.case.build.record(),
                    "test": r.case.combo.name, "expected": r.case.expected.describe(),
                    "bug_expected": r.case.expected.bug_shows,
                    "observed": observed(r.verdicts), "runs": len(r.verdicts),

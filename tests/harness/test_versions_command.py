@@ -58,3 +58,28 @@ def test_a_release_maven_central_lacks_is_one_line_exit_64(
     captured = capsys.readouterr()
     assert captured.out == ""  # every spec is checked before anything is printed
     assert captured.err.count("\n") == 1 and "no Kafka 4.1.9" in captured.err
+
+
+def test_lists_the_builds_laid_out_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fake_dists import dist_files, make_tarball
+
+    from cluster.kafka_dist import inspect_dist, stage_dist
+
+    monkeypatch.setenv("INSYNC_CACHE", str(tmp_path / "cache"))
+    tgz = make_tarball(tmp_path / "kafka_2.13-4.5.0-SNAPSHOT.tgz",
+                       dist_files("4.5.0-SNAPSHOT", "feedbeef"))
+    dist = inspect_dist(tgz)
+    (tmp_path / "cache" / "kafka" / "dist-0000000000000000").mkdir(parents=True)  # no marker
+    assert main(["versions"]) == 0
+    builds = capsys.readouterr().out.split("builds (--kafka-dist) cached under")[1]
+    assert builds.splitlines()[1] == "  (none)"  # nothing staged yet
+    stage_dist(dist, tmp_path / "cache")
+    assert main(["versions"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if "4.5.0-SNAPSHOT" in x]
+    assert line.startswith(f"  dist-{dist.sha256[:16]}: Kafka 4.5.0-SNAPSHOT (commit feedbeef, "
+                           f"sha256 {dist.sha256[:16]}..., 3 jars, ")
+    assert line.endswith(f" MB) from {tgz}")
+    assert "dist-0000000000000000" not in out  # an incomplete copy is not a build

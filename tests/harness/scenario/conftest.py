@@ -1,4 +1,5 @@
-"""The ``write`` fixture: a scenario file in a fresh directory (``MINIMAL`` by default)."""
+"""The ``write`` fixture: a scenario file in a fresh directory (``MINIMAL`` by default); the
+``fake`` fixture: a fake ``harness.run.run`` (``scenario_runs``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from scenario_runs import FakeRun, Verdicts, install_fake
 from scenario_text import MINIMAL
 
 
@@ -19,3 +21,8 @@ def write(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return _write
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Verdicts], FakeRun]:
+    return install_fake(tmp_path, monkeypatch)
