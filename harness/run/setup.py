@@ -72,6 +72,8 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         packet=tuple(opts.nemesis_packet),
         nodes=opts.nodes,
         time_limit=opts.time_limit,
+        upgrade_version=opts.upgrade_kafka_version,
+        upgrade_dist=opts.upgrade_kafka_dist,
     )
     nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
     return nopts
