@@ -168,10 +168,7 @@ class UpgradeNemesis:
                                        for n, e in shipped.errors.items()})
         pinned = {IBP: levels[IBP]} if IBP in levels else {}
         rolled = self.restart.roll(cluster, todo, stop_s, isr_s, self._swap(build, pinned))
-        for step in rolled.steps:
-            step["took-s"] = round(sum(step.get(k, 0.0) for k in ("stop-s", "start-s",
-                                                                      "isr-s")), 2)
-        record["steps"] = rolled.steps
+        record["steps"] = _took(rolled.steps)
         rolled.record(record)
         if all(self._build_on(cluster, n) == build.name for n in cluster.nodes):
             cluster.version = build.version
@@ -252,7 +249,7 @@ class UpgradeNemesis:
             rolled = self.restart.roll(cluster, list(cluster.nodes), stop_s, isr_s,
                                        self._swap(build, {IBP: to}))
             out: dict[str, Any] = {"setting": IBP, "from": levels[IBP], "to": to,
-                                   "steps": rolled.steps, "done": rolled.whole}
+                                   "steps": _took(rolled.steps), "done": rolled.whole}
             rolled.record(out)
             if rolled.errors:
                 out["error"] = "; ".join(f"{n}: {e}" for n, e in rolled.errors.items())
@@ -277,6 +274,13 @@ class UpgradeNemesis:
             out["error"] = (f"kafka-features upgrade exited {run.exit_code}: "
                             f"{(run.tail(1) or ['no output'])[0]}")
         return out
+
+
+def _took(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``steps`` with each node's whole time (``took-s``: stop, start, ISR wait) added."""
+    for step in steps:
+        step["took-s"] = round(sum(step.get(k, 0.0) for k in ("stop-s", "start-s", "isr-s")), 2)
+    return steps
 
 
 def _refused(record: dict[str, Any], why: str) -> dict[str, Any]:

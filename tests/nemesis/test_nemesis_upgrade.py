@@ -144,6 +144,7 @@ def test_zookeeper_pins_the_old_protocol_then_bumps_it_in_a_second_roll() -> Non
     bump = value["bump"]
     assert (bump["setting"], bump["from"], bump["to"], bump["done"]) == (IBP, "2.8", "3.9", True)
     assert [s["node"] for s in bump["steps"]] == list(NODES)
+    assert all("took-s" in s for s in bump["steps"])
     assert all(len(fk.signals) == 2 for fk in fakes.values())  # two rolls
 
 
