@@ -84,10 +84,17 @@ class Member:
 
     # -- poll and commit -------------------------------------------------------------------
 
-    def poll_commit(self, consumer: Consumer, wait_s: float, most: int) -> Completed:
-        """One poll op: up to ``most`` records (waiting up to ``wait_s`` for the first), then
-        a synchronous commit of the positions read."""
-        mops: Mops = [["poll", {}]]
+    @property
+    def held(self) -> frozenset[str]:
+        """The keys the group gave this member, as its callbacks were told."""
+        return frozenset(self._held)
+
+    def poll(self, consumer: Consumer, wait_s: float, most: int, mops: Mops) -> None:
+        """Up to ``most`` records (waiting up to ``wait_s`` for the first), with the
+        rebalances that ran among them, appended to ``mops`` as they come (so what was
+        handed over is known when the consumer raises). An exactly-once member
+        (``workloads.eos``) commits them later, in its transaction."""
+        mops.append(["poll", {}])
         self._mops = mops
         self._pending = {}
         try:
@@ -99,11 +106,17 @@ class Member:
                 if taken >= most:
                     break
                 msg = consumer.poll(0)
+        finally:
+            self._mops = None
+
+    def poll_commit(self, consumer: Consumer, wait_s: float, most: int) -> Completed:
+        """One poll op: :meth:`poll`, then a synchronous commit of the positions read."""
+        mops: Mops = []
+        try:
+            self.poll(consumer, wait_s, most, mops)
         except Exception as err:
             outcome = classify(err, "poll")
             return Completed(outcome.type, [*mops, ["commit"]], outcome.error, reset=True)
-        finally:
-            self._mops = None
         offsets = {key: self._pending[key] for key in sorted(self._pending)}
         value = [*mops, ["commit", offsets]]
         if not offsets:
