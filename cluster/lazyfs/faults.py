@@ -16,14 +16,33 @@ its kind's):
   still answers at once.
 * ``{"kind": "error", "ops": ["fsync"], "once": true, "errno": "EIO"}``: matching
   requests fail with the errno (EIO by default), every time until healed, or
-  only the first (``once``). A failed write or fsync changes nothing: the data
-  stays pending and a later fsync that succeeds makes it durable, as a
-  filesystem that retries does (not as Linux after "fsyncgate", which marks
-  the pages clean).
+  only the first (``once``). A failed fsync changes nothing: the data stays
+  pending and a later fsync that succeeds makes it durable, as a filesystem
+  that retries does. A failed write is a failed writeback (below): the data
+  never reaches the disk, and the next fsync alone hears of it, as on Linux
+  after "fsyncgate".
 * ``{"kind": "full", "bytes": N}``: the disk has N more bytes; a write that would
   grow the files past them fails with ENOSPC (overwrites in place do not grow
   anything); truncating or unlinking files gives their bytes back, and ``heal``
   frees the disk.
+
+The glue mounts with the kernel's writeback cache (``fusefs``), so the writes
+the daemon sees are the kernel's writeback of dirty pages, not the broker's
+``write(2)`` calls, and the faults on writes act where a real disk's errors do:
+a ``write(2)`` lands in the page cache and succeeds; when its pages are written
+back and the write fails (``error`` on writes, or ``full``), the kernel drops
+them from writeback (clean in the cache, never on the disk) and reports the
+errno once, to the next fsync (or close) of the file; the fsync after that
+succeeds. That is what ext4 does with a device's I/O error. For ``full`` it
+differs from ext4 and XFS, which reserve blocks at ``write(2)`` and answer
+ENOSPC there; it is what a full disk does under a filesystem that allocates
+at writeback (NFS, thin-provisioned volumes). Kafka meets both the same way:
+an IOException on its log (the append's, or the flush's), the log directory
+offline. It hears of it later, at the flush: its metadata log fsyncs every
+append, its partition logs at a segment roll or a checkpoint. Passing every
+write to the daemon instead (no writeback cache) would keep ENOSPC at the
+append but more than halve the fault-free cluster's throughput, for every
+run; and no per-file switch exists for files already open.
 * ``{"kind": "corrupt", "bits": 1, "probability": 1.0}``: each matching read
   comes back with ``bits`` random bits flipped (with that probability); the
   file itself is untouched, so after ``heal`` reads are right again.
@@ -32,7 +51,9 @@ Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, default
 every file), and ``"seed"`` for its draws. Only requests that reach the
 daemon are affected: reads the kernel's page cache answers never do (the
 glue drops the cached pages of the matching files when a fault on reads
-starts and when it is healed).
+starts and when it is healed), and ``slow`` on writes delays writeback, which
+a broker feels at its fsyncs and, once the kernel's dirty-page limit for the
+mount is reached, at its appends.
 
 Pure Python, the standard library only, like ``overlay``: the tests drive it
 with an ``Overlay`` directly.
