@@ -47,11 +47,12 @@ run; and no per-file switch exists for files already open.
   comes back with ``bits`` random bits flipped (with that probability); the
   file itself is untouched, so after ``heal`` reads are right again.
 
-Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, default
-every file), and ``"seed"`` for its draws. Only requests that reach the
-daemon are affected: reads the kernel's page cache answers never do (the
-glue drops the cached pages of the matching files when a fault on reads
-starts and when it is healed), and ``slow`` on writes delays writeback, which
+Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, or on its
+path under the mount when the glob has a ``/``; default every file), and
+``"seed"`` for its draws. Only requests that reach the daemon are affected:
+reads the kernel's page cache answers never do (the glue drops the cached
+pages of the matching files when a fault on reads starts and when it is
+healed), and ``slow`` on writes delays writeback, which
 a broker feels at its fsyncs and, once the kernel's dirty-page limit for the
 mount is reached, at its appends.
 
@@ -70,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .overlay import Overlay
-from .state import FsError
+from .state import FsError, Node
 
 KINDS = ("slow", "error", "full", "corrupt")
 OPS = ("read", "write", "fsync")
@@ -101,8 +102,12 @@ class Fault:
     used: int = 0
     rng: random.Random = field(default_factory=random.Random, repr=False)
 
-    def matches(self, op: str, name: str | None) -> bool:
-        return op in self.ops and (self.files == "*" or fnmatch.fnmatchcase(name or "", self.files))
+    def matches(self, op: str, fs: Overlay, node: Node) -> bool:
+        if op not in self.ops:
+            return False
+        if self.files == "*":
+            return True
+        return fnmatch.fnmatchcase(_subject(fs, node, "/" in self.files) or "", self.files)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "ops": sorted(self.ops), "files": self.files,
@@ -116,6 +121,20 @@ class Fault:
         else:
             out |= {"bits": self.bits, "probability": self.probability}
         return out
+
+
+def _subject(fs: Overlay, node: Node, path: bool) -> str | None:
+    """What a ``files`` glob is matched against: the file's name, or (a glob with a
+    ``/``) its path under the mount, so that ``[!_]*/*.log`` names the partitions'
+    segments but not KRaft's ``__cluster_metadata-0`` log."""
+    if not path or node.name is None:
+        return node.name
+    parts = [node.name]
+    parent = node.parent
+    while parent is not None and parent in fs.nodes and fs.nodes[parent].parent is not None:
+        parts.append(fs.nodes[parent].name or "")
+        parent = fs.nodes[parent].parent
+    return "/".join(reversed(parts))
 
 
 def parse(spec: Mapping[str, Any]) -> Fault:
@@ -199,23 +218,22 @@ class Disk:
         if not self.faults:
             return 0.0
         node = fs.node(ino)
-        name = node.name
         error = self.faults.get("error")
-        if error is not None and error.matches(op, name):
+        if error is not None and error.matches(op, fs, node):
             error.hits += 1
             if error.once:
                 del self.faults["error"]
                 self.healed.append(error.as_dict())
             raise FsError(error.errno)
         full = self.faults.get("full")
-        if full is not None and op == "write" and full.matches(op, name):
+        if full is not None and op == "write" and full.matches(op, fs, node):
             grow = max(0, offset + length - node.size)
             if full.used + grow > full.bytes:
                 full.hits += 1
                 raise FsError(errno.ENOSPC)
             full.used += grow
         slow = self.faults.get("slow")
-        if slow is not None and slow.matches(op, name):
+        if slow is not None and slow.matches(op, fs, node):
             slow.hits += 1
             return self._delay(slow)
         return 0.0
@@ -239,7 +257,7 @@ class Disk:
     def after_read(self, fs: Overlay, ino: int, data: bytes) -> bytes:
         """The bytes a read returns: ``data``, or ``data`` with bits flipped."""
         corrupt = self.faults.get("corrupt")
-        if corrupt is None or not data or not corrupt.matches("read", fs.node(ino).name):
+        if corrupt is None or not data or not corrupt.matches("read", fs, fs.node(ino)):
             return data
         if corrupt.probability < 1 and corrupt.rng.random() >= corrupt.probability:
             return data
