@@ -16,6 +16,7 @@ separate argv entries, never pasted into shell text).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from harness.base.errors import ClusterError, UsageError
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
     from cluster.model import Cluster
+    from cluster.versions import KafkaVersion
 
 #: Writes stdin to "$1", then runs the rest of the argv.
 _WRITE_THEN_RUN = 'f=$1; shift; mkdir -p "$(dirname "$f")" && cat > "$f" && exec "$@"'
@@ -86,18 +88,54 @@ def reassign_args(version_main: str | None, path: str, kafka_home: str) -> list[
             "--reassignment-json-file", path, "--execute"]
 
 
+def features_main(version: KafkaVersion) -> str | None:
+    """``kafka-features``'s class in ``version``: ``kafka.admin`` from 3.3, when KRaft's
+    ``metadata.version`` became something an operator upgrades (KIP-778), and the
+    ``kafka-tools`` one that the 3.9 script runs and 4.x alone ships (both read in the
+    releases' jars); None before 3.3."""
+    if version.number < (3, 3):
+        return None
+    if version.number < (3, 9):
+        return "kafka.admin.FeatureCommand"
+    return "org.apache.kafka.tools.FeatureCommand"
+
+
+def features_args(version: KafkaVersion, kafka_home: str, *command: str) -> list[str]:
+    """``kafka-features`` ``command`` (``describe``; ``upgrade --metadata 4.1``) against
+    ``localhost``, as ``version`` (installed at ``kafka_home``) runs it."""
+    main = features_main(version)
+    if main is None:
+        raise UsageError(f"Kafka {version.version} has no kafka-features tool",
+                         hint="metadata.version exists from Kafka 3.3 on (KRaft)")
+    return [main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
+            "--command-config", jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG), *command]
+
+
+def finalized_metadata(output: str) -> str | None:
+    """The ``metadata.version`` level ``kafka-features describe`` says is finalized."""
+    for line in output.splitlines():
+        if "metadata.version" in line:
+            found = re.search(r"FinalizedVersionLevel:\s*(\S+)", line)
+            if found:
+                return found.group(1)
+    return None
+
+
 def tool_file(node: KafkaNode, name: str) -> str:
     """Where a tool's input file ``name`` goes on ``node`` (its run directory)."""
     return node.at(f"{RUN_DIR}/{name}")
 
 
-def run_tool(node: KafkaNode, args: Sequence[str], file: tuple[str, str]) -> ToolRun:
-    """Run the tool ``args`` (its class first) on ``node`` after writing ``file`` (path on
-    the node, text): one command."""
+def run_tool(node: KafkaNode, args: Sequence[str], file: tuple[str, str] | None) -> ToolRun:
+    """Run the tool ``args`` (its class first) on ``node``, from the build its broker runs,
+    after writing ``file`` (path on the node, text) if it needs one: one command."""
     argv = jvm.tool_argv(node.version, args[0], args[1:], kafka_home=node.kafka_home)
     began = time.monotonic()
-    result = node.remote.exec(["sh", "-c", _WRITE_THEN_RUN, SH_NAME, file[0], *argv],
-                              input=file[1], timeout=TOOL_TIMEOUT_S, check=False)
+    if file is None:
+        result = node.remote.exec(argv, timeout=TOOL_TIMEOUT_S, check=False)
+    else:
+        result = node.remote.exec(["sh", "-c", _WRITE_THEN_RUN, SH_NAME, file[0], *argv],
+                                  input=file[1], timeout=TOOL_TIMEOUT_S, check=False)
     return ToolRun(node.name, result.exit_code, (result.stdout + result.stderr).strip(),
                    round(time.monotonic() - began, 2))
 

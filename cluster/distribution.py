@@ -31,8 +31,8 @@ from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from cluster.kafka_release import BINDING_JARS, Artifact, KafkaVersion, binding_for
 from cluster.releases import default_cache_root
-from cluster.versions import BINDING_JARS, Artifact, KafkaVersion, binding_for
 from harness.base.errors import EnvironmentProblem
 
 __all__ = [

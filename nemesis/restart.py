@@ -31,7 +31,8 @@ SIGTERM is SIGKILLed (``"clean": false``) and the op's ``error`` says so.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cluster.daemon import RUNNING
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from nemesis.targets import Facts
 
 START, STOP = "restart", "end-restart"
+#: What a rolling upgrade does to a broker between its stop and its start (write its
+#: config, switch its build): the fields it returns go into the node's step.
+Swap = Callable[["KafkaNode"], dict[str, Any]]
 #: Seconds a broker may take to exit after SIGTERM (a controlled shutdown moves its
 #: leaderships first; Kafka's own ``controlled.shutdown`` retries take up to ~15 s).
 STOP_TIMEOUT_S = 120.0
@@ -77,6 +81,32 @@ def isr_gaps(facts: Facts, node: str) -> list[str]:
     return gaps
 
 
+@dataclass
+class Rolled:
+    """What a rolling restart did: the steps of the nodes it restarted, the nodes it found
+    paused or down, what went wrong, and where and why it stopped."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)
+    stopped: str = ""
+
+    def record(self, value: dict[str, Any]) -> dict[str, Any]:
+        """``value`` with ``skipped``, ``not-restarted`` and ``stopped-because`` added."""
+        if self.skipped:
+            value["skipped"] = self.skipped
+        if self.left:
+            value["not-restarted"] = self.left
+            value["stopped-because"] = self.stopped
+        return value
+
+    @property
+    def whole(self) -> bool:
+        """Every node was restarted, and every restart went right."""
+        return not (self.skipped or self.left or self.errors)
+
+
 class RestartNemesis:
     """``restart`` restarts the target's brokers one at a time; ``end-restart`` starts
     what a failed restart left down."""
@@ -102,34 +132,32 @@ class RestartNemesis:
             names = self.resolver.nodes(cluster, target)
         except Exception as err:  # metadata unavailable, bad target: recorded
             return completion({"target": target}, f"{type(err).__name__}: {err}")
-        steps: list[dict[str, Any]] = []
-        skipped: dict[str, str] = {}
-        errors: dict[str, str] = {}
-        left: list[str] = []
-        stopped = ""
-        for i, name in enumerate(names):
-            step, state, error = self._one(cluster, cluster.nodes[name], stop_s, isr_s)
-            if state is not None:
-                skipped[name] = state
-                continue
-            steps.append(step)
-            if error:
-                errors[name] = error
-            if error or not step.get("isr-whole", True):
-                stopped = error or f"{name}: ISR not whole {isr_s:g} s after its restart"
-                left = names[i + 1:]
-                break
-        value: dict[str, Any] = {"target": target, "nodes": names, "steps": steps,
+        rolled = self.roll(cluster, names, stop_s, isr_s)
+        value: dict[str, Any] = {"target": target, "nodes": names, "steps": rolled.steps,
                                  "duration-s": round(self.clock() - began, 2)}
-        if skipped:
-            value["skipped"] = skipped
-        if left:
-            value["not-restarted"] = left
-            value["stopped-because"] = stopped
-        return completion(value, errors)
+        return completion(rolled.record(value), rolled.errors)
 
-    def _one(self, cluster: Cluster, node: KafkaNode, stop_s: float, isr_s: float
-             ) -> tuple[dict[str, Any], str | None, str]:
+    def roll(self, cluster: Cluster, names: Sequence[str], stop_s: float, isr_s: float,
+             swap: Swap | None = None) -> Rolled:
+        """Restart ``names`` one at a time (``swap`` each between its stop and its start),
+        stopping at the first whose ISR does not come back or that went wrong."""
+        rolled = Rolled()
+        for i, name in enumerate(names):
+            step, state, error = self._one(cluster, cluster.nodes[name], stop_s, isr_s, swap)
+            if state is not None:
+                rolled.skipped[name] = state
+                continue
+            rolled.steps.append(step)
+            if error:
+                rolled.errors[name] = error
+            if error or not step.get("isr-whole", True):
+                rolled.stopped = error or f"{name}: ISR not whole {isr_s:g} s after its restart"
+                rolled.left = list(names[i + 1:])
+                break
+        return rolled
+
+    def _one(self, cluster: Cluster, node: KafkaNode, stop_s: float, isr_s: float,
+             swap: Swap | None) -> tuple[dict[str, Any], str | None, str]:
         """Restart one broker: (its step, the state it was left in when not running,
         what went wrong: empty when the step was whole)."""
         step: dict[str, Any] = {"node": node.name}
@@ -146,6 +174,12 @@ class RestartNemesis:
             error = f"did not exit within {stop_s:g} s of SIGTERM: SIGKILLed ({err})"
         t1 = self.clock()
         step["stop-s"] = round(t1 - t0, 2)
+        if swap is not None:
+            try:
+                step.update(swap(node))
+            except Exception as err:  # started on what it had; the roll stops here
+                error = error or f"did not switch builds: {type(err).__name__}: {err}"
+            t1 = self.clock()
         try:
             _, started = node.start_if_down()
         except Exception as err:  # recorded; the heal starts it again
@@ -169,6 +203,10 @@ class RestartNemesis:
         return step, None, error
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
+        return self.start_left_down(cluster)
+
+    def start_left_down(self, cluster: Cluster) -> dict[str, Any]:
+        """Start every broker left down but those a ``kill`` or ``power-loss`` keeps down."""
         kept = self.resolver.in_force.state.killed
         names = [n for n in cluster.nodes if n not in kept]
         landed = on_nodes_timed(lambda n: n.start_if_down(), cluster, names)

@@ -66,6 +66,12 @@ class NemesisOptions:
     #: Nodes in the cluster, when known: shapes that cannot mean anything on it are
     #: refused, and the default shapes fit it. None: decided when faults happen.
     nodes: int | None = None
+    #: The build random ``upgrade`` ops go to: a release (``--upgrade-kafka-version``) or
+    #: a person's build (``--upgrade-kafka-dist``), named as ``--kafka-version`` and
+    #: ``--kafka-dist`` name the run's own. Neither: the newest release the catalogue
+    #: pins (``cluster.versions.VERSIONS``).
+    upgrade_version: str | None = None
+    upgrade_dist: str | None = None
 
     def __post_init__(self) -> None:
         names = fault_names()
@@ -99,6 +105,9 @@ class NemesisOptions:
         if bad:
             raise UsageError(f"unknown packet behaviours {bad}",
                              hint=f"use {', '.join(PACKET_BEHAVIOURS)}")
+        if self.upgrade_version and self.upgrade_dist:
+            raise UsageError("--upgrade-kafka-version and --upgrade-kafka-dist name one build",
+                             hint="pass one of them")
         if "packet" in self.faults and not self.packet:
             raise UsageError("packet faults need at least one behaviour to draw from",
                              hint=f"give --nemesis-packet one of {', '.join(PACKET_BEHAVIOURS)}")

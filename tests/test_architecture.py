@@ -115,3 +115,22 @@ def test_no_import_cycles() -> None:
 @pytest.mark.parametrize("pair", sorted(SIDEWAYS), ids="->".join)
 def test_sideways_arrows_form_no_cycle(pair: tuple[str, str]) -> None:
     assert (pair[1], pair[0]) not in SIDEWAYS
+
+
+def private_crossings(edges: list[tuple[str, str]]) -> list[str]:
+    """Imports of a private module (a ``_name`` part, as ``checkers._input``) from outside
+    its top-level package: what a package keeps private is its own business."""
+    return sorted(
+        f"{a} imports {b}"
+        for a, b in edges
+        if any(p.startswith("_") for p in b.split(".")[1:]) and a.split(".")[0] != b.split(".")[0]
+    )
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    assert private_crossings(list(graph().edges)) == []
+
+
+def test_the_private_rule_sees_a_crossing() -> None:
+    edges = [("results.report.data", "checkers._input"), ("checkers._check", "checkers._input")]
+    assert private_crossings(edges) == ["results.report.data imports checkers._input"]

@@ -1,9 +1,9 @@
 """The per-key analyses behind ``checkers.spark.check``: one DataFrame per anomaly type.
 
-Split from ``spark_check`` (which reads histories, runs these and assembles
-the verdict) so each module keeps one job. Every tie-break mirrors the
-in-memory checker's, as ``spark_check``'s docstring explains; the comments
-name which.
+They live apart from ``checkers.spark.check`` (which reads histories, runs these
+and assembles the verdict) so each module keeps one job. Every tie-break mirrors
+the in-memory checker's, as ``checkers.spark.check``'s docstring explains; the
+comments name which.
 """
 
 from __future__ import annotations

@@ -101,6 +101,9 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     FaultKind("reassign", ("reassign",), "reassign-back", None, 96, "nemesis.kinds.reassign"),
     FaultKind("reconfigure", ("reconfigure",), "restore-config", None, 45,
               "nemesis.kinds.reconfigure"),
+    FaultKind("upgrade", ("upgrade",), "end-upgrade", "all", 86, "nemesis.kinds.upgrade"),
+    FaultKind("downgrade", ("downgrade",), "end-downgrade", "all", 87,
+              "nemesis.kinds.downgrade"),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

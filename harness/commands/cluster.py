@@ -167,10 +167,12 @@ def _status(args: argparse.Namespace) -> int:
 def _print_table(cluster: Any, with_controller: bool = False) -> None:
     from cluster.metadata import active_controller, registered_brokers
 
+    caption = None
     try:
         registered = registered_brokers(cluster.bootstrap)
-    except Exception:
+    except Exception as err:  # refused or timed out: the table still shows the nodes
         registered = set()
+        caption = f"which brokers are registered is unknown: {err}"
     controller = None
     if with_controller:
         try:
@@ -178,7 +180,8 @@ def _print_table(cluster: Any, with_controller: bool = False) -> None:
         except ClusterError:
             controller = None
     table = Table(
-        title=f"cluster {cluster.spec.name}: Kafka {cluster.version.version} ({cluster.spec.mode})"
+        title=f"cluster {cluster.spec.name}: Kafka {cluster.version.version} ({cluster.spec.mode})",
+        caption=caption,
     )
     for col in ("node", "address", "role", "pid", "status"):
         table.add_column(col)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.base.errors import UsageError
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -44,7 +46,7 @@ def _cached(root: Any) -> dict[str, tuple[int, int]]:
     for folder in sorted(kafka.iterdir()) if kafka.is_dir() else []:
         try:
             version = release(folder.name)
-        except Exception:
+        except UsageError:  # a folder that names no release insync deploys
             continue
         dist = load_distribution(version, distribution_dir(version, root))
         if dist is not None:

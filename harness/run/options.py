@@ -46,6 +46,8 @@ from harness.run.values import (
     Spec,
     boolean,
     items,
+    kafka_dist,
+    kafka_version,
     number,
     opt_number,
     opt_whole,
@@ -116,6 +118,10 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("script_tail", opt_number, "with --nemesis-schedule: end the main phase this many "
          "seconds after the script's last step has completed (a wait included), if before "
          "--time-limit (default: run the whole --time-limit)", "SECONDS", range=Range(0, DAY_S)),
+    Spec("upgrade_kafka_version", kafka_version, "the release --nemesis upgrade rolls the "
+         "brokers onto, e.g. 4.1.2"),
+    Spec("upgrade_kafka_dist", kafka_dist, "the build of yours --nemesis upgrade rolls the "
+         "brokers onto (as --kafka-dist)", "PATH"),
     Spec("partition_clients", boolean, "partitions also cut the harness off (nemesis)",
          "true|false"),
     Spec("seed", whole, "seed of the generator's choices (default: random)",
@@ -153,6 +159,8 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     nemesis_packet: list[str] = field(default_factory=lambda: ["loss", "rate"])
     nemesis_schedule: str | None = None
     script_tail: float | None = None
+    upgrade_kafka_version: str | None = None
+    upgrade_kafka_dist: str | None = None
     partition_clients: bool = False
     seed: int | None = None
     results_dir: str = "results"

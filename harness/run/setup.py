@@ -72,8 +72,14 @@ def nemesis_options(opts: RunOptions) -> NemesisOptions | None:
         packet=tuple(opts.nemesis_packet),
         nodes=opts.nodes,
         time_limit=opts.time_limit,
+        upgrade_version=opts.upgrade_kafka_version,
+        upgrade_dist=opts.upgrade_kafka_dist,
     )
     nopts.steps()  # a bad schedule step is a UsageError now, not once the cluster is up
+    if "upgrade" in nopts.faults and opts.upgrade_kafka_version:
+        from cluster.versions import resolve_for_mode
+
+        resolve_for_mode(opts.upgrade_kafka_version, opts.mode)  # ZooKeeper mode on 4.x
     return nopts
 
 

@@ -213,6 +213,12 @@ def test_nemesis_options_are_checked_before_anything_starts() -> None:
     assert "meteor" in err.value.one_line()
     nopts = nemesis_options(parse(["--nemesis", "kill,partition", "--seed", "4"]))
     assert nopts is not None and nopts.faults == {"kill", "partition"} and nopts.seed == 4
+    nopts = nemesis_options(parse(["--nemesis", "upgrade", "--upgrade-kafka-version", "4.1.2"]))
+    assert nopts is not None and nopts.upgrade_version == "4.1.2"
+    with pytest.raises(UsageError) as err:
+        nemesis_options(parse(["--nemesis", "upgrade", "--upgrade-kafka-version", "4.1.2",
+                               "--mode", "zookeeper", "--kafka-version", "3.9.2"]))
+    assert "4.1.2 does not run in zookeeper mode" in err.value.one_line()
 
 
 @pytest.mark.parametrize(("argv", "hold"), [
