@@ -285,6 +285,23 @@ def _garbage_commit(a: Anomaly, op: _Ops) -> str:
     )
 
 
+def _duplicate_output(a: Anomaly, op: _Ops) -> str:
+    pairs = zip(a["outputs"], a["writers"], strict=False)
+    outputs = ", ".join(f"{ko}:{w} (by {op(i)})" for (ko, w), i in pairs)
+    return (
+        f"input {a['value']} of {a['key']} in {_group(a)} has {a['count']} committed outputs: "
+        f"{outputs}; exactly-once allows one."
+    )
+
+
+def _missing_output(a: Anomaly, op: _Ops) -> str:
+    return (
+        f"{_group(a)}'s final committed offset of {a['key']} is {a['offset']} (read by "
+        f"{op(a['op'])}), yet {a['count']} input record(s) below it have no committed output: "
+        f"{_values(a['missing'])}."
+    )
+
+
 def _generic(a: Anomaly, op: _Ops) -> str:
     return ", ".join(f"{k}={v}" for k, v in a.items())
 
@@ -309,4 +326,6 @@ _EXPLAIN: dict[str, Callable[[Anomaly, _Ops], str]] = {
     "lost-commit": _lost_commit,
     "commit-skip": _commit_skip,
     "garbage-commit": _garbage_commit,
+    "duplicate-output": _duplicate_output,
+    "missing-output": _missing_output,
 }

@@ -159,23 +159,32 @@ def without_drain(verdict: dict[str, Any], why: str = CUT_SHORT) -> dict[str, An
     own ``error`` first.
     """
     out = dict(verdict)
+    drained = _drained_types(out)
     found = list(out.get("anomaly-types") or ())
     bad = list(out.get("bad-anomaly-types") or ())
     anomalies = dict(out.get("anomalies") or {})
     counts = dict(out.get("anomaly-counts") or {})
-    unjudged = {t: counts.get(t, len(anomalies.get(t) or ())) for t in found if t in NEEDS_DRAIN}
-    out["anomaly-types"] = [t for t in found if t not in NEEDS_DRAIN]
-    out["bad-anomaly-types"] = [t for t in bad if t not in NEEDS_DRAIN]
-    out["anomalies"] = {t: a for t, a in anomalies.items() if t not in NEEDS_DRAIN}
+    unjudged = {t: counts.get(t, len(anomalies.get(t) or ())) for t in found if t in drained}
+    out["anomaly-types"] = [t for t in found if t not in drained]
+    out["bad-anomaly-types"] = [t for t in bad if t not in drained]
+    out["anomalies"] = {t: a for t, a in anomalies.items() if t not in drained}
     if "anomaly-counts" in out:
-        out["anomaly-counts"] = {t: n for t, n in counts.items() if t not in NEEDS_DRAIN}
-    out["not-judged"] = sorted(NEEDS_DRAIN)
+        out["anomaly-counts"] = {t: n for t, n in counts.items() if t not in drained}
+    out["not-judged"] = sorted(drained)
     if unjudged:
         out["not-judged-counts"] = unjudged
-    note = f"not judged: {why} ({', '.join(sorted(NEEDS_DRAIN))})"
+    note = f"not judged: {why} ({', '.join(sorted(drained))})"
     out["valid"] = False if out["bad-anomaly-types"] else UNKNOWN
     out["error"] = "; ".join(e for e in (out.get("error"), note) if e)
     return out
+
+
+def _drained_types(verdict: dict[str, Any]) -> list[str]:
+    """The types needing the drain that this verdict judges: a group type (exactly-once's
+    ``missing-output``) only when the history transforms (``stats``' transforms),
+    so every other history's cut-short verdict names ``unseen`` alone, as it always has."""
+    derives = bool((verdict.get("stats") or {}).get("transforms"))
+    return [t for t in NEEDS_DRAIN if derives or not contract.anomaly_type(t).groups]
 
 
 #: Exit statuses of a verdict (docs/HISTORY.md): 3, malformed input, is HistoryError's.

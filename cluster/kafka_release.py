@@ -59,6 +59,9 @@ CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
     "api_versions": (0, 10, 0),
     "create_topics": (0, 10, 1),
     "consumer_group_protocol": (4, 0, 0),
+    # KIP-447: TxnOffsetCommit v3 carries the member's generation, so a member that lost
+    # its partitions cannot commit offsets (docs/HISTORY-GROUPS.md, exactly-once)
+    "group_fencing": (2, 5, 0),
 }
 
 

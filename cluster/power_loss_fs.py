@@ -60,8 +60,11 @@ def mount(remote: Remote, timeout_s: float = 30.0) -> None:
 
 
 def sync_all(remote: Remote) -> None:
-    """Make everything durable now (after setup, so a power cut keeps the formatted storage)."""
-    sh(remote, f"echo sync > {CONTROL_PATH}")
+    """Make everything durable now (after setup, so a power cut keeps the formatted storage).
+
+    ``sync -f`` first: the kernel's writeback cache may still hold written pages the
+    daemon has not seen, and only what reached the daemon can be made durable."""
+    sh(remote, f"sync -f {DATA_DIR} && echo sync > {CONTROL_PATH}")
 
 
 def lose(remote: Remote) -> dict[str, Any]:

@@ -8,8 +8,10 @@ distribution under test (``cluster.admin_tools``), and each op records what
 the tool said and what the metadata shows before and after:
 
 * ``elect-leader`` ``{"type": "preferred"|"unclean", "key"?}`` (no key: every
-  workload partition) -> ``{"type", "keys", "partitions", "ran-on", "tool-s",
-  "elected", "not-needed", "failed", "leaders-changed": {key: [from, to]}}``.
+  workload partition; ``group-coordinator:GROUP``: the group's ``__consumer_offsets``
+  partition, so that its coordinator moves on an operator's election) ->
+  ``{"type", "keys", "partitions", "ran-on", "tool-s", "elected", "not-needed",
+  "failed", "leaders-changed": {key: [from, to]}}``.
   What the tool says it did (``elected``) and what the metadata shows
   (``leaders-changed``, from a look before the tool's JVM started to a look
   after it ended) are recorded apart: the tool takes seconds, and the brokers'
@@ -22,7 +24,9 @@ the tool said and what the metadata shows before and after:
   workload partition; no replicas: ``moved``'s plan) -> ``{"key", "from",
   "to", "done", "reassign-s", "leader-before", "leader-after"}``;
   ``reassign-back`` moves every partition this nemesis moved back to the
-  replicas it had first. A fresh process (teardown after a crash) does not
+  replicas it had first. A ``group-coordinator:GROUP`` key moves the group's
+  ``__consumer_offsets`` partition (recorded by its own key,
+  ``__consumer_offsets-N``). A fresh process (teardown after a crash) does not
   know them: the completion of each ``reassign`` in the history does.
 """
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cluster.admin_tools import (
@@ -46,6 +50,7 @@ from cluster.admin_tools import (
 from cluster.metadata import PartitionState
 from nemesis.nodes import Resolver, completion
 from nemesis.polling import Poller
+from nemesis.targets import GROUP_COORDINATOR, OFFSETS_TOPIC, Facts, group_partition
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -56,6 +61,40 @@ REASSIGN, REASSIGN_BACK = "reassign", "reassign-back"
 KEY = re.compile(r"^[A-Za-z0-9._-]+-[0-9]+$")
 #: Seconds a reassignment may take to complete (replicas caught up, old ones removed).
 REASSIGN_TIMEOUT_S = 60.0
+
+
+def is_key(value: Any) -> bool:
+    """A workload partition's key (``t0-1``), or ``group-coordinator:GROUP``."""
+    if not isinstance(value, str):
+        return False
+    return bool(KEY.match(value)) or (value.startswith(GROUP_COORDINATOR)
+                                      and len(value) > len(GROUP_COORDINATOR))
+
+
+def resolve_key(facts: Facts, key: str) -> str:
+    """``group-coordinator:GROUP`` -> the key of the group's ``__consumer_offsets``
+    partition now (``KeyError`` before the topic exists); another key as it is."""
+    if not key.startswith(GROUP_COORDINATOR):
+        return key
+    p = group_partition(facts, key.removeprefix(GROUP_COORDINATOR))
+    if p is None:
+        raise KeyError(key)
+    return p.key
+
+
+def partitions_of(facts: Facts, keys: Iterable[str]) -> dict[str, PartitionState]:
+    """The workload's partitions, with ``__consumer_offsets``' when ``keys`` name one of
+    them (the offsets topic is asked for only then)."""
+    parts = dict(facts.partitions())
+    if facts.offsets is not None and any(k.startswith(OFFSETS_TOPIC) for k in keys):
+        parts.update({p.key: p for p in facts.offsets().values()})
+    return parts
+
+
+def real_topic(prefix: str, p: PartitionState) -> str:
+    """``p``'s topic as the cluster names it: a workload topic carries the run's prefix,
+    Kafka's ``__consumer_offsets`` does not."""
+    return p.topic if p.topic == OFFSETS_TOPIC else prefix + p.topic
 
 
 def moved(p: PartitionState, brokers: Sequence[str]) -> tuple[str, ...]:
@@ -114,7 +153,8 @@ class ElectNemesis:
         record: dict[str, Any] = {"type": election}
         try:
             facts = self.resolver.facts(cluster)
-            parts = facts.partitions()
+            key = None if key is None else resolve_key(facts, key)
+            parts = partitions_of(facts, [key] if key is not None else [])
             chosen = [parts[key]] if key is not None else [parts[k] for k in sorted(parts)]
             record.update({"keys": [key] if key is not None else "all",
                            "partitions": len(chosen)})
@@ -123,9 +163,9 @@ class ElectNemesis:
             path = tool_file(node, "insync-election.json")
             run = run_tool(node, election_args(cluster.version.leader_election_main, election,
                                                path, node.kafka_home),
-                           (path, partitions_json((self.prefix + p.topic, p.partition)
+                           (path, partitions_json((real_topic(self.prefix, p), p.partition)
                                                   for p in chosen)))
-            after = facts.partitions()
+            after = partitions_of(facts, before)
         except KeyError:
             return completion(record, f"no workload partition {key!r}")
         except Exception as err:  # metadata unavailable, no broker up: recorded
@@ -175,11 +215,13 @@ class ReassignNemesis:
         timeout = float(args.get("timeout-s", REASSIGN_TIMEOUT_S))
         try:
             facts = self.resolver.facts(cluster)
-            parts = facts.partitions()
             if op["f"] == REASSIGN_BACK:
+                parts = partitions_of(facts, self.original)
                 plan = {k: r for k, r in self.original.items() if k in parts}
             else:
-                key = args.get("key") or self.resolver.rng.choice(sorted(parts))
+                key = args.get("key") or self.resolver.rng.choice(sorted(facts.partitions()))
+                key = resolve_key(facts, key)
+                parts = partitions_of(facts, [key])
                 if key not in parts:
                     return completion({"key": key}, f"no workload partition {key!r}")
                 p = parts[key]
@@ -202,7 +244,7 @@ class ReassignNemesis:
         try:
             node = tool_node(cluster)
             path = tool_file(node, "insync-reassignment.json")
-            text = reassignment_json({(self.prefix + parts[k].topic, parts[k].partition):
+            text = reassignment_json({(real_topic(self.prefix, parts[k]), parts[k].partition):
                                       _ids(r) for k, r in plan.items()})
             run = run_tool(node, reassign_args(cluster.version.reassign_main, path,
                                                node.kafka_home), (path, text))
@@ -219,7 +261,7 @@ class ReassignNemesis:
 
         def look() -> dict[str, PartitionState]:
             try:
-                return dict(facts.partitions())
+                return partitions_of(facts, plan)
             except Exception:  # metadata unavailable for a moment: look again
                 return {}
 

@@ -135,13 +135,19 @@ def _offsets(facts: Facts, target: str) -> Mapping[int, PartitionState]:
     return facts.offsets()
 
 
+def group_partition(facts: Facts, group: str) -> PartitionState | None:
+    """The ``__consumer_offsets`` partition that holds ``group`` right now; None before any
+    group made the topic (or while the metadata lacks that partition)."""
+    parts = _offsets(facts, GROUP_COORDINATOR + group)
+    if not parts:
+        return None
+    return parts.get(offsets_partition(facts.group_prefix + group, len(parts)))
+
+
 def group_coordinator(facts: Facts, group: str) -> list[str]:
     """The coordinator of ``group``: the leader of its ``__consumer_offsets`` partition.
     Empty when that partition has no leader, or before any group made the topic."""
-    parts = _offsets(facts, GROUP_COORDINATOR + group)
-    if not parts:
-        return []
-    p = parts.get(offsets_partition(facts.group_prefix + group, len(parts)))
+    p = group_partition(facts, group)
     return [] if p is None or p.leader is None else [p.leader]
 
 

@@ -18,16 +18,17 @@ from typing import Any
 
 from harness.base.errors import UsageError
 from harness.base.values import HELP_HINT, Spec, shown
+from workloads.eos import EOS, EosSettings
 from workloads.protocol import Workload
 from workloads.queue import QUEUE, QueueSettings
 
 #: Every workload ``insync run --workload`` knows, by name.
-WORKLOADS: dict[str, Workload[Any]] = {QUEUE.name: QUEUE}
+WORKLOADS: dict[str, Workload[Any]] = {QUEUE.name: QUEUE, EOS.name: EOS}
 DEFAULT_WORKLOAD = QUEUE.name
 
 
 @dataclass(frozen=True)
-class WorkloadSettings(QueueSettings):
+class WorkloadSettings(QueueSettings, EosSettings):
     """Every registered workload's option values (``harness.run.options.RunOptions``
     inherits them, so each is declared once, in its workload)."""
 

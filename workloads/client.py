@@ -8,7 +8,12 @@ handler function instead of Kafka (``tests/support/mem_kafka.py``), as Jepsen
 tests start from a no-op client.
 
 A client may also have ``warm_up()``: connect before the run's clock starts
-(the worker calls it when present).
+(the worker calls it when present); and ``plan(op) -> op``: after ``prepare``
+and before the invoke is recorded, fill in what the op will do from the
+client's own state (an exactly-once member's transaction holds the outputs of
+the records its last poll returned, ``workloads.eos``). Planning touches no
+broker, so the invoke row names everything the op may write, and an op
+abandoned at its deadline still says what it may have written.
 """
 
 from __future__ import annotations

@@ -53,6 +53,14 @@ The decision depends on the call that raised, the :data:`Kind`:
     timed out or whose coordinator moved, so even a refusal that the broker
     checks before writing (``REBALANCE_IN_PROGRESS``, ``ILLEGAL_GENERATION``) may
     follow an earlier attempt that was written.
+``commit-evicted``
+    The same call by a member that had not polled for longer than its
+    ``max.poll.interval.ms``: librdkafka left the group for it before the call
+    (a member that stops polling is considered failed), so every attempt came
+    from a non-member, and the coordinator checks membership before it writes.
+    ``UNKNOWN_MEMBER_ID`` and ``ILLEGAL_GENERATION`` are ``fail``; any other error
+    is ``info``, as for ``commit``. (A coordinator accepts a non-member's commit
+    only for an empty group, and then the call succeeds.)
 ``committed``
     A lookup of a group's committed offsets (``Consumer.committed()``) raised: a
     read, ``fail``.
@@ -80,11 +88,13 @@ from workloads.client import Completed
 
 Kind = Literal[
     "produce", "send", "poll", "assign", "subscribe",
-    "txn-begin", "txn-commit", "txn-abort", "txn-aborted", "commit", "committed",
+    "txn-begin", "txn-commit", "txn-abort", "txn-aborted", "commit", "commit-evicted",
+    "committed",
 ]
 KINDS: tuple[Kind, ...] = (
     "produce", "send", "poll", "assign", "subscribe",
-    "txn-begin", "txn-commit", "txn-abort", "txn-aborted", "commit", "committed",
+    "txn-begin", "txn-commit", "txn-abort", "txn-aborted", "commit", "commit-evicted",
+    "committed",
 )
 
 K = KafkaError
@@ -108,6 +118,10 @@ REJECTED_BEFORE_APPEND: frozenset[int] = frozenset({
     K._UNKNOWN_PARTITION,
     K._UNKNOWN_TOPIC,
 })
+
+#: A group coordinator's refusals of a commit from a member not in the group's current
+#: generation, checked before it writes (``commit-evicted``).
+REFUSED_NON_MEMBER: frozenset[int] = frozenset({K.UNKNOWN_MEMBER_ID, K.ILLEGAL_GENERATION})
 
 #: Errors that say nothing about whether the record was appended, each with why.
 AMBIGUOUS_SEND: dict[int, str] = {
@@ -203,7 +217,11 @@ def classify(error: BaseException | KafkaError, kind: Kind, *, retried: bool = T
         return Outcome("info", desc, "the commit may have reached the coordinator",
                        abort=bool(err.txn_requires_abort()) and not fatal,
                        retry=bool(err.retriable()) and not fatal, recreate=fatal)
-    if kind == "commit":
+    if kind == "commit-evicted" and err.code() in REFUSED_NON_MEMBER:
+        return Outcome("fail", desc, "refused: the member had left the group (it stopped "
+                       "polling past max.poll.interval.ms), and no attempt was written",
+                       recreate=fatal)
+    if kind in ("commit", "commit-evicted"):
         return Outcome("info", desc, "the commit may have been written (librdkafka retries "
                        "it)", recreate=fatal)
     # txn-abort

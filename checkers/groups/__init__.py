@@ -2,10 +2,11 @@
 
 ``judge_groups(ops, out)`` gathers the group facts of a well-formed history
 (``checkers.groups._model``) and reports ``lost-commit``, ``commit-skip`` and
-``garbage-commit`` into ``out``; it returns the ``stats`` fields the extension
-adds (absent when zero). The scanner decides whether a history uses the
-extension at all (``Collector.saw_groups``): one that does not never comes here,
-which is what keeps every other history's verdict exactly as it was.
+``garbage-commit`` into ``out``, and for exactly-once transactions (``from``)
+``duplicate-output`` and ``missing-output`` (``checkers.groups._eos``); it returns
+the ``stats`` fields the extension adds (absent when zero). The scanner decides
+whether a history uses the extension at all (``Collector.saw_groups``): one that
+does not never comes here, which is what keeps every other history's verdict exactly as it was.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from checkers._verdict import Anomalies
+from checkers.groups._eos import duplicate_outputs, missing_outputs
 from checkers.groups._model import gather
 from checkers.groups._rules import commit_skips, garbage_commits, lost_commits
 from harness.base import contract
@@ -29,7 +31,10 @@ def judge_groups(ops: Iterable[dict[str, Any]], out: Anomalies) -> dict[str, int
     lost_commits(facts, required, out)
     commit_skips(facts, required, out)
     garbage_commits(facts, out)
-    stats = {"commits": facts.commit_count, "committed-reads": facts.read_count}
+    duplicate_outputs(facts, out)
+    missing_outputs(facts, required, out)
+    stats = {"commits": facts.commit_count, "committed-reads": facts.read_count,
+             "transforms": len(facts.derivations)}
     return {name: n for name, n in stats.items() if n}
 
 

@@ -105,6 +105,16 @@ class UnknownRead:
 GK = tuple[Group, str]
 
 
+@dataclass(slots=True)
+class Derivations:
+    """A txn op's exactly-once ``from`` entries (ko, w, ki, v), and the values it sent."""
+
+    op: OpRef
+    group: Group
+    entries: list[tuple[str, int, str, int]]
+    sent: list[tuple[str, int]]
+
+
 @dataclass
 class GroupFacts:
     """Everything the three rules read, keyed by (group, key) or by group."""
@@ -123,12 +133,19 @@ class GroupFacts:
     ok_read: set[tuple[str, int]] = field(default_factory=set)
     other_sent: list[list[tuple[str, int]]] = field(default_factory=list)
     auto_commit: set[Group] = field(default_factory=set)
+    derivations: list[Derivations] = field(default_factory=list)
     commit_count: int = 0
     read_count: int = 0
 
     def recorded(self, group: Group) -> bool:
         """A group none of whose subscribe/assign ops says auto-commit: every commit is seen."""
         return group not in self.auto_commit
+
+    def committed_op(self, d: Derivations) -> bool:
+        """Whether a transaction certainly committed: ``ok``, or ``info`` and proven by an
+        ``ok`` read of one of its values (HISTORY.md's proof; a transaction is atomic)."""
+        kind = d.op.kind
+        return kind == "ok" or (kind == "info" and any(kv in self.ok_read for kv in d.sent))
 
     def required(self) -> dict[str, list[tuple[int, int]]]:
         """key -> (offset, value) of its required records, in offset order."""
@@ -194,7 +211,14 @@ def _op(facts: GroupFacts, procs: dict[int, _Process], pair: ClientPair) -> None
     if f == "send" or type(value) is not list:
         _sends(facts, kind, value if type(value) is list else [])
         return
-    _micro_ops(facts, proc, ref, f, group, value, has_value)
+    sent = _micro_ops(facts, proc, ref, f, group, value, has_value)
+    entries = invoke.get("from")
+    if entries is None and completion is not None:
+        entries = completion.get("from")
+    if entries is not None:  # present, even empty: this group transforms
+        facts.derivations.append(
+            Derivations(ref, group, [(ko, w, ki, v) for ko, w, ki, v in entries], sent)
+        )
 
 
 def _sends(facts: GroupFacts, kind: str, value: list[Any]) -> list[tuple[str, int]]:
@@ -213,8 +237,8 @@ def _sends(facts: GroupFacts, kind: str, value: list[Any]) -> list[tuple[str, in
 def _micro_ops(  # noqa: PLR0917 - the op's parts, read once
     facts: GroupFacts, proc: _Process, ref: OpRef, f: str, group: Group,
     value: list[Any], has_value: bool,
-) -> None:
-    _sends(facts, ref.kind, value)
+) -> list[tuple[str, int]]:
+    sent = _sends(facts, ref.kind, value)
     for mi, mop in enumerate(value):
         tag = mop[0]
         if tag == "poll":
@@ -235,6 +259,7 @@ def _micro_ops(  # noqa: PLR0917 - the op's parts, read once
         elif tag == "revoked":
             for k in mop[1]:
                 proc.starts.pop(k, None)
+    return sent
 
 
 def _poll(  # noqa: PLR0917

@@ -42,7 +42,8 @@ def _keys(x: Any) -> bool:
 
 def check_fields(op: dict[str, Any], line: int) -> bool:
     """The extension's fields, wherever a client line carries them. True when the line
-    makes the group rules run: a ``committed`` lookup, or a start by ``seek: committed``."""
+    makes the group rules run: a ``committed`` lookup, a start by ``seek: committed``, or an
+    exactly-once ``from``."""
     group = op.get("group")
     if group is not None and type(group) is not str:
         raise _error(f"group must be a string or null, got {short(group)}", line, FIELD_HINT)
@@ -58,6 +59,9 @@ def check_fields(op: dict[str, Any], line: int) -> bool:
         raise _error(
             f'seek must be "committed" or "beginning", got {short(op["seek"])}', line, FIELD_HINT
         )
+    saw = "from" in op
+    if saw:
+        _check_from(op, line)
     if "committed" in op:
         found = op["committed"]
         if type(found) is not dict or any(
@@ -68,7 +72,24 @@ def check_fields(op: dict[str, Any], line: int) -> bool:
                 line, FIELD_HINT,
             )
         return True
-    return op.get("seek") == "committed"
+    return saw or op.get("seek") == "committed"
+
+
+def _check_from(op: dict[str, Any], line: int) -> None:
+    """The exactly-once ``from`` field: on a txn op, [[ko, w, ki, v], ...]."""
+    if op.get("f") != "txn":
+        raise _error(f"from belongs on a txn op, not on a {short(op.get('f'))} op", line,
+                     FIELD_HINT)
+    entries = op["from"]
+    if type(entries) is not list or not all(
+        type(e) is list and len(e) == 4 and type(e[0]) is str and _offset(e[1])
+        and type(e[2]) is str and _offset(e[3])
+        for e in entries
+    ):
+        raise _error(
+            f"from must be a list of [key, value, key, value] entries, got {short(entries)}",
+            line, FIELD_HINT,
+        )
 
 
 def check_mop(f: str, mop: Any, line: int, *, kind: str) -> str:

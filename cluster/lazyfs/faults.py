@@ -16,23 +16,45 @@ its kind's):
   still answers at once.
 * ``{"kind": "error", "ops": ["fsync"], "once": true, "errno": "EIO"}``: matching
   requests fail with the errno (EIO by default), every time until healed, or
-  only the first (``once``). A failed write or fsync changes nothing: the data
-  stays pending and a later fsync that succeeds makes it durable, as a
-  filesystem that retries does (not as Linux after "fsyncgate", which marks
-  the pages clean).
+  only the first (``once``). A failed fsync changes nothing: the data stays
+  pending and a later fsync that succeeds makes it durable, as a filesystem
+  that retries does. A failed write is a failed writeback (below): the data
+  never reaches the disk, and the next fsync alone hears of it, as on Linux
+  after "fsyncgate".
 * ``{"kind": "full", "bytes": N}``: the disk has N more bytes; a write that would
   grow the files past them fails with ENOSPC (overwrites in place do not grow
   anything); truncating or unlinking files gives their bytes back, and ``heal``
   frees the disk.
+
+The glue mounts with the kernel's writeback cache (``fusefs``), so the writes
+the daemon sees are the kernel's writeback of dirty pages, not the broker's
+``write(2)`` calls, and the faults on writes act where a real disk's errors do:
+a ``write(2)`` lands in the page cache and succeeds; when its pages are written
+back and the write fails (``error`` on writes, or ``full``), the kernel drops
+them from writeback (clean in the cache, never on the disk) and reports the
+errno once, to the next fsync (or close) of the file; the fsync after that
+succeeds. That is what ext4 does with a device's I/O error. For ``full`` it
+differs from ext4 and XFS, which reserve blocks at ``write(2)`` and answer
+ENOSPC there; it is what a full disk does under a filesystem that allocates
+at writeback (NFS, thin-provisioned volumes). Kafka meets both the same way:
+an IOException on its log (the append's, or the flush's), the log directory
+offline. It hears of it later, at the flush: its metadata log fsyncs every
+append, its partition logs at a segment roll or a checkpoint. Passing every
+write to the daemon instead (no writeback cache) would keep ENOSPC at the
+append but more than halve the fault-free cluster's throughput, for every
+run; and no per-file switch exists for files already open.
 * ``{"kind": "corrupt", "bits": 1, "probability": 1.0}``: each matching read
   comes back with ``bits`` random bits flipped (with that probability); the
   file itself is untouched, so after ``heal`` reads are right again.
 
-Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, default
-every file), and ``"seed"`` for its draws. Only requests that reach the
-daemon are affected: reads the kernel's page cache answers never do (the
-glue drops the cached pages of the matching files when a fault on reads
-starts and when it is healed).
+Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, or on its
+path under the mount when the glob has a ``/``; default every file), and
+``"seed"`` for its draws. Only requests that reach the daemon are affected:
+reads the kernel's page cache answers never do (the glue drops the cached
+pages of the matching files when a fault on reads starts and when it is
+healed), and ``slow`` on writes delays writeback, which
+a broker feels at its fsyncs and, once the kernel's dirty-page limit for the
+mount is reached, at its appends.
 
 Pure Python, the standard library only, like ``overlay``: the tests drive it
 with an ``Overlay`` directly.
@@ -49,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .overlay import Overlay
-from .state import FsError
+from .state import FsError, Node
 
 KINDS = ("slow", "error", "full", "corrupt")
 OPS = ("read", "write", "fsync")
@@ -80,8 +102,12 @@ class Fault:
     used: int = 0
     rng: random.Random = field(default_factory=random.Random, repr=False)
 
-    def matches(self, op: str, name: str | None) -> bool:
-        return op in self.ops and (self.files == "*" or fnmatch.fnmatchcase(name or "", self.files))
+    def matches(self, op: str, fs: Overlay, node: Node) -> bool:
+        if op not in self.ops:
+            return False
+        if self.files == "*":
+            return True
+        return fnmatch.fnmatchcase(_subject(fs, node, "/" in self.files) or "", self.files)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "ops": sorted(self.ops), "files": self.files,
@@ -95,6 +121,20 @@ class Fault:
         else:
             out |= {"bits": self.bits, "probability": self.probability}
         return out
+
+
+def _subject(fs: Overlay, node: Node, path: bool) -> str | None:
+    """What a ``files`` glob is matched against: the file's name, or (a glob with a
+    ``/``) its path under the mount, so that ``[!_]*/*.log`` names the partitions'
+    segments but not KRaft's ``__cluster_metadata-0`` log."""
+    if not path or node.name is None:
+        return node.name
+    parts = [node.name]
+    parent = node.parent
+    while parent is not None and parent in fs.nodes and fs.nodes[parent].parent is not None:
+        parts.append(fs.nodes[parent].name or "")
+        parent = fs.nodes[parent].parent
+    return "/".join(reversed(parts))
 
 
 def parse(spec: Mapping[str, Any]) -> Fault:
@@ -178,23 +218,22 @@ class Disk:
         if not self.faults:
             return 0.0
         node = fs.node(ino)
-        name = node.name
         error = self.faults.get("error")
-        if error is not None and error.matches(op, name):
+        if error is not None and error.matches(op, fs, node):
             error.hits += 1
             if error.once:
                 del self.faults["error"]
                 self.healed.append(error.as_dict())
             raise FsError(error.errno)
         full = self.faults.get("full")
-        if full is not None and op == "write" and full.matches(op, name):
+        if full is not None and op == "write" and full.matches(op, fs, node):
             grow = max(0, offset + length - node.size)
             if full.used + grow > full.bytes:
                 full.hits += 1
                 raise FsError(errno.ENOSPC)
             full.used += grow
         slow = self.faults.get("slow")
-        if slow is not None and slow.matches(op, name):
+        if slow is not None and slow.matches(op, fs, node):
             slow.hits += 1
             return self._delay(slow)
         return 0.0
@@ -218,7 +257,7 @@ class Disk:
     def after_read(self, fs: Overlay, ino: int, data: bytes) -> bytes:
         """The bytes a read returns: ``data``, or ``data`` with bits flipped."""
         corrupt = self.faults.get("corrupt")
-        if corrupt is None or not data or not corrupt.matches("read", fs.node(ino).name):
+        if corrupt is None or not data or not corrupt.matches("read", fs, fs.node(ino)):
             return data
         if corrupt.probability < 1 and corrupt.rng.random() >= corrupt.probability:
             return data

@@ -145,10 +145,13 @@ class Overlay(FsState):
             page, skip = divmod(pos, PAGE)
             take = min(PAGE - skip, len(view))
             buf = node.dirty.get(page)
-            if buf is None:
-                old = self.read(ino, page * PAGE, PAGE)  # copy-on-write of the page
-                buf = node.dirty[page] = bytearray(old.ljust(PAGE, b"\0"))
-            buf[skip:skip + take] = view[:take]
+            if buf is None and take == PAGE:  # a whole page (the kernel's writeback)
+                node.dirty[page] = bytearray(view[:take])
+            else:
+                if buf is None:
+                    old = self.read(ino, page * PAGE, PAGE)  # copy-on-write of the page
+                    buf = node.dirty[page] = bytearray(old.ljust(PAGE, b"\0"))
+                buf[skip:skip + take] = view[:take]
             pos, view = pos + take, view[take:]
         node.size = max(node.size, offset + len(data))
         node.mtime_ns = time.time_ns()

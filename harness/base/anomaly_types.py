@@ -164,6 +164,20 @@ ANOMALY_TYPES: tuple[AnomalyType, ...] = (
         "op",
         ("key", "group", "offset", "op", "writer"), 36, "garbage-commits",
         op_fields=("op", "writer"), groups=True),
+    # docs/HISTORY-GROUPS.md's exactly-once section: memory engine only (they rest on the
+    # group pass's required records and latest committed reads).
+    AnomalyType(
+        "duplicate-output",
+        "one input record of a group has more than one committed output derived from it. "
+        "Exactly-once is violated: a zombie or a re-read transaction committed again",
+        ("key", "group", "value", "outputs", "writers", "count"), 38, "duplicate-outputs",
+        op_list_fields=("writers",), groups=True),
+    AnomalyType(
+        "missing-output",
+        "an input record below the group's final committed offset has no committed output "
+        "derived from it. The group consumed it, yet its transformation never committed",
+        ("key", "group", "offset", "op", "missing", "count"), 33, "missing-outputs",
+        needs_drain=True, op_fields=("op",), groups=True),
 )
 """The registry, in docs/HISTORY.md's order, then docs/HISTORY-GROUPS.md's (the verdict
 lists types in it)."""

@@ -154,6 +154,15 @@ class ClientWorker(_Worker):
                 self.client = self.factory(self.index, process)
                 self.client_process = process
             self.client.prepare(op)
+            plan = getattr(self.client, "plan", None)
+            if plan is not None:  # the client decides what the op will do, from its state
+                op = plan(op)
+                invoke = {**invoke, "value": op.get("value")}
+                invoke.update((k, v) for k, v in op.items() if k not in _STAMPED)
+                with self._lock:
+                    if self._stage == "abandoned":
+                        return
+                    self._invoke = invoke
         except Exception as err:  # nothing reached Kafka: the op certainly did not happen
             LOG.info("process %s could not prepare %s: %s", process, op["f"], err)
             written = self._invoked(invoke)

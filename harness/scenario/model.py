@@ -309,7 +309,8 @@ class Scenario:
         settings = {**self.settings, **(chosen.settings if chosen else {})}
         broker = {**self.broker, **(chosen.broker if chosen else {})}
         settings.setdefault("mode", self.mode_for(kafka))
-        settings.setdefault("pin_keys", self.script_keys())
+        if _takes_option(settings.get("workload"), "pin_keys"):  # keys the workload retires
+            settings.setdefault("pin_keys", self.script_keys())
         where: dict[str, Any] = (
             {"kafka_version": kafka.line + ".x"} if build is None else {"kafka_dist": build})
         return RunOptions(
@@ -393,3 +394,12 @@ def spans(versions: Sequence[KafkaVersion]) -> str:
         else:
             groups.append([v])
     return ", ".join(str(VersionRange(g[0], g[-1])) for g in groups)
+
+
+def _takes_option(workload: Any, option: str) -> bool:
+    """Whether the scenario's workload (the default one when unnamed) has ``option``."""
+    from workloads import DEFAULT_WORKLOAD, WORKLOADS
+
+    chosen = WORKLOADS.get(workload if isinstance(workload, str) else DEFAULT_WORKLOAD)
+    return chosen is not None and any(spec.name == option for spec in chosen.options)
+

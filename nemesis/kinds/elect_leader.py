@@ -1,7 +1,8 @@
 """The ``elect-leader`` kind: kafka-leader-election on demand (``nemesis.leadership``).
 
 ``elect-leader`` takes ``preferred``, ``unclean`` or a table ``{type, key}`` (no
-key: every workload partition); random runs draw preferred elections only (an
+key: every workload partition; ``group-coordinator:GROUP``: the group's
+``__consumer_offsets`` partition); random runs draw preferred elections only (an
 unclean one is asked for by a script or scenario). ``elect-preferred`` (the
 heal) elects the preferred leader of every workload partition.
 """
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cluster.admin_tools import ELECTIONS
-from nemesis.leadership import ELECT, KEY, ElectNemesis
+from nemesis.leadership import ELECT, ElectNemesis, is_key
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
@@ -40,8 +41,9 @@ def validate(f: str, value: Any, nodes: int | None) -> str | None:
         return f"elect-leader takes type and key; got {', '.join(map(repr, unknown))}"
     if value.get("type", "preferred") not in ELECTIONS:
         return f"election type must be preferred or unclean, got {value.get('type')!r}"
-    if "key" in value and not (isinstance(value["key"], str) and KEY.match(value["key"])):
-        return f"key must name a partition (t0-1), got {value['key']!r}"
+    if "key" in value and not is_key(value["key"]):
+        return ("key must name a partition (t0-1) or group-coordinator:GROUP, "
+                f"got {value['key']!r}")
     return None
 
 

@@ -2,7 +2,8 @@
 (``nemesis.leadership``).
 
 ``reassign`` takes ``{key?, replicas?, timeout-s?}``: no key, a workload
-partition drawn when it happens; no replicas, its leader replaced by a broker
+partition drawn when it happens (``group-coordinator:GROUP``: the group's
+``__consumer_offsets`` partition); no replicas, its leader replaced by a broker
 that holds no replica of it, or (every broker holds one) its replicas rotated
 so that another one is preferred. ``reassign-back`` (the heal) moves every
 partition moved back to the replicas it had first.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.base.values import Range
 from nemesis.kinds import fields_of
-from nemesis.leadership import KEY, REASSIGN, ReassignNemesis
+from nemesis.leadership import REASSIGN, ReassignNemesis, is_key
 from nemesis.targets import node_problem
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ def validate(f: str, value: Any, nodes: int | None) -> str | None:
     unknown = sorted(set(value) - {"key", "replicas", *RANGES})
     if unknown:
         return f"reassign takes key, replicas, timeout-s; got {', '.join(map(repr, unknown))}"
-    if "key" in value and not (isinstance(value["key"], str) and KEY.match(value["key"])):
-        return f"key must name a partition (t0-1), got {value['key']!r}"
+    if "key" in value and not is_key(value["key"]):
+        return ("key must name a partition (t0-1) or group-coordinator:GROUP, "
+                f"got {value['key']!r}")
     replicas = value.get("replicas", ["n1"])
     if (not isinstance(replicas, list) or not replicas
             or len(set(map(str, replicas))) != len(replicas)):

@@ -26,5 +26,6 @@ def test_every_type_of_the_contract_is_known() -> None:
         "lost-write", "unseen", "duplicate", "inconsistent-offsets", "nonmonotonic-send",
         "int-nonmonotonic-send", "int-send-skip", "poll-skip", "nonmonotonic-poll",
         "int-poll-skip", "int-nonmonotonic-poll", "G1a", "precommitted-read", "garbage-read",
-        "G0", "G1c", "lost-commit", "commit-skip", "garbage-commit",
+        "G0", "G1c", "lost-commit", "commit-skip", "garbage-commit", "duplicate-output",
+        "missing-output",
     }

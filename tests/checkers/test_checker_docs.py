@@ -113,5 +113,6 @@ def test_the_group_table_parser_sees_a_changed_table() -> None:
     assert row in text
     extra = text.replace(row, "| `phantom-commit` | a made-up type | key |\n" + row, 1)
     assert group_anomaly_types(extra) == [
-        "lost-commit", "commit-skip", "phantom-commit", "garbage-commit"
+        "lost-commit", "commit-skip", "phantom-commit", "garbage-commit",
+        "duplicate-output", "missing-output",
     ]

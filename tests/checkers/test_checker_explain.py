@@ -61,6 +61,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "commit-skip": {"key": "x", "group": None, "via": "commit", "offset": 5, "op": 1,
                     "skipped": [4], "count": 1},
     "garbage-commit": {"key": "x", "group": "g1", "offset": 9, "op": 1, "writer": None},
+    "duplicate-output": {"key": "x", "group": "g1", "value": 4, "outputs": [["y", 7], ["y", 8]],
+                         "writers": [1, 1], "count": 2},
+    "missing-output": {"key": "x", "group": "g1", "offset": 9, "op": 1, "missing": [4],
+                       "count": 1},
 }
 
 

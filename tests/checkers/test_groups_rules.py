@@ -266,3 +266,31 @@ def test_malformed_group_input_is_refused_at_its_line(
         check_history(h.ops)
     assert words in str(err.value)
     assert err.value.line == (4 if completion is not None else 3)
+
+
+def _evicted(h: Hist) -> int:
+    """Member 1 commits 2, stalls past its poll interval and is refused its commit of 4
+    (``fail``: the group had evicted it); member 2 takes x over from the committed 2."""
+    _sent(h, "x", 4)
+    _join(h, 1)
+    h.op(1, "poll", PC, [["assigned", ["x"]], ["poll", _recs("x", 0, 2)], ["commit", {"x": 2}]])
+    refused = h.op(1, "poll", PC, [["poll", _recs("x", 2, 4)], ["commit", {"x": 4}]],
+                   type_="fail")
+    _join(h, 2)
+    h.op(2, "poll", PC, [["assigned", ["x"]], ["poll", _recs("x", 2, 3)], ["commit", {"x": 3}]])
+    h.op(1, "poll", PC, [["revoked", ["x"]], ["poll", {}], ["commit", {}]])
+    return refused
+
+
+def test_an_evicted_members_refused_commit_counts_for_nothing() -> None:
+    h = Hist()
+    _evicted(h)
+    _read(h, 4, {"x": 3})
+    assert _types(h) == []
+    # had Kafka applied the refused commit after all, a read of 4 nobody else committed
+    # is garbage, written by the refused op
+    h2 = Hist()
+    refused = _evicted(h2)
+    o = _read(h2, 4, {"x": 4})
+    assert _verdict(h2)["anomalies"]["garbage-commit"] == [
+        {"key": "x", "group": "g", "offset": 4, "op": o, "writer": refused}]

@@ -187,7 +187,7 @@ def test_producer_features_start_at_0_11(version: KafkaVersion, feature: str) ->
         ("0.9.0.1", {"subscribe"}),
         ("0.10.0.1", {"subscribe", "api_versions"}),
         ("0.10.1.1", {"subscribe", "api_versions", "create_topics"}),
-        ("0.11.0.0", set(CLIENT_FEATURES) - {"consumer_group_protocol"}),
+        ("0.11.0.0", set(CLIENT_FEATURES) - {"consumer_group_protocol", "group_fencing"}),
         ("3.9.1", set(CLIENT_FEATURES) - {"consumer_group_protocol"}),
         ("4.0.0", set(CLIENT_FEATURES)),
     ],

@@ -120,8 +120,10 @@ def test_the_analysis_counts_every_invalidating_type_once() -> None:
     assert "anomalies" in TERMINAL_METRICS
 
 
-def test_only_unseen_needs_the_drain() -> None:
-    assert needing_drain() == ("unseen",)
+def test_only_unseen_and_missing_output_need_the_drain() -> None:
+    """Both are absences: an unseen value, and an output an info transaction may have
+    committed, are proven only by the drain's reads."""
+    assert needing_drain() == ("unseen", "missing-output")
 
 
 def test_reports_rank_by_the_registry_severity() -> None:
@@ -215,9 +217,10 @@ def test_the_group_extension_is_registry_rows() -> None:
     assert contract.f_codes()["commit"] == 6 and contract.f_codes()["committed"] == 8
     assert contract.group_fs() == {"commit", "committed"} == set(GROUP_FS)
     assert "commit" in contract.judged_fs() and "committed" in contract.judged_fs()
-    assert GROUP_TYPES == contract.group_types() == ("lost-commit", "commit-skip", "garbage-commit")
+    assert GROUP_TYPES == contract.group_types() == (
+        "lost-commit", "commit-skip", "garbage-commit", "duplicate-output", "missing-output")
     assert all(contract.anomaly_type(t).engines == ("memory",) for t in GROUP_TYPES)
-    assert not set(GROUP_TYPES) & set(needing_drain())
+    assert set(GROUP_TYPES) & set(needing_drain()) == {"missing-output"}
     assert ALLOWED_IN == {"commit": ("poll", "txn", "commit"),
                           "committed": ("poll", "txn", "committed"),
                           "assigned": ("poll", "txn"), "revoked": ("poll", "txn")}

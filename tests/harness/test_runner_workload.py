@@ -98,7 +98,7 @@ def test_the_workloads_checker_judges_the_run(
 def test_an_unregistered_workload_is_one_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         parse(flags(tmp_path))  # "fake" is not registered here
-    assert "--workload must be one of queue, got 'fake'" in err.value.one_line()
+    assert "--workload must be one of queue, eos, got 'fake'" in err.value.one_line()
 
 
 def test_every_run_reports_its_coverage_writes_its_report_and_prints_both(

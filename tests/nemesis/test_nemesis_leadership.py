@@ -19,7 +19,7 @@ from nemesis.kinds import load
 from nemesis.leadership import ElectNemesis, ReassignNemesis, moved
 from nemesis.nodes import Resolver
 from nemesis.polling import Poller
-from nemesis.targets import Facts
+from nemesis.targets import Facts, offsets_partition
 
 ELECTED = ("Successfully completed leader election (PREFERRED) for partitions pre.t0-1\n"
            "Valid replica already elected for partitions pre.t0-0\n")
@@ -32,12 +32,15 @@ class Kafka:
         nodes = tuple(f"n{i}" for i in range(1, n + 1))
         self.parts = {f"t0-{i}": PartitionState("t0", i, "n1", nodes[:3], nodes[:3])
                       for i in range(2)}
+        self.offsets: dict[str, PartitionState] = {}
         self.runs: list[tuple[str, ...]] = []
         self.files: list[Any] = []
         self.exit = 0
 
     def facts(self, _cluster: object) -> Facts:
-        return Facts(partitions=lambda: dict(self.parts), controller=lambda: "n1")
+        return Facts(partitions=lambda: dict(self.parts), controller=lambda: "n1",
+                     offsets=lambda: {p.partition: p for p in self.offsets.values()},
+                     group_prefix="pre.")
 
     def handler(self, fake: FakeNode) -> Any:
         def handle(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
@@ -53,9 +56,10 @@ class Kafka:
             for move in self.files[-1]["partitions"]:
                 key = move["topic"].removeprefix("pre.") + f"-{move['partition']}"
                 to = tuple(f"n{r}" for r in move["replicas"])
-                old = self.parts[key]
+                table = self.parts if key in self.parts else self.offsets
+                old = table[key]
                 leader = old.leader if old.leader in to else to[0]
-                self.parts[key] = PartitionState(old.topic, old.partition, leader, to, to)
+                table[key] = PartitionState(old.topic, old.partition, leader, to, to)
             return self.exit, "Successfully started partition reassignment for pre.t0-0\n", ""
         return handle
 
@@ -144,6 +148,36 @@ def test_a_reassignment_moves_the_replicas_and_the_heal_moves_them_back() -> Non
     assert again["restored"] == {} and again["duration-s"] >= 0
 
 
+def test_a_groups_coordinator_partition_is_moved_by_its_own_key() -> None:
+    kafka = Kafka()
+    nodes = ("n1", "n2", "n3")
+    kafka.offsets = {f"__consumer_offsets-{i}": PartitionState("__consumer_offsets", i, "n1",
+                                                               nodes, nodes)
+                     for i in range(50)}
+    c, _ = cluster(kafka)
+    n = offsets_partition("pre.g0", 50)
+    key = f"__consumer_offsets-{n}"
+    nem = reassigner(kafka)
+    out = nem.invoke(c, {"f": "reassign", "value": {"key": "group-coordinator:g0"}})
+    assert "error" not in out
+    # every broker holds a replica: the replicas rotate, the next one is preferred;
+    # the internal topic goes by its own name, without the run's prefix
+    assert out["value"]["moves"] == {key: {"from": ["n1", "n2", "n3"],
+                                           "to": ["n2", "n3", "n1"]}}
+    assert kafka.files[0]["partitions"] == [{"topic": "__consumer_offsets", "partition": n,
+                                             "replicas": [2, 3, 1]}]
+    assert nem.invoke(c, {"f": "reassign-back", "value": None})["value"]["restored"] == {
+        key: ["n1", "n2", "n3"]}
+    out = ElectNemesis(Resolver(1, kafka.facts), "pre.").invoke(  # type: ignore[arg-type]
+        c, {"f": "elect-leader", "value": {"type": "preferred", "key": "group-coordinator:g0"}})
+    assert out["value"]["keys"] == [key]
+    assert kafka.files[-1] == {"partitions": [{"topic": "__consumer_offsets", "partition": n}]}
+    kafka.offsets = {}  # no group has made the topic yet: nothing to elect, recorded
+    out = ElectNemesis(Resolver(1, kafka.facts)).invoke(  # type: ignore[arg-type]
+        c, {"f": "elect-leader", "value": {"key": "group-coordinator:g0"}})
+    assert out["error"] == "no workload partition 'group-coordinator:g0'"
+
+
 def test_a_reassignment_that_never_completes_is_bounded() -> None:
     kafka = Kafka()
     nem = reassigner(kafka)
@@ -169,6 +203,7 @@ def test_the_default_plan_moves_the_preferred_leader_off_the_leader(leader: str,
     ("elect-leader", "elect-leader", "dirty", "preferred or unclean"),
     ("elect-leader", "elect-leader", {"type": "unclean", "key": "t0"}, "key must name"),
     ("elect-leader", "elect-leader", {"keys": 1}, "takes type and key"),
+    ("elect-leader", "elect-leader", {"key": "group-coordinator:"}, "key must name"),
     ("reassign", "reassign", {"replicas": ["n1", "n1"]}, "distinct node names"),
     ("reassign", "reassign", {"replicas": ["n1", "n7"]}, "not among the run's 3 nodes"),
     ("reassign", "reassign", {"timeout-s": 0}, "'timeout-s' must be"),
@@ -180,7 +215,9 @@ def test_bad_values_are_refused(kind: str, f: str, value: object, problem: str) 
 
 def test_good_values_pass() -> None:
     elect, reassign = load(fault_kind("elect-leader")), load(fault_kind("reassign"))
-    for value in ("preferred", "unclean", {"type": "unclean", "key": "t0-2"}, None):
+    for value in ("preferred", "unclean", {"type": "unclean", "key": "t0-2"}, None,
+                  {"key": "group-coordinator:g0"}):
         assert elect.validate("elect-leader", value, 3) is None  # type: ignore[attr-defined]
-    for value in ({}, {"key": "t0-1", "replicas": ["n3", "n1", "n2"], "timeout-s": 30}):
+    for value in ({}, {"key": "t0-1", "replicas": ["n3", "n1", "n2"], "timeout-s": 30},
+                  {"key": "group-coordinator:g1"}):
         assert reassign.validate("reassign", value, 3) is None  # type: ignore[attr-defined]

@@ -88,6 +88,13 @@ OTHER_TABLE = [
     ("txn-aborted", K.NOT_ENOUGH_REPLICAS, True, "fail"),
     ("txn-aborted", K.INVALID_TXN_STATE, True, "fail"),
     ("txn-aborted", K._MSG_TIMED_OUT, True, "fail"),
+    ("commit", K.UNKNOWN_MEMBER_ID, True, "info"),
+    ("commit", K.ILLEGAL_GENERATION, True, "info"),
+    ("commit-evicted", K.UNKNOWN_MEMBER_ID, True, "fail"),
+    ("commit-evicted", K.ILLEGAL_GENERATION, True, "fail"),
+    ("commit-evicted", K.REBALANCE_IN_PROGRESS, True, "info"),
+    ("commit-evicted", K.REQUEST_TIMED_OUT, True, "info"),
+    ("commit-evicted", K.NOT_COORDINATOR, True, "info"),
 ]
 
 

@@ -43,7 +43,8 @@ class QueueClient:
         self.thread = thread
         self.process = process
         self.sender = Sender(opts, topics, thread, process)
-        self.reader = Reader(opts, topics, process)
+        self.reader = Reader(opts, topics, process,
+                             stall_s=opts.stall_member_s if thread == 0 else 0.0)
         rng = random.Random(opts.seed * 1_000_003 + process)
         self.txns = Transactions(opts, self.sender, self.reader, rng)
 

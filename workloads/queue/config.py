@@ -50,6 +50,10 @@ FETCH_QUEUE_BACKOFF_MS = 10
 
 #: What an op's budget leaves of its op timeout: closing a producer, writing the completion.
 OP_MARGIN_S = 2.0
+#: Members' ``session.timeout.ms`` and ``max.poll.interval.ms`` in a run with a stalling
+#: member (``--stall-member``): librdkafka wants the poll interval no shorter than the
+#: session, and a stall past it must fit in one op with room for the commit after it.
+STALL_POLL_INTERVAL_MS = 6_000
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class ClientOptions:
     abort_p: float = 0.1
     poll_ms: int = 100
     max_poll_records: int = MAX_POLL_RECORDS
+    #: seconds thread 0's member stops polling once, past its max.poll.interval.ms (0: never)
+    stall_member_s: float = 0.0
     delivery_timeout_ms: int = 10_000
     seed: int = 0
 
@@ -153,10 +159,14 @@ class ClientOptions:
             # values unread in 60 s (measured while every drain process still re-read
             # every key; not measured again since the drain deals the keys out).
         }
+        if self.stall_member_s and group is not None:
+            conf["session.timeout.ms"] = STALL_POLL_INTERVAL_MS
+            conf["max.poll.interval.ms"] = STALL_POLL_INTERVAL_MS
         if self.group_protocol == "consumer" and self.sub_via == "subscribe" and not draining:
             # KIP-848: the broker keeps the member's session and assigns partitions, so the
             # classic protocol's client-side session settings are not accepted.
             conf["group.protocol"] = "consumer"
+            # (max.poll.interval.ms stays: the client enforces it under either protocol)
             del conf["session.timeout.ms"], conf["heartbeat.interval.ms"]
         if not draining:
             conf["queued.min.messages"] = QUEUED_MIN_MESSAGES

@@ -24,15 +24,23 @@ over, but the group has given the key to another member.
 Outcomes: a commit that raised, or returned a partition error, ends the op
 ``info``: its polls happened, and its commit may have (librdkafka retries a
 commit whose request timed out, so even a refusal at a rebalance does not prove
-that no earlier attempt was written). A poll that raised ends ``fail`` (a read has
-no side effect) and replaces the client, whose position can no longer be
-trusted: after a rebalance inside the op there is no position to seek back to.
+that no earlier attempt was written). The exception is a member that had not
+polled for longer than its ``max.poll.interval.ms`` when it committed:
+librdkafka has left the group for it, so every attempt of the commit came from
+a non-member, and the coordinator's refusal of a non-member (``classify``'s
+``commit-evicted``) ends the op ``fail``. ``--stall-member`` makes one member
+stall so (``Stall``), between a poll and its commit, once. A poll that raised
+ends ``fail`` (a read has no side effect) and replaces the client, whose
+position can no longer be trusted: after a rebalance inside the op there is no
+position to seek back to.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -44,16 +52,39 @@ LOG = logging.getLogger("insync.client")
 
 #: A completion's micro-ops, in the order they happened.
 Mops = list[list[Any]]
+#: librdkafka's default ``max.poll.interval.ms``, in seconds.
+MAX_POLL_INTERVAL_S = 300.0
+#: How long a stalling member lives before it stalls: past its first rebalance, so that
+#: it holds partitions and has records to commit.
+STALL_AFTER_S = 10.0
+
+
+@dataclass
+class Stall:
+    """``--stall-member``: the member stops polling once, ``seconds`` long, between a poll
+    that read something and its commit, ``after_s`` into its life. ``sleep`` is injected
+    so that tests run in virtual time."""
+
+    seconds: float
+    after_s: float = STALL_AFTER_S
+    sleep: Callable[[float], None] = time.sleep
+    done: bool = False
 
 
 class Member:
     """The rebalance callbacks and poll-and-commit of one process's group consumer."""
 
     def __init__(self, key_of: Callable[[str, int], str], real: Callable[[str], tuple[str, int]],
-                 process: int) -> None:
+                 process: int, stall: Stall | None = None, *,
+                 max_poll_interval_s: float = MAX_POLL_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.key_of = key_of
         self.real = real
         self.process = process
+        self.stall = stall
+        self.max_poll_interval_s = max_poll_interval_s
+        self.clock = clock
+        self._born = clock()
         self._mops: Mops | None = None  # the op in hand's micro-ops; None between ops
         self._held: set[str] = set()  # the keys the group gave this member, as told
         self._pending: dict[str, int] = {}  # key -> the offset after its last record read
@@ -84,10 +115,17 @@ class Member:
 
     # -- poll and commit -------------------------------------------------------------------
 
-    def poll_commit(self, consumer: Consumer, wait_s: float, most: int) -> Completed:
-        """One poll op: up to ``most`` records (waiting up to ``wait_s`` for the first), then
-        a synchronous commit of the positions read."""
-        mops: Mops = [["poll", {}]]
+    @property
+    def held(self) -> frozenset[str]:
+        """The keys the group gave this member, as its callbacks were told."""
+        return frozenset(self._held)
+
+    def poll(self, consumer: Consumer, wait_s: float, most: int, mops: Mops) -> None:
+        """Up to ``most`` records (waiting up to ``wait_s`` for the first), with the
+        rebalances that ran among them, appended to ``mops`` as they come (so what was
+        handed over is known when the consumer raises). An exactly-once member
+        (``workloads.eos``) commits them later, in its transaction."""
+        mops.append(["poll", {}])
         self._mops = mops
         self._pending = {}
         try:
@@ -99,15 +137,29 @@ class Member:
                 if taken >= most:
                     break
                 msg = consumer.poll(0)
+        finally:
+            self._mops = None
+
+    def poll_commit(self, consumer: Consumer, wait_s: float, most: int) -> Completed:
+        """One poll op: :meth:`poll`, then a synchronous commit of the positions read."""
+        mops: Mops = []
+        try:
+            self.poll(consumer, wait_s, most, mops)
         except Exception as err:
             outcome = classify(err, "poll")
             return Completed(outcome.type, [*mops, ["commit"]], outcome.error, reset=True)
-        finally:
-            self._mops = None
+        polled_at = self.clock()  # just after the last poll() call: never overstates the gap
         offsets = {key: self._pending[key] for key in sorted(self._pending)}
         value = [*mops, ["commit", offsets]]
         if not offsets:
             return Completed("ok", value)
+        stall = self.stall
+        if stall is not None and not stall.done and polled_at - self._born >= stall.after_s:
+            stall.done = True
+            LOG.info("group consumer of process %s stalls %g s before its commit",
+                     self.process, stall.seconds)
+            stall.sleep(stall.seconds)
+        evicted = self.clock() - polled_at > self.max_poll_interval_s
         try:
             done = consumer.commit(offsets=[self._at(k, o) for k, o in offsets.items()],
                                    asynchronous=False)
@@ -115,7 +167,7 @@ class Member:
             if refused:
                 raise KafkaException(refused[0])
         except Exception as err:
-            return classify(err, "commit").completed(value)
+            return classify(err, "commit-evicted" if evicted else "commit").completed(value)
         return Completed("ok", value)
 
     def _at(self, key: str, offset: int) -> TopicPartition:

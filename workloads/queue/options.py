@@ -108,6 +108,10 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("check_replicas", keys, "after the run, read every replica's log of these keys' "
          "partitions and report offsets where replicas hold different records, e.g. t0-0",
          "K1,K2"),
+    Spec("stall_member", number, "with --commit sync: the member of client thread 0 stops "
+         "polling once, 10 s into its life, for this many seconds, past its "
+         "max.poll.interval.ms (6 s in such a run): the group evicts it and refuses the "
+         "commit that follows (default: 0, no stall)", "SECONDS", range=Range(0, 12)),
     Spec("crash_client_interval", number, "how long a client lives, on average, before a "
          "crash op closes it and a fresh one takes its thread, as Jepsen's option of the "
          "name (default: 30; 0: no crashes)", "SECONDS", range=Range(0, 86_400)),
@@ -134,6 +138,7 @@ class QueueSettings:
     max_poll_records: int = MAX_POLL_RECORDS
     pin_keys: list[str] = field(default_factory=list)
     check_replicas: list[str] = field(default_factory=list)
+    stall_member: float = 0.0
     crash_client_interval: float = 30.0
 
 
@@ -255,6 +260,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "pin_keys": list(s.pin_keys),
         "check_replicas": list(s.check_replicas),
         "crash_client_interval": s.crash_client_interval,
+        "stall_member": s.stall_member,
         "producer": producer,
     }
 
@@ -282,6 +288,7 @@ def client_options(
         abort_p=s.txn_abort_p if s.txn else 0.0,
         poll_ms=s.poll_ms,
         max_poll_records=s.max_poll_records,
+        stall_member_s=s.stall_member if s.sub_via == "subscribe" and s.commit == "sync" else 0.0,
         seed=seed,
     )
 

@@ -31,7 +31,7 @@ from cluster.kafka_clients import base_config
 from workloads.client import Completed, Op
 from workloads.outcomes import Outcome, classify
 from workloads.queue.config import ClientOptions
-from workloads.queue.members import Member
+from workloads.queue.members import MAX_POLL_INTERVAL_S, Member, Stall
 from workloads.queue.shape import group_name
 from workloads.queue.topics import Topics
 
@@ -50,8 +50,10 @@ Records = dict[str, list[list[int]]]
 class Reader:
     """A process's consumer, created on first use, and the keys it holds."""
 
-    def __init__(self, opts: ClientOptions, topics: Topics, process: int) -> None:
+    def __init__(self, opts: ClientOptions, topics: Topics, process: int, *,
+                 stall_s: float = 0.0) -> None:
         self.opts = opts
+        self.stall_s = stall_s  # ``--stall-member``: this process's member stalls once
         self.topics = topics
         self.process = process
         self._consumer: Consumer | None = None
@@ -71,7 +73,11 @@ class Reader:
             config = self.opts.consumer_config(draining=draining, group=group)
             self._consumer = Consumer(base_config(self.opts.bootstrap, **config))
             if group is not None and self.opts.members_commit:
-                self.member = Member(self.topics.key, self.topics.real, self.process)
+                self.member = Member(
+                    self.topics.key, self.topics.real, self.process,
+                    Stall(self.stall_s) if self.stall_s else None,
+                    max_poll_interval_s=config.get("max.poll.interval.ms",
+                                                   MAX_POLL_INTERVAL_S * 1000) / 1000)
         return self._consumer
 
     # -- poll ---------------------------------------------------------------------

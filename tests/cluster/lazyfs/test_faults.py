@@ -105,6 +105,22 @@ def test_corrupt_reaches_only_the_files_it_names(served: Served) -> None:
     assert served.read(log, 0, 100) != b"x" * 100
 
 
+def test_a_glob_with_a_slash_names_files_by_their_path(served: Served) -> None:
+    """``[!_]*/*.log``: the partitions' segments, not KRaft's metadata log (same names)."""
+    topic = served.fs.mkdir(ROOT, "run-t0-0", 0o755).ino
+    meta = served.fs.mkdir(ROOT, "__cluster_metadata-0", 0o755).ino
+    segment = served.fs.create(topic, "00000000000000000000.log", 0o644).ino
+    metadata = served.fs.create(meta, "00000000000000000000.log", 0o644).ino
+    top = served.file("00000000000000000000.log")
+    served.disk.start({"kind": "error", "ops": ["write"], "files": "[!_]*/*.log"})
+    assert _errno_of(lambda: served.write(segment, 0, b"s")) == errno.EIO
+    assert served.write(metadata, 0, b"m") == 1
+    assert served.write(top, 0, b"t") == 1  # no directory: the path has no "/"
+    served.disk.start({"kind": "error", "ops": ["write"], "files": "*.log"})
+    for ino in (segment, metadata, top):  # without a "/": the name alone, in any directory
+        assert _errno_of(lambda ino=ino: served.write(ino, 0, b"x")) == errno.EIO
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.binary(min_size=1, max_size=600), bits=st.integers(1, 40),
        seed=st.integers(0, 2**32))
@@ -216,6 +232,7 @@ class _NamedOnly:
 
     class _Node:
         name = "x.log"
+        parent = None
 
     def node(self, ino: int) -> _Node:
         return self._Node()

@@ -226,13 +226,21 @@ def test_disk_faults_through_the_mount_do_what_they_say(dirs: tuple[Path, Path])
         assert _control(point, "heal")["disk"]["healed"][0]["hits"] >= 1
         assert time.monotonic() - started < 0.3  # the control file does not queue behind it
 
+        # A full disk behind the writeback cache: the append is taken by the page cache,
+        # its writeback fails, and the broker hears ENOSPC at its next fsync.
         _control(point, 'disk {"kind": "full", "bytes": 100}')
-        _append_sync(log, b"f" * 100, fsync=False)
-        with pytest.raises(OSError) as full:
-            _append_sync(log, b"g", fsync=False)
-        assert full.value.errno == errno.ENOSPC
-        _control(point, "heal")
-        _append_sync(log, b"g", fsync=True)
+        _append_sync(log, b"f" * 100, fsync=True)  # fits
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"g")
+            with pytest.raises(OSError) as full:
+                os.fsync(fd)
+            assert full.value.errno == errno.ENOSPC
+        finally:
+            os.close(fd)
+        assert _control(point, "heal")["disk"]["healed"][0]["hits"] >= 1
+        assert (backing / "0.log").read_bytes().endswith(b"f" * 100)  # "g" never reached it
+        _append_sync(log, b"g", fsync=True)  # the disk has room again
 
         _control(point, 'disk {"kind": "error", "ops": ["fsync"], "once": true}')
         fd = os.open(log, os.O_WRONLY | os.O_APPEND)
@@ -250,5 +258,57 @@ def test_disk_faults_through_the_mount_do_what_they_say(dirs: tuple[Path, Path])
             (point / CONTROL).write_text('disk {"kind": "melt"}\n')
         assert refused.value.errno == errno.EINVAL
         assert "melt" in json.loads((point / CONTROL).read_text())["refused"]
+    finally:
+        fs.unmount()
+
+
+def test_a_failed_writeback_is_reported_once_and_its_data_is_not_durable(
+    dirs: tuple[Path, Path],
+) -> None:
+    """EIO on writes behind the page cache is Linux's "fsyncgate": the failed pages are
+    dropped from writeback, the next fsync reports the error, the one after succeeds,
+    and a power cut then shows the data never reached the disk."""
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        log = point / "0.log"
+        _append_sync(log, b"a" * 4096, fsync=True)
+        _control(point, 'disk {"kind": "error", "ops": ["write"], "once": true}')
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+        try:
+            assert os.write(fd, b"b" * 4096) == 4096  # the page cache takes it
+            with pytest.raises(OSError) as failed:
+                os.fsync(fd)
+            assert failed.value.errno == errno.EIO
+            os.fsync(fd)  # reported once: this fsync succeeds, and trusts nothing
+        finally:
+            os.close(fd)
+        state = json.loads((point / CONTROL).read_text())["disk"]
+        assert state["faults"] == [] and state["healed"][0]["hits"] == 1  # once: it ended
+        assert log.read_bytes() == b"a" * 4096 + b"b" * 4096  # the page cache still shows it
+        assert (backing / "0.log").read_bytes() == b"a" * 4096  # the disk never had it
+        fs.lose()
+    finally:
+        fs.unmount()
+    fs = Mount(backing, point)
+    try:
+        assert log.read_bytes() == b"a" * 4096  # after the power cut: gone
+    finally:
+        fs.unmount()
+
+
+def test_sync_f_then_the_control_files_sync_makes_cached_writes_durable(
+    dirs: tuple[Path, Path],
+) -> None:
+    """What ``power_loss_fs.sync_all`` runs: written pages still in the kernel's
+    writeback cache reach the daemon, then the disk."""
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        _append_sync(point / "meta.properties", b"m" * 300, fsync=False)
+        subprocess.run(["sync", "-f", str(point)], check=True)
+        _control(point, "sync")
+        fs.lose()
+        assert (backing / "meta.properties").read_bytes() == b"m" * 300
     finally:
         fs.unmount()

@@ -19,7 +19,12 @@ from cluster.lazyfs.state import PAGE, ROOT, FsError
 DIRS = ("", "d1", "d2")
 PATHS = ("a", "d1/a", "d1/b", "d2/a")
 OFFSETS = st.sampled_from([0, 1, PAGE - 3, PAGE, 2 * PAGE + 5, 3 * PAGE])
-DATA = st.binary(min_size=1, max_size=PAGE + 10)
+#: Whole pages (what the kernel's writeback sends), from a short pattern: Hypothesis
+#: draws at most a few KiB of entropy per example, too little for pages of random bytes.
+PAGES = st.builds(lambda pattern, n: (pattern * (n * PAGE))[:n * PAGE],
+                  st.binary(min_size=1, max_size=7), st.integers(1, 2))
+#: Small writes, and whole pages at the offsets (of OFFSETS) that are aligned.
+DATA = st.binary(min_size=1, max_size=PAGE + 10) | PAGES
 
 
 def backing_tree(root: Path) -> dict[str, bytes]:

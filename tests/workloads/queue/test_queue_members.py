@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from kafka_fakes import FakeGroupConsumer, Msg, topics
 
-from workloads.queue import reading
+from workloads.queue import members, reading
 from workloads.queue.client import QueueClient
 from workloads.queue.config import ClientOptions
 
@@ -180,3 +180,75 @@ def test_an_auto_commit_member_joins_its_group_and_commits_in_the_background(
     assert configs[0]["group.id"] == "run1-g1" and configs[0]["enable.auto.commit"] is True
     assert c.invoke({"f": "poll", "value": [["poll"]]}).value == [["poll", {"t0-1": [[0, 10]]}]]
     assert fake.commits == []
+
+
+class Clock:
+    """Virtual time: it moves only when the member sleeps, or a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def stalling(fake: FakeGroupConsumer, clock: Clock, seconds: float = 9.0) -> members.Member:
+    m = members.Member(lambda t, p: f"{t.removeprefix('run1-')}-{p}",
+                       lambda k: ("run1-" + k.rpartition("-")[0], int(k.rpartition("-")[2])),
+                       0, members.Stall(seconds, sleep=clock.sleep),
+                       max_poll_interval_s=6.0, clock=clock)
+    fake.subscribe(["run1-t0"], on_assign=m.on_assign, on_revoke=m.on_revoke)
+    return m
+
+
+def not_a_member(tps: list[TopicPartition]) -> list[TopicPartition]:
+    raise KafkaException(KafkaError(K.UNKNOWN_MEMBER_ID, "Broker: Unknown member"))
+
+
+def test_a_member_that_stalls_past_its_poll_interval_is_refused_and_its_commit_fails() -> None:
+    fake = FakeGroupConsumer([("assign", [tp(1)]), rec(1, 0, 10)])
+    clock = Clock()
+    m = stalling(fake, clock)
+    done = m.poll_commit(fake, 0.1, 100)  # 0 s into its life: no stall yet
+    assert (done.type, clock.slept) == ("ok", [])
+    clock.now += 10.0
+    fake.events = [rec(1, 1, 11)]
+    fake.commit_answer = not_a_member
+    done = m.poll_commit(fake, 0.1, 100)
+    # it stalled once, between the poll and the commit, 9 s against a 6 s interval: the
+    # group had evicted it, so its refused commit certainly did not apply
+    assert clock.slept == [9.0]
+    assert done.type == "fail" and "UNKNOWN_MEMBER_ID" in str(done.error)
+    assert done.value == [["poll", {"t0-1": [[1, 11]]}], ["commit", {"t0-1": 2}]]
+    fake.events = [rec(1, 2, 12)]
+    done = m.poll_commit(fake, 0.1, 100)  # the same refusal without a stall: may have applied
+    assert (done.type, clock.slept) == ("info", [9.0])
+
+
+def test_a_stall_shorter_than_the_poll_interval_leaves_a_refusal_info() -> None:
+    fake = FakeGroupConsumer([("assign", [tp(1)]), rec(1, 0, 10)],
+                             commit_answer=not_a_member)
+    clock = Clock()
+    m = stalling(fake, clock, seconds=5.0)
+    clock.now += 10.0
+    done = m.poll_commit(fake, 0.1, 100)
+    assert clock.slept == [5.0] and done.type == "info"
+
+
+def test_stall_member_stalls_thread_0s_member_and_shortens_the_poll_interval(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    c, configs = joined(FakeGroupConsumer(), monkeypatch, stall_member_s=9.0)
+    assert configs[0]["max.poll.interval.ms"] == 6000 == configs[0]["session.timeout.ms"]
+    member = c.reader.member
+    assert member is not None and member.stall is not None and member.stall.seconds == 9.0
+    assert member.max_poll_interval_s == 6.0
+    other = QueueClient(ClientOptions(bootstrap="x:9092", sub_via="subscribe", commit="sync",
+                                      stall_member_s=9.0), topics(), thread=1, process=4)
+    assert other.reader.stall_s == 0.0
+    _, plain = joined(FakeGroupConsumer(), monkeypatch)
+    assert "max.poll.interval.ms" not in plain[0]
