@@ -58,13 +58,9 @@ class Transform(Transactions):
     def transform(self, mops: list[Any], read: Records) -> Completed:
         if not mops:
             return Completed("ok", [])  # nothing polled since the last transaction
-        self._deadline = self.sender.clock() + self.opts.op_budget_s
-        try:
-            producer = self.sender.producer(self._left())
-            producer.begin_transaction()
-        except Exception as err:  # nothing of this op was written
-            outcome = classify(err, "txn-begin")
-            return Completed(outcome.type, mops, outcome.error, reset=True)
+        producer = self._begin(mops)
+        if isinstance(producer, Completed):
+            return producer
         reports = Reports()
         sends = [i for i, m in enumerate(mops) if m[0] == "send"]
         try:

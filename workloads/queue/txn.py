@@ -57,8 +57,9 @@ class Transactions:
         """Seconds left of this op's budget (0 when spent)."""
         return max(0.0, self._deadline - self.sender.clock())
 
-    def run(self, op: Op) -> Completed:
-        mops: list[Any] = op["value"]
+    def _begin(self, mops: list[Any]) -> Producer | Completed:
+        """Start this op's budget and a transaction: the producer, or the op's completion
+        when the transaction could not begin (nothing of the op was written)."""
         self._deadline = self.sender.clock() + self.opts.op_budget_s
         try:
             producer = self.sender.producer(self._left())
@@ -66,6 +67,13 @@ class Transactions:
         except Exception as err:  # nothing of this op was written
             outcome = classify(err, "txn-begin")
             return Completed(outcome.type, mops, outcome.error, reset=True)
+        return producer
+
+    def run(self, op: Op) -> Completed:
+        mops: list[Any] = op["value"]
+        producer = self._begin(mops)
+        if isinstance(producer, Completed):
+            return producer
         reports = Reports()
         read: Records = {}
         out: list[Any] = list(mops)
