@@ -162,16 +162,26 @@ def _defaults(props: BrokerProperties) -> dict[str, str]:
     }
 
 
-def _wiring(props: BrokerProperties) -> dict[str, str]:
+#: The keys that said where a broker listens before ``listeners`` (0.9.0, KIP-2); a
+#: version whose own key set lacks ``listeners`` is wired with these.
+HOST_PORT_KEYS = ("host.name", "port", "advertised.host.name", "advertised.port")
+
+
+def _wiring(props: BrokerProperties, known_keys: frozenset[str] | None = None
+            ) -> dict[str, str]:
     """Identity, listeners and quorum: not overridable, or the cluster breaks."""
     advertised = f"PLAINTEXT://{props.advertised_host}:{BROKER_PORT}"
     if props.mode == "zookeeper":
-        return {
+        wiring = {
             "broker.id": str(props.node_id),
             "zookeeper.connect": props.zookeeper_connect or "",
-            "listeners": f"PLAINTEXT://0.0.0.0:{BROKER_PORT}",
-            "advertised.listeners": advertised,
         }
+        if known_keys is not None and "listeners" not in known_keys:
+            return {**wiring, **dict(zip(HOST_PORT_KEYS, (
+                "0.0.0.0", str(BROKER_PORT), props.advertised_host, str(BROKER_PORT)),
+                strict=True))}
+        return {**wiring, "listeners": f"PLAINTEXT://0.0.0.0:{BROKER_PORT}",
+                "advertised.listeners": advertised}
     listeners = [f"PLAINTEXT://0.0.0.0:{BROKER_PORT}"]
     if props.is_controller:
         listeners.append(f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}")
@@ -193,14 +203,15 @@ def reserved_keys(mode: Mode) -> frozenset[str]:
     probe = BrokerProperties(
         node_id=1, mode=mode, is_controller=True, advertised_host="x", replication_factor=1
     )
-    return frozenset(_wiring(probe))
+    return frozenset(_wiring(probe)) | (frozenset(HOST_PORT_KEYS) if mode == "zookeeper"
+                                        else frozenset())
 
 
 def render(props: BrokerProperties, known_keys: frozenset[str] | None = None) -> str:
     """The ``server.properties`` text, keys sorted, overrides applied last."""
     settings = {k: v for k, v in _defaults(props).items() if known_keys is None or k in known_keys}
     settings.update(props.overrides)
-    settings.update(_wiring(props))
+    settings.update(_wiring(props, known_keys))
     lines = [f"# written by insync for node {props.node_id} ({props.mode})"]
     lines += [f"{key}={value}" for key, value in sorted(settings.items())]
     return "\n".join(lines) + "\n"

@@ -19,9 +19,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -74,7 +77,7 @@ def known_broker_keys(dist: Distribution, java: str = "java") -> frozenset[str]:
     cached = _load(cache, dist.version.version)
     if cached is not None:
         return cached
-    keys = extract_keys(dist, java)
+    keys = extract_keys(dist, java) if dist.version.config_def else constant_keys(dist)
     _store(cache, dist.version.version, keys)
     return keys
 
@@ -115,6 +118,45 @@ def extract_keys(dist: Distribution, java: str = "java") -> frozenset[str]:
             f"if it has one, delete {dist.root} and retry",
         )
     return keys
+
+
+#: Before 0.9.0 ``KafkaConfig`` reads each key by name from ``VerifiableProperties``
+#: (``props.getInt("num.network.threads", 3)``), as ``ZKConfig`` reads ZooKeeper's: the
+#: keys are the string constants of these classes that look like keys.
+CONSTANT_CLASSES = ("kafka/server/KafkaConfig.class", "kafka/utils/ZKConfig.class")
+_KEY = re.compile(r"^[a-z]+(\.[a-z0-9]+)+$")
+#: Bytes after the tag of each constant-pool entry kind (JVMS 4.4), Utf8 (1) aside.
+_CONSTANT_SIZES = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3,
+                   16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
+
+
+def class_strings(data: bytes) -> list[str]:
+    """Every Utf8 constant of a class file (its names and string literals)."""
+    count = struct.unpack_from(">H", data, 8)[0]
+    at, index, out = 10, 1, []
+    while index < count:
+        tag = data[at]
+        if tag == 1:
+            length = struct.unpack_from(">H", data, at + 1)[0]
+            out.append(data[at + 3:at + 3 + length].decode("utf-8", "replace"))
+            at += 3 + length
+        else:
+            at += 1 + _CONSTANT_SIZES[tag]
+        index += 2 if tag in (5, 6) else 1  # a long or double takes two slots
+    return out
+
+
+def constant_keys(dist: Distribution) -> frozenset[str]:
+    """The broker keys of a release whose ``KafkaConfig`` is no ConfigDef (before 0.9.0)."""
+    core = f"{dist.version.kafka_artifact.artifact}-{dist.version.version}.jar"
+    jars = [p for p in dist.jar_paths if p.name == core]
+    if not jars:
+        raise EnvironmentProblem(f"cannot read Kafka {dist.version.version}'s config keys: "
+                                 f"no {core} in {dist.libs_dir}",
+                                 hint=f"delete {dist.root} and retry")
+    with zipfile.ZipFile(jars[0]) as jar:
+        strings = [s for name in CONSTANT_CLASSES for s in class_strings(jar.read(name))]
+    return frozenset(s for s in strings if _KEY.match(s))
 
 
 def validate_keys(keys: Iterable[str], known: frozenset[str]) -> None:

@@ -68,7 +68,10 @@ ERAS: tuple[Era, ...] = (
             "zookeeper_main": _ZK_MAIN,
             "client_config": (("api.version.request", "false"),
                               ("broker.version.fallback", SAME)),
+            "config_def": False,
         }),
+    Era((0, 9, 0), "kafka.server.KafkaConfig is a ConfigDef (before, its keys are the "
+        "string constants of KafkaConfig and ZKConfig)", {"config_def": True}),
     Era((0, 10, 0), "ApiVersions: librdkafka asks the broker", {"client_config": ()}),
     Era((0, 10, 1, 1), "kafka_2.12 published from here", {"scala": "2.12"}),
     Era((1, 1), "the kafka POM no longer depends on a logging binding (binding_for adds "

@@ -3,11 +3,21 @@
 librdkafka logs every refused connection to stderr; during fault injection
 that is thousands of lines. Route its logs into Python logging instead, where
 ``-v`` can show them.
+
+Brokers older than 0.10.0 cannot tell a client their version (no ApiVersions
+request), and brokers older than 0.10.1 have no CreateTopics request. A cluster
+of such brokers registers its addresses here once (``speak_to``), with the
+settings its version needs (``KafkaVersion.client_config``) and the admin client
+that creates its topics some other way; every client made for a bootstrap naming
+one of those addresses then gets them. So the many places that make a client from
+a bootstrap string alone (readiness, workloads, metadata) need not know the version.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -15,9 +25,40 @@ from confluent_kafka.admin import AdminClient
 
 LOG = logging.getLogger("insync.librdkafka")
 
+#: ``host:port`` -> what clients of that broker need (see the module's docstring).
+_SETTINGS: dict[str, dict[str, Any]] = {}
+_ADMINS: dict[str, Callable[[dict[str, Any]], AdminClient]] = {}
+_LOCK = threading.Lock()
+
 
 def _swallow(err: Any) -> None:
     LOG.debug("librdkafka error: %s", err)
+
+
+def speak_to(addresses: Iterable[str], settings: Iterable[tuple[str, str]],
+             admin_factory: Callable[[dict[str, Any]], AdminClient] | None = None) -> None:
+    """Every client of a bootstrap naming one of ``addresses`` (``host:port``) gets
+    ``settings``, and ``admin`` makes its admin clients with ``admin_factory`` (given
+    the client configuration). Nothing is registered for a version that needs neither."""
+    conf = dict(settings)
+    with _LOCK:
+        for address in addresses:
+            if conf:
+                _SETTINGS[address] = conf
+            else:
+                _SETTINGS.pop(address, None)
+            if admin_factory is not None:
+                _ADMINS[address] = admin_factory
+            else:
+                _ADMINS.pop(address, None)
+
+
+def _registered(bootstrap: str) -> str | None:
+    with _LOCK:
+        for address in bootstrap.split(","):
+            if address.strip() in _SETTINGS or address.strip() in _ADMINS:
+                return address.strip()
+    return None
 
 
 def base_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
@@ -27,12 +68,18 @@ def base_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
         "error_cb": _swallow,
         "socket.connection.setup.timeout.ms": 5000,
     }
+    address = _registered(bootstrap)
+    if address is not None:
+        conf.update(_SETTINGS.get(address, {}))
     conf.update(extra)
     return conf
 
 
 def admin(bootstrap: str, **extra: Any) -> AdminClient:
-    return AdminClient(base_config(bootstrap, **extra))
+    conf = base_config(bootstrap, **extra)
+    address = _registered(bootstrap)
+    factory = _ADMINS.get(address) if address is not None else None
+    return factory(conf) if factory is not None else AdminClient(conf)
 
 
 def producer(bootstrap: str, **extra: Any) -> Producer:

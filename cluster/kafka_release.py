@@ -123,6 +123,7 @@ class KafkaVersion:
     reassign_main: str | None = None  # kafka-reassign-partitions over the Admin API
     zookeeper_main: str | None = None  # a ZooKeeper server from the same classpath
     client_config: tuple[tuple[str, str], ...] = ()  # librdkafka settings these brokers need
+    config_def: bool = True  # kafka.server.KafkaConfig is a ConfigDef (cluster.config_keys)
     notes: str = ""  # why the quirks above are there
 
     @property

@@ -48,6 +48,16 @@ class Cluster:
     def bootstrap(self) -> str:
         return ",".join(f"{n.address}:{BROKER_PORT}" for n in self.nodes.values())
 
+    def __post_init__(self) -> None:
+        """Tell ``cluster.kafka_clients`` what clients of these brokers need, if anything:
+        the client settings of brokers without ApiVersions, and topics made through
+        ZooKeeper on brokers without CreateTopics (both from the version's data)."""
+        from cluster.kafka_clients import speak_to
+        from cluster.zk_topics import admin_factory
+
+        factory = None if self.version.can("create_topics") else admin_factory(self)
+        speak_to(self.bootstrap.split(","), self.version.client_config, factory)
+
     def node(self, name: str) -> KafkaNode:
         try:
             return self.nodes[name]

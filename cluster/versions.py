@@ -155,10 +155,4 @@ def check_runnable(version: KafkaVersion, mode: str) -> KafkaVersion:
             hint=f"use --mode {' or '.join(modes)}, or a release that has {mode} mode "
             f"({mode_span(mode)})",
         )
-    if not version.can("create_topics"):
-        raise UsageError(
-            f"insync runs Kafka {feature_since('create_topics')} and newer, got "
-            f"{version.version}: it creates topics with the CreateTopics API",
-            hint=f"pass --kafka-version {feature_since('create_topics')}.x or newer",
-        )
     return version

@@ -182,6 +182,10 @@ def validate(s: QueueSettings, version: KafkaVersion) -> None:
 
 def _validate_groups(s: QueueSettings, version: KafkaVersion) -> None:
     """Refuse group options that would be ignored, or that the brokers cannot serve."""
+    if s.sub_via == "subscribe" and not version.can("subscribe"):
+        raise UsageError(
+            f"--sub-via subscribe needs Kafka {feature_since('subscribe')}+ brokers (their "
+            f"group coordinator), got Kafka {version.version}", hint="pass --sub-via assign")
     if s.commit == "sync" and s.sub_via != "subscribe":
         raise UsageError("--commit sync needs --sub-via subscribe (only group members "
                          "commit)", hint="pass --sub-via subscribe")
