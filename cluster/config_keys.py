@@ -154,7 +154,12 @@ def constant_keys(dist: Distribution) -> frozenset[str]:
         raise EnvironmentProblem(f"cannot read Kafka {dist.version.version}'s config keys: "
                                  f"no {core} in {dist.libs_dir}",
                                  hint=f"delete {dist.root} and retry")
-    with zipfile.ZipFile(jars[0]) as jar:
+    return keys_in_jar(jars[0])
+
+
+def keys_in_jar(jar_path: Path) -> frozenset[str]:
+    """The key-like string constants of ``CONSTANT_CLASSES`` in a Kafka core jar."""
+    with zipfile.ZipFile(jar_path) as jar:
         strings = [s for name in CONSTANT_CLASSES for s in class_strings(jar.read(name))]
     return frozenset(s for s in strings if _KEY.match(s))
 

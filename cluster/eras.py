@@ -146,7 +146,8 @@ def release(version: str) -> KafkaVersion:
 #: Pinned so that two catalogue runs a month apart test the same bytes.
 VERSIONS: tuple[KafkaVersion, ...] = tuple(
     release(v)
-    for v in ("4.4.0", "4.3.1", "4.2.2", "4.1.2", "3.9.2", "2.8.2", "1.1.1", "0.11.0.3", "0.10.2.2")
+    for v in ("4.4.0", "4.3.1", "4.2.2", "4.1.2", "3.9.2", "2.8.2", "1.1.1", "0.11.0.3", "0.10.2.2",
+                "0.9.0.1", "0.8.2.2")
 )
 
 

@@ -14,6 +14,7 @@ from cluster.versions import (
     Logging,
     binding_for,
     feature_since,
+    known_versions,
     parse_number,
     release,
     resolve_for_mode,
@@ -176,7 +177,7 @@ def test_resolve_for_mode_follows_the_table(version: KafkaVersion, mode: str) ->
 @pytest.mark.parametrize("feature", ["idempotence", "transactions"])
 def test_producer_features_start_at_0_11(version: KafkaVersion, feature: str) -> None:
     """Idempotent producers and transactions arrived with KIP-98 in 0.11.0."""
-    assert version.can(feature) == (version.line != "0.10.2")
+    assert version.can(feature) == (version.number >= (0, 11))
     assert feature_since(feature) == "0.11.0"
 
 
@@ -197,10 +198,24 @@ def test_old_client_features(version: str, features: set[str]) -> None:
 
 
 @pytest.mark.parametrize("spec", ["0.9.0.1", "0.8.2.x", "0.10.0.x"])
-def test_releases_without_create_topics_resolve_but_are_refused_for_a_run(spec: str) -> None:
-    assert resolve_version(spec).version.startswith("0.")
-    with pytest.raises(UsageError, match=r"insync runs Kafka 0\.10\.1 and newer"):
-        resolve_for_mode(spec, ZOOKEEPER)
+def test_releases_without_create_topics_run_in_zookeeper_mode_only(spec: str) -> None:
+    """Their topics go through ZooKeeper (``cluster.zk_topics``); KRaft is one line."""
+    assert resolve_for_mode(spec, ZOOKEEPER).version.startswith("0.")
+    with pytest.raises(UsageError, match=r"does not run in kraft mode") as refused:
+        resolve_for_mode(spec, KRAFT)
+    assert "\n" not in str(refused.value)
+    assert "use --mode zookeeper" in (refused.value.hint or "")
+
+
+@pytest.mark.parametrize(("version", "config_def"),
+                         [("0.8.2.2", False), ("0.9.0.1", True), ("4.1.2", True)])
+def test_where_a_release_s_broker_keys_come_from_is_era_data(version: str,
+                                                             config_def: bool) -> None:
+    assert release(version).config_def is config_def
+
+
+def test_the_catalogue_pins_the_two_releases_before_0_10() -> None:
+    assert {"0.9.0.1", "0.8.2.2"} <= set(known_versions())
 
 
 @pytest.mark.parametrize(

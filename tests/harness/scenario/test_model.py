@@ -26,7 +26,7 @@ def test_a_range_holds_the_table_versions_between_its_ends(text: str, lines: lis
 @pytest.mark.parametrize(
     ("text", "lines", "shown"),
     [("2.8..", ["2.8", "3.9", "4.1", "4.2", "4.3", "4.4"], "2.8.."),
-     ("..1.1", ["0.10.2", "0.11.0", "1.1"], "..1.1"),
+     ("..1.1", ["0.8.2", "0.9.0", "0.10.2", "0.11.0", "1.1"], "..1.1"),
      ("3.9.1..4.1", ["3.9", "4.1"], "3.9.1..4.1"), ("4.1.2..4.1", ["4.1"], "4.1.2..4.1")],
     ids=["open-above", "open-below", "release-end", "release-to-its-line"],
 )

@@ -1,0 +1,191 @@
+"""Brokers before 0.10.1 (0.8.2, 0.9.0): each quirk from the version's data, no Docker.
+
+What the clients are told, how topics are made through ZooKeeper, how a 0.8.2 broker
+is wired and where its config keys come from, how the partition state is read from
+ZooKeeper, and what is refused in one line before anything starts.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.cimpl import NewTopic
+
+from cluster import kafka_clients
+from cluster.broker_config import HOST_PORT_KEYS, properties_for, render, reserved_keys
+from cluster.config_keys import class_strings, keys_in_jar
+from cluster.spec import ClusterSpec
+from cluster.versions import release
+from cluster.zk_state import NO_NODE, connect_request, get_data_request, parse_get_data
+from cluster.zk_topics import ZooKeeperTopicAdmin, create_args, outcome
+from harness.base.errors import UsageError
+from nemesis.kinds.burst import validate as burst_problem
+from workloads.queue.options import QueueSettings, validate
+
+# --- clients: the version's settings reach every client of the cluster's addresses ---
+
+
+@pytest.fixture
+def old_cluster() -> Any:
+    addresses = ["10.9.0.2:9092", "10.9.0.3:9092"]
+    kafka_clients.speak_to(addresses, release("0.9.0.1").client_config)
+    yield addresses
+    kafka_clients.speak_to(addresses, ())
+
+
+def test_clients_of_a_registered_broker_get_its_version_settings(old_cluster: Any) -> None:
+    conf = kafka_clients.base_config("10.9.0.3:9092,10.9.0.2:9092", acks="all")
+    assert conf["api.version.request"] == "false"
+    assert conf["broker.version.fallback"] == "0.9.0.1"
+    assert conf["acks"] == "all"
+
+
+def test_clients_of_other_brokers_are_as_they_were(old_cluster: Any) -> None:
+    conf = kafka_clients.base_config("10.9.1.2:9092")
+    assert "api.version.request" not in conf and "broker.version.fallback" not in conf
+
+
+def test_releases_with_api_versions_register_nothing() -> None:
+    kafka_clients.speak_to(["10.9.2.2:9092"], release("0.10.2.2").client_config)
+    assert "broker.version.fallback" not in kafka_clients.base_config("10.9.2.2:9092")
+
+
+# --- topics through ZooKeeper (kafka-topics --zookeeper) ---
+
+
+def test_create_args_are_kafka_topics_with_the_topic_s_configs() -> None:
+    topic = NewTopic("r-t0", num_partitions=3, replication_factor=3,
+                     config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"})
+    assert create_args("10.0.0.2:2181", topic) == [
+        "--zookeeper", "10.0.0.2:2181", "--create", "--topic", "r-t0", "--partitions", "3",
+        "--replication-factor", "3", "--config", "min.insync.replicas=1",
+        "--config", "unclean.leader.election.enable=true"]
+
+
+@pytest.mark.parametrize(("output", "code", "error"), [
+    ('Created topic "r-t0".', 0, None),
+    ('Error while executing topic command Topic "r-t0" already exists.', 0,
+     KafkaError.TOPIC_ALREADY_EXISTS),
+    ("Error while executing topic command replication factor: 3 larger than available "
+     "brokers: 2", 0, KafkaError.UNKNOWN),
+    ("", 1, KafkaError.UNKNOWN),
+])
+def test_the_tool_s_words_become_an_admin_client_s_errors(output: str, code: int,
+                                                           error: int | None) -> None:
+    found = outcome(output, code)
+    assert (found.args[0].code() if found is not None else None) == error
+
+
+def test_the_admin_answers_with_futures_as_an_admin_client_does() -> None:
+    ran: list[list[str]] = []
+
+    def tool(args: list[str]) -> tuple[str, int]:
+        ran.append(args)
+        return ("Topic \"b\" already exists." if "b" in args else "Created topic.", 0)
+
+    client = ZooKeeperTopicAdmin({"bootstrap.servers": "127.0.0.1:1"}, tool, "z:2181")
+    futures = client.create_topics([NewTopic("a", num_partitions=1, replication_factor=1),
+                                    NewTopic("b", num_partitions=1, replication_factor=1)])
+    assert isinstance(futures["a"], Future)
+    assert futures["a"].result(10) is None
+    with pytest.raises(KafkaException) as err:
+        futures["b"].result(10)
+    assert err.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
+    assert client.delete_topics(["a"])["a"].result(10) is None
+    assert ["--zookeeper", "z:2181", "--delete", "--topic", "a"] in ran
+
+
+# --- 0.8.2: host.name/port wiring and keys read from KafkaConfig's constants ---
+
+
+def _props(text: str) -> dict[str, str]:
+    return dict(ln.split("=", 1) for ln in text.splitlines() if ln and not ln.startswith("#"))
+
+
+def test_a_version_without_listeners_is_wired_with_host_and_port() -> None:
+    spec = ClusterSpec(nodes=3, mode="zookeeper", kafka_version="0.8.2.2")
+    known = frozenset({"log.dirs", "broker.id", "zookeeper.connect", "delete.topic.enable"})
+    props = _props(render(properties_for(spec, "n2", "10.0.0.2"), known))
+    assert (props["host.name"], props["port"]) == ("0.0.0.0", "9092")
+    assert (props["advertised.host.name"], props["advertised.port"]) == ("10.0.0.2", "9092")
+    assert "listeners" not in props and "advertised.listeners" not in props
+    assert "unclean.leader.election.enable" not in props  # a default it does not know
+
+
+def test_a_version_with_listeners_is_wired_as_before() -> None:
+    spec = ClusterSpec(nodes=3, mode="zookeeper", kafka_version="0.9.0.1")
+    known = frozenset({"listeners", "advertised.listeners", "log.dirs"})
+    props = _props(render(properties_for(spec, "n2", "10.0.0.2"), known))
+    assert props["advertised.listeners"] == "PLAINTEXT://10.0.0.2:9092"
+    assert not set(HOST_PORT_KEYS) & set(props)
+    assert set(HOST_PORT_KEYS) <= reserved_keys("zookeeper")
+
+
+def _class_file(strings: list[str]) -> bytes:
+    """A class file's head and constant pool: Utf8s, an Integer, and a Long (two slots)."""
+    pool = b""
+    count = 1
+    for s in strings:
+        raw = s.encode()
+        pool += struct.pack(">BH", 1, len(raw)) + raw
+        pool += struct.pack(">Bi", 3, 7)  # Integer
+        pool += struct.pack(">Bq", 5, 9)  # Long: the next index is skipped
+        count += 4
+    return struct.pack(">IHHH", 0xCAFEBABE, 0, 52, count) + pool + b"\0" * 8
+
+
+def test_class_strings_walks_the_constant_pool() -> None:
+    assert class_strings(_class_file(["log.dirs", "props", "x.y"])) == ["log.dirs", "props", "x.y"]
+
+
+def test_keys_in_the_jar_are_its_key_like_constants(tmp_path: Path) -> None:
+    jar = tmp_path / "kafka_2.11-0.8.2.2.jar"
+    with zipfile.ZipFile(jar, "w") as z:
+        z.writestr("kafka/server/KafkaConfig.class",
+                   _class_file(["replica.lag.max.messages", "brokerId", "Lkafka/X;"]))
+        z.writestr("kafka/utils/ZKConfig.class", _class_file(["zookeeper.connect"]))
+    assert keys_in_jar(jar) == {"replica.lag.max.messages", "zookeeper.connect"}
+
+
+# --- the partition state znode over ZooKeeper's protocol ---
+
+
+def test_zookeeper_requests_are_jute_encoded() -> None:
+    assert connect_request(6000)[:16] == struct.pack(">iqi", 0, 0, 6000)
+    req = get_data_request("/brokers/topics/t/partitions/0/state", xid=1)
+    assert req[:8] == struct.pack(">ii", 1, 4)
+    assert req[12:-1] == b"/brokers/topics/t/partitions/0/state" and req[-1:] == b"\0"
+
+
+def test_a_get_data_reply_gives_the_state_or_none() -> None:
+    state = json.dumps({"leader": 2, "isr": [2, 3, 1]}).encode()
+    reply = struct.pack(">iqi", 1, 5, 0) + struct.pack(">i", len(state)) + state + b"\0" * 68
+    assert json.loads(parse_get_data(reply) or b"") == {"leader": 2, "isr": [2, 3, 1]}
+    assert parse_get_data(struct.pack(">iqi", 1, 5, NO_NODE)) is None
+
+
+# --- refused in one line before anything starts ---
+
+
+def test_subscribe_is_refused_before_0_9_and_allowed_from_it() -> None:
+    with pytest.raises(UsageError, match=r"--sub-via subscribe needs Kafka 0\.9\.0\+") as err:
+        validate(QueueSettings(sub_via="subscribe"), release("0.8.2.2"))
+    assert "\n" not in err.value.one_line() and "--sub-via assign" in err.value.one_line()
+    validate(QueueSettings(sub_via="subscribe"), release("0.9.0.1"))
+    validate(QueueSettings(), release("0.8.2.2"))
+
+
+@pytest.mark.parametrize(("f", "value", "ok"), [
+    ("start-burst", "t0-0", True), ("start-burst", {"key": "t1-2"}, True),
+    ("start-burst", "t0", False), ("start-burst", {"key": "t0-0", "rate": 5}, False),
+    ("stop-burst", "all", True), ("stop-burst", None, True), ("stop-burst", "x", False),
+])
+def test_burst_values(f: str, value: Any, ok: bool) -> None:
+    assert (burst_problem(f, value, 3) is None) is ok
