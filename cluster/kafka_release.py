@@ -59,6 +59,11 @@ CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
     "api_versions": (0, 10, 0),
     "create_topics": (0, 10, 1),
     "consumer_group_protocol": (4, 0, 0),
+    # Metadata v1 (0.10.0) names the controller; before it, ZooKeeper's /controller does
+    "controller_in_metadata": (0, 10, 0),
+    # a 0.8.2 broker's Metadata lists no broker while the cluster has no topic (measured:
+    # "0 brokers, 0 topics" from a ready 3-broker cluster); 0.9.0.1's lists them
+    "brokers_in_metadata": (0, 9, 0),
     # KIP-447: TxnOffsetCommit v3 carries the member's generation, so a member that lost
     # its partitions cannot commit offsets (docs/HISTORY-GROUPS.md, exactly-once)
     "group_fencing": (2, 5, 0),

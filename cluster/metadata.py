@@ -9,6 +9,7 @@ ZooKeeper-mode controller from DescribeCluster.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -71,6 +72,40 @@ def registered_brokers(bootstrap: str, timeout_s: float = 5.0) -> set[str]:
     return {node_name(b) for b in md.brokers}
 
 
+def registered_in_zookeeper(cluster: Cluster) -> set[str]:
+    """Names of the brokers registered in ZooKeeper (``/brokers/ids``): for brokers whose
+    metadata cannot list them (``CLIENT_FEATURES["brokers_in_metadata"]``)."""
+    from cluster.zk_state import registered_ids
+    from cluster.zk_topics import zookeeper_connect
+
+    return {node_name(i) for i in registered_ids(zookeeper_connect(cluster))}
+
+
+def registered(cluster: Cluster) -> set[str]:
+    """The brokers ``cluster`` lists as registered, asked where its version can say."""
+    if cluster.version.can("brokers_in_metadata"):
+        return registered_brokers(cluster.bootstrap)
+    return registered_in_zookeeper(cluster)
+
+
+def zookeeper_controller(cluster: Cluster) -> str:
+    """The controller as ZooKeeper's ``/controller`` names it (before Metadata v1)."""
+    from cluster.zk_state import get_data
+    from cluster.zk_topics import zookeeper_connect
+
+    last: Exception | None = None
+    for address in zookeeper_connect(cluster).split(","):
+        try:
+            data = get_data(address, "/controller")
+        except OSError as err:
+            last = err
+            continue
+        if data is None:
+            raise ClusterError("the cluster reports no controller right now")
+        return node_name(int(json.loads(data.decode())["brokerid"]))
+    raise ClusterError(f"no ZooKeeper server answered for the controller: {last}")
+
+
 def zk_controller(bootstrap: str, timeout_s: float = 10.0) -> str:
     """The controller broker in ZooKeeper mode."""
     client = admin(bootstrap)  # keep a reference: a collected client cancels its futures
@@ -98,6 +133,8 @@ def parse_quorum_status(text: str) -> str:
 def active_controller(cluster: Cluster) -> str:
     """The node that is the active controller right now, by the cluster's own word."""
     if cluster.spec.mode == "zookeeper":
+        if not cluster.version.can("controller_in_metadata"):
+            return zookeeper_controller(cluster)
         return zk_controller(cluster.bootstrap)
     from cluster import jvm
 

@@ -14,6 +14,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, producer
+from cluster.metadata import registered as registered_for
 from cluster.metadata import registered_brokers
 from cluster.remote import sh
 from cluster.spec import BROKER_PORT, ZK_CLIENT_PORT
@@ -96,7 +97,7 @@ def wait_ready(cluster: Cluster, *, timeout_s: float = 180.0) -> float:
         if dead is not None:
             raise dead
         try:
-            registered = registered_brokers(cluster.bootstrap)
+            registered = registered_for(cluster)
             if wanted <= registered:
                 _probe_write(cluster.bootstrap, cluster.spec.replication_factor(), 10.0)
                 return time.monotonic() - start

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cluster.broker_config import DATA_DIR
-from cluster.metadata import PartitionState, active_controller, partitions, registered_brokers
+from cluster.metadata import PartitionState, active_controller, partitions, registered
 from cluster.remote import sh
 from nemesis.impact import of_nodes
 from nemesis.in_force import How, InForce, Ledger, narrow_down
@@ -168,7 +168,7 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
     return Facts(
         partitions=lambda: workload_partitions(cluster, wanted, prefix),
         controller=lambda: controller_of(cluster),
-        brokers=lambda: registered_brokers(cluster.bootstrap),
+        brokers=lambda: registered(cluster),
         txn_state=lambda: {p.partition: p for p in partitions(
             cluster.bootstrap, [TXN_STATE_TOPIC]).values()},
         offsets=lambda: {p.partition: p for p in partitions(

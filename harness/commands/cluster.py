@@ -165,11 +165,12 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _print_table(cluster: Any, with_controller: bool = False) -> None:
-    from cluster.metadata import active_controller, registered_brokers
+    from cluster.metadata import active_controller
+    from cluster.metadata import registered as registered_of
 
     caption = None
     try:
-        registered = registered_brokers(cluster.bootstrap)
+        registered = registered_of(cluster)
     except Exception as err:  # refused or timed out: the table still shows the nodes
         registered = set()
         caption = f"which brokers are registered is unknown: {err}"
