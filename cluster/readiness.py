@@ -57,9 +57,11 @@ def _dead_node_error(cluster: Cluster) -> ClusterError | None:
     return None
 
 
-def _probe_write(bootstrap: str, rf: int, timeout_s: float) -> None:
+def _probe_write(bootstrap: str, rf: int, timeout_s: float, *, ask_first: bool = True) -> None:
+    """``ask_first`` False: create the probe topic without asking whether it exists (brokers
+    whose metadata fails while the cluster has no topic, ``brokers_in_metadata``)."""
     client = admin(bootstrap)
-    topics = client.list_topics(timeout=timeout_s).topics
+    topics = client.list_topics(timeout=timeout_s).topics if ask_first else {}
     if PROBE_TOPIC not in topics:
         new = NewTopic(
             PROBE_TOPIC,
@@ -99,7 +101,8 @@ def wait_ready(cluster: Cluster, *, timeout_s: float = 180.0) -> float:
         try:
             registered = registered_for(cluster)
             if wanted <= registered:
-                _probe_write(cluster.bootstrap, cluster.spec.replication_factor(), 10.0)
+                _probe_write(cluster.bootstrap, cluster.spec.replication_factor(), 10.0,
+                             ask_first=cluster.version.can("brokers_in_metadata"))
                 return time.monotonic() - start
             last_error = f"registered brokers: {', '.join(sorted(registered)) or 'none'}"
         except Exception as err:  # not ready yet: remember why, try again

@@ -23,7 +23,14 @@ from cluster.broker_config import HOST_PORT_KEYS, properties_for, render, reserv
 from cluster.config_keys import class_strings, keys_in_jar
 from cluster.spec import ClusterSpec
 from cluster.versions import release
-from cluster.zk_state import NO_NODE, connect_request, get_data_request, parse_get_data
+from cluster.zk_state import (
+    GET_CHILDREN,
+    NO_NODE,
+    connect_request,
+    get_data_request,
+    parse_get_children,
+    parse_get_data,
+)
 from cluster.zk_topics import ZooKeeperTopicAdmin, create_args, outcome
 from harness.base.errors import UsageError
 from nemesis.kinds.burst import validate as burst_problem
@@ -169,6 +176,14 @@ def test_a_get_data_reply_gives_the_state_or_none() -> None:
     reply = struct.pack(">iqi", 1, 5, 0) + struct.pack(">i", len(state)) + state + b"\0" * 68
     assert json.loads(parse_get_data(reply) or b"") == {"leader": 2, "isr": [2, 3, 1]}
     assert parse_get_data(struct.pack(">iqi", 1, 5, NO_NODE)) is None
+
+
+def test_a_get_children_reply_gives_the_registered_ids() -> None:
+    names = b"".join(struct.pack(">i", len(n)) + n for n in (b"1", b"3"))
+    reply = struct.pack(">iqi", 1, 5, 0) + struct.pack(">i", 2) + names
+    assert parse_get_children(reply) == ["1", "3"]
+    assert get_data_request("/brokers/ids", op=GET_CHILDREN)[4:8] == struct.pack(">i", 8)
+    assert parse_get_children(struct.pack(">iqi", 1, 5, NO_NODE)) is None
 
 
 # --- refused in one line before anything starts ---
