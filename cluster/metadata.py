@@ -76,9 +76,8 @@ def registered_in_zookeeper(cluster: Cluster) -> set[str]:
     """Names of the brokers registered in ZooKeeper (``/brokers/ids``): for brokers whose
     metadata cannot list them (``CLIENT_FEATURES["brokers_in_metadata"]``)."""
     from cluster.zk_state import registered_ids
-    from cluster.zk_topics import zookeeper_connect
 
-    return {node_name(i) for i in registered_ids(zookeeper_connect(cluster))}
+    return {node_name(i) for i in registered_ids(cluster.zookeeper)}
 
 
 def registered(cluster: Cluster) -> set[str]:
@@ -91,10 +90,9 @@ def registered(cluster: Cluster) -> set[str]:
 def zookeeper_controller(cluster: Cluster) -> str:
     """The controller as ZooKeeper's ``/controller`` names it (before Metadata v1)."""
     from cluster.zk_state import get_data
-    from cluster.zk_topics import zookeeper_connect
 
     last: Exception | None = None
-    for address in zookeeper_connect(cluster).split(","):
+    for address in cluster.zookeeper.split(","):
         try:
             data = get_data(address, "/controller")
         except OSError as err:

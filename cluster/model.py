@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from cluster.kafka_node import KafkaNode
-from cluster.spec import BROKER_PORT, ClusterSpec
+from cluster.spec import BROKER_PORT, ZK_CLIENT_PORT, ClusterSpec
 from cluster.versions import KafkaVersion
 from harness.base.errors import UsageError
 
@@ -48,6 +48,12 @@ class Cluster:
     def bootstrap(self) -> str:
         return ",".join(f"{n.address}:{BROKER_PORT}" for n in self.nodes.values())
 
+    @property
+    def zookeeper(self) -> str:
+        """The ZooKeeper ensemble's connect string as the nodes reach it (ZooKeeper mode)."""
+        return ",".join(f"{self.nodes[n].address}:{ZK_CLIENT_PORT}"
+                        for n in self.spec.zookeeper_nodes)
+
     def __post_init__(self) -> None:
         """Tell ``cluster.kafka_clients`` what clients of these brokers need, if anything:
         the client settings of brokers without ApiVersions, and topics made through
@@ -55,7 +61,8 @@ class Cluster:
         from cluster.kafka_clients import speak_to
         from cluster.zk_topics import admin_factory
 
-        factory = None if self.version.can("create_topics") else admin_factory(self)
+        factory = None if self.version.can("create_topics") else admin_factory(
+            list(self.nodes.values()), self.zookeeper)
         speak_to(self.bootstrap.split(","), self.version.client_config, factory)
 
     def node(self, name: str) -> KafkaNode:

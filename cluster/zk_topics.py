@@ -21,10 +21,9 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from cluster import jvm
-from cluster.spec import ZK_CLIENT_PORT
 
 if TYPE_CHECKING:
-    from cluster.model import Cluster
+    from cluster.kafka_node import KafkaNode
 
 TOPIC_COMMAND = "kafka.admin.TopicCommand"
 TOOL_TIMEOUT_S = 90.0
@@ -99,19 +98,14 @@ class ZooKeeperTopicAdmin(AdminClient):
         return self._each(list(topics), lambda n: delete_args(self._zookeeper, n))
 
 
-def zookeeper_connect(cluster: Cluster) -> str:
-    """The ensemble's connect string as the nodes reach it."""
-    return ",".join(f"{cluster.nodes[n].address}:{ZK_CLIENT_PORT}"
-                    for n in cluster.spec.zookeeper_nodes)
-
-
-def admin_factory(cluster: Cluster) -> Callable[[dict[str, Any]], AdminClient]:
-    """Makes ``cluster``'s admin clients: the tool runs on the first node that answers."""
-    zookeeper = zookeeper_connect(cluster)
+def admin_factory(nodes: Sequence[KafkaNode], zookeeper: str
+                  ) -> Callable[[dict[str, Any]], AdminClient]:
+    """Makes a cluster's admin clients: the tool runs on the first of ``nodes`` that
+    answers, against the ensemble at ``zookeeper``."""
 
     def run_tool(args: list[str]) -> tuple[str, int]:
         last: Exception | None = None
-        for node in cluster.nodes.values():
+        for node in nodes:
             argv = jvm.tool_argv(node.version, TOPIC_COMMAND, args, kafka_home=node.kafka_home)
             try:
                 result = node.remote.exec(argv, timeout=TOOL_TIMEOUT_S, check=False)

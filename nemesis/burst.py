@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from cluster.kafka_clients import producer
 from cluster.metadata import node_name, partitions
 from cluster.zk_state import partition_state
-from cluster.zk_topics import zookeeper_connect
 from nemesis.nodes import completion
 
 if TYPE_CHECKING:
@@ -149,7 +148,7 @@ class BurstNemesis:
             if key in self._bursts:
                 return completion({"key": key}, f"a burst on {key} is already running")
             topic, partition = split_key(key)
-            zookeeper = zookeeper_connect(cluster) if cluster.spec.mode == "zookeeper" else None
+            zookeeper = cluster.zookeeper if cluster.spec.mode == "zookeeper" else None
             self._bursts[key] = Burst(cluster.bootstrap, key, self._prefix + topic, partition,
                                       zookeeper)
             return completion({"key": key, "topic": self._prefix + topic, "partition": partition,

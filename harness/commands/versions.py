@@ -33,7 +33,7 @@ def _describe(version: Any, cached: dict[str, tuple[int, int]]) -> str:
     modes = "+".join(sorted(version.modes))
     jars = cached.get(version.version)
     where = f"cached, {jars[0]} jars, {jars[1] / 1e6:.1f} MB" if jars else "not cached"
-    runs = "" if version.can("create_topics") else ", resolvable only (insync runs 0.10.1+)"
+    runs = "" if version.can("create_topics") else ", topics through ZooKeeper"
     return f"Kafka {version.version} (kafka_{version.scala}, {modes}; {where}{runs})"
 
 

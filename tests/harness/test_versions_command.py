@@ -46,7 +46,7 @@ def test_resolves_specs_and_says_what_runs(
         "4.2.x -> Kafka 4.2.2 (kafka_2.13, kraft; not cached)",
         "latest -> Kafka 4.4.0 (kafka_2.13, kraft; not cached)",
         "0.9.0.1 -> Kafka 0.9.0.1 (kafka_2.11, zookeeper; not cached, "
-        "resolvable only (insync runs 0.10.1+))",
+        "topics through ZooKeeper)",
     ]
 
 
