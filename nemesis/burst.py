@@ -7,7 +7,8 @@ the leader alone (KIP-16 replaced the rule with time alone). ``start-burst``
 ``{"key": "t0-0"}`` starts a producer writing small records (acks=1) to that
 partition as fast as it can, in the background; ``stop-burst``
 stops it. The burst's records are not the workload's: nothing checks them, and
-they are not in the history; its completion records how many it sent and how
+they are not in the history (they carry the key ``BURST_RECORD_KEY``, and the
+workload's readers skip them); its completion records how many it sent and how
 many were acknowledged. While it runs, the nemesis reads the partition's
 leader and ISR every ``WATCH_S`` seconds and records each change it sees
 (``isr-changes``: seconds since the start, leader, ISR): in ZooKeeper mode from
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from cluster.kafka_clients import producer
 from cluster.metadata import node_name, partitions
 from cluster.zk_state import partition_state
+from harness.base.faults import BURST_RECORD_KEY
 from nemesis.nodes import completion
 
 if TYPE_CHECKING:
@@ -80,7 +82,7 @@ class Burst:
         prod = producer(self._bootstrap, **PRODUCER)
         while not self._stop.is_set():
             try:
-                prod.produce(self.topic, RECORD, partition=self.partition,
+                prod.produce(self.topic, RECORD, key=BURST_RECORD_KEY, partition=self.partition,
                              on_delivery=self._delivered)
                 self.sent += 1
             except BufferError:

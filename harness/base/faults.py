@@ -109,6 +109,11 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""
 
+#: The key of every record a ``burst`` writes (``nemesis.burst``): load beside the
+#: workload's records in the same partition, which the workload's readers skip (the
+#: workload's own records have no key) and nothing checks.
+BURST_RECORD_KEY = b"insync-burst"
+
 
 def fault_names() -> tuple[str, ...]:
     """Every kind's name, in registry order."""

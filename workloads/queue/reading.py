@@ -28,6 +28,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from cluster.kafka_clients import base_config
+from harness.base.faults import BURST_RECORD_KEY
 from workloads.client import Completed, Op
 from workloads.outcomes import Outcome, classify
 from workloads.queue.config import ClientOptions
@@ -119,6 +120,8 @@ class Reader:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if topic is None or partition is None or offset is None:
                 continue  # not a record (librdkafka marks events this way)
+            if msg.key() == BURST_RECORD_KEY:
+                continue  # a burst's load (nemesis.burst), not the workload's
             if where != (topic, partition):
                 where = (topic, partition)
                 recs = records.setdefault(key_of(topic, partition), [])
