@@ -104,7 +104,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     FaultKind("upgrade", ("upgrade",), "end-upgrade", "all", 86, "nemesis.kinds.upgrade"),
     FaultKind("downgrade", ("downgrade",), "end-downgrade", "all", 87,
               "nemesis.kinds.downgrade"),
-    FaultKind("burst", ("start-burst",), "stop-burst", "all", 5, "nemesis.kinds.burst"),
+    FaultKind("burst", ("start-burst",), "stop-burst", "all", 15, "nemesis.kinds.burst"),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

@@ -23,7 +23,8 @@ def axis(argv: list[str]) -> list[str]:
 
 def test_a_range_is_the_catalogue_versions_in_it() -> None:
     assert axis(["--kafka-version", "3.9.."]) == ["3.9.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0"]
-    assert axis(["--kafka-version", "..1.1"]) == ["0.10.2.2", "0.11.0.3", "1.1.1"]
+    assert axis(["--kafka-version", "..1.1"]) == ["0.8.2.2", "0.9.0.1", "0.10.2.2", "0.11.0.3",
+                                                  "1.1.1"]
     assert axis(["--kafka-version", "2.8..3.9,4.1.x"]) == ["2.8.2", "3.9.2", "4.1.x"]
     # the same versions as catalogue --versions reads from the same text
     assert [v.version for v in _versions(["3.9.."]) or []] == axis(["--kafka-version", "3.9.."])
