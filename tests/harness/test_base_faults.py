@@ -40,8 +40,8 @@ def test_names_are_unique_and_no_op_belongs_to_two_kinds() -> None:
 def test_heal_order_is_total_resume_first_restart_last() -> None:
     assert len({k.heal_order for k in FAULT_KINDS}) == len(FAULT_KINDS), "ties leave it undefined"
     assert [k.heal["f"] for k in in_heal_order(FAULT_KINDS)] == [
-        "resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk", "reset-clock", "restore-config",
-        "end-restart", "end-upgrade", "end-downgrade", "start", "power-on", "reassign-back",
+        "resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk", "reset-clock",
+        "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start", "power-on", "reassign-back",
         "elect-preferred"]
 
 

@@ -67,7 +67,7 @@ def test_a_build_insync_cannot_run_in_the_mode_is_refused(tmp_path: Path) -> Non
     with pytest.raises(UsageError, match="does not run in zookeeper mode"):
         parse(["--kafka-dist", str(_tgz(tmp_path)), "--mode", "zookeeper"])
     old = make_tarball(tmp_path / "old.tgz", dist_files("0.9.0.1"))
-    with pytest.raises(UsageError, match="Kafka 0.9.0.1 does not run in kraft mode"):
+    with pytest.raises(UsageError, match=r"Kafka 0\.9\.0\.1 does not run in kraft mode"):
         parse(["--kafka-dist", str(old), "--mode", "kraft"])
 
 

@@ -66,8 +66,8 @@ def test_interval_is_the_mean_spacing() -> None:
 def test_final_generator_heals_everything_once_in_order() -> None:
     history = run(NemesisOptions(faults=ALL), seconds=60)
     tail = [op["f"] for op in history if op["type"] == "invoke"][-HEALS - 1:]
-    assert tail == ["resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk", "reset-clock",
-                    "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start",
+    assert tail == ["resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk",
+                    "reset-clock", "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start",
                     "power-on", "reassign-back", "elect-preferred", AWAIT]
 
 
