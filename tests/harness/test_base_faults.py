@@ -41,8 +41,8 @@ def test_heal_order_is_total_resume_first_restart_last() -> None:
     assert len({k.heal_order for k in FAULT_KINDS}) == len(FAULT_KINDS), "ties leave it undefined"
     assert [k.heal["f"] for k in in_heal_order(FAULT_KINDS)] == [
         "resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk", "reset-clock",
-        "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start", "power-on", "reassign-back",
-        "elect-preferred"]
+        "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start", "power-on",
+        "reassign-back", "elect-preferred"]
 
 
 def test_labels_are_unique_and_every_start_has_a_span_to_its_stop() -> None:

@@ -67,8 +67,9 @@ def test_final_generator_heals_everything_once_in_order() -> None:
     history = run(NemesisOptions(faults=ALL), seconds=60)
     tail = [op["f"] for op in history if op["type"] == "invoke"][-HEALS - 1:]
     assert tail == ["resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk",
-                    "reset-clock", "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start",
-                    "power-on", "reassign-back", "elect-preferred", AWAIT]
+                    "reset-clock", "restore-config", "end-restart", "end-upgrade",
+                    "end-downgrade", "start", "power-on", "reassign-back", "elect-preferred",
+                    AWAIT]
 
 
 def test_same_seed_same_faults_different_seed_different_faults() -> None:
