@@ -26,9 +26,13 @@ class Msg:
     offset_: int
     value_: bytes
     error_: KafkaError | None = None
+    key_: bytes | None = None  # the workload's records have none
 
     def topic(self) -> str:
         return self.topic_
+
+    def key(self) -> bytes | None:
+        return self.key_
 
     def partition(self) -> int:
         return self.partition_
