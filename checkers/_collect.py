@@ -8,7 +8,7 @@ op is dissolved into per-key tables as soon as it completes:
 * ``log``: offset -> first value recorded there, ``extra`` for divergent values;
 * ``writers``: value -> the op that sent it (its outcome in ``writer_kind`` when
   not ``ok``); ``ok_reads``/``other_reads``: value -> an op that read it;
-* ``array('q')`` streams of the value *pairs* that the order analyses will
+* ``array('Q')`` streams of the value *pairs* that the order analyses will
   compare once positions are known: consecutive reads/sends inside one op
   (``rvals``/``svals`` with their offsets, split into groups) and each
   process's hand-over from one op to the next (``proc_poll``/``proc_send``:
@@ -246,9 +246,9 @@ class Collector:
         append = ks.rvals.append
         append_offset = ks.roffs.append
         start = len(ks.rvals)
-        try:  # above 2**63-1, ``append`` overflows: the array checks that bound for free
-            for o, v in records:
-                if type(o) is not int or type(v) is not int or (o | v) < 0:
+        try:
+            for o, v in records:  # ``(o | v) >> 63``: 0 iff both are in 0..2**63-1
+                if type(o) is not int or type(v) is not int or (o | v) >> 63:
                     raise malformed_mop(mop, line)
                 if log.setdefault(o, v) != v:
                     ks.diverge(o, v, index)
