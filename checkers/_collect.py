@@ -33,6 +33,8 @@ from harness.base.contract import FAIL, INFO, OK, TYPE_NAMES
 
 #: micro-ops that name the keys a rebalance moved
 REBALANCE = frozenset({"assigned", "revoked"})
+#: the keys an op without a rebalance moved
+NOT_MOVED: frozenset[str] = frozenset()
 
 
 class Collector:
@@ -141,18 +143,16 @@ class Collector:
         read_at: dict[str, tuple[KeyState, int]] = {}
         sent_at: dict[str, tuple[KeyState, int]] = {}
         info_offsets: list[tuple[str, int, int]] = []
-        moved: set[str] = set()
+        moved: set[str] | frozenset[str] = NOT_MOVED
         for mop in value:
             if type(mop) is not list or not mop:
                 raise malformed_mop(mop, line)
             tag = mop[0]
-            if type(tag) is str and tag in ALLOWED_IN:
-                check_mop(f, mop, line, kind=TYPE_NAMES[kind])
-                self.saw_groups = True
-                if tag in REBALANCE:
-                    moved.update(mop[1])
-                continue
-            if tag == "poll":
+            if tag == "send":  # the commonest here; no group tag is "send" or "poll"
+                k, ks, _, _, at = self._write(mop, kind, index, line, info_offsets)
+                if k not in sent_at:
+                    sent_at[k] = (ks, at)
+            elif tag == "poll":
                 if len(mop) == 1:
                     continue
                 result = mop[1]
@@ -162,10 +162,11 @@ class Collector:
                     taken = self._read_key(k, records, ok, index, mop, line)
                     if taken is not None and k not in read_at:
                         read_at[k] = taken
-            elif tag == "send":
-                k, ks, _, _, at = self._write(mop, kind, index, line, info_offsets)
-                if k not in sent_at:
-                    sent_at[k] = (ks, at)
+            elif type(tag) is str and tag in ALLOWED_IN:
+                check_mop(f, mop, line, kind=TYPE_NAMES[kind])
+                self.saw_groups = True
+                if tag in REBALANCE:
+                    moved = {*moved, *mop[1]}
             else:
                 raise malformed_mop(mop, line)
         if read_at and sent_at:
@@ -190,23 +191,21 @@ class Collector:
             if taken is None:
                 continue
             ks, start = taken
-            vals = ks.rvals
-            offs = ks.roffs
-            end = len(vals)
-            if end - start > 1:
-                ks.rgroups.extend((start, end, index))
+            # the records were just validated and appended: read them, not the streams back
+            first_o, first_v = records[0]
+            if len(records) > 1:
+                ks.rgroups.extend((start, start + len(records), index))
             if last is not None:
                 prev = last.get(k)
                 if prev is not None:
-                    ks.proc_poll.extend(
-                        (prev[1], vals[start], prev[2], offs[start], prev[0], index)
-                    )
+                    ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
                 elif self.inherits:
-                    self._stub(0, ks, k, process, vals[start], offs[start], index)
+                    self._stub(0, ks, k, process, first_v, first_o, index)
                 if ok:
-                    last[k] = (index, vals[end - 1], offs[end - 1])
+                    last_o, last_v = records[-1]
+                    last[k] = (index, last_v, last_o)
             elif self.inherits:
-                self._stub(0, ks, k, process, vals[start], offs[start], index)
+                self._stub(0, ks, k, process, first_v, first_o, index)
 
     def _send(self, index: int, process: int, kind: int, mop: list[Any], line: int) -> None:
         """The other common op: one send. ``txn`` and ``_fold_sends`` for a single value."""
