@@ -15,7 +15,9 @@ op is dissolved into per-key tables as soon as it completes:
   v1, v2, o1, o2, op1, op2). Offsets ride along because on a key whose log is
   clean (one value per offset, one offset per value) a pair at offsets o, o+1
   is provably one position apart: the analyses can then clear almost every
-  pair with C-level arithmetic instead of a dict lookup per value.
+  pair with C-level arithmetic instead of a dict lookup per value. Several
+  numbers go in with ``fromlist([...])``: one resize, where ``extend((...))``
+  grows the array once per item (a third of the cost for six).
 
 Micro-ops of completions are validated here, while they are walked anyway.
 """
@@ -194,11 +196,11 @@ class Collector:
             # the records were just validated and appended: read them, not the streams back
             first_o, first_v = records[0]
             if len(records) > 1:
-                ks.rgroups.extend((start, start + len(records), index))
+                ks.rgroups.fromlist([start, start + len(records), index])
             if last is not None:
                 prev = last.get(k)
                 if prev is not None:
-                    ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
+                    ks.proc_poll.fromlist([prev[1], first_v, prev[2], first_o, prev[0], index])
                 elif self.inherits:
                     self._stub(0, ks, k, process, first_v, first_o, index)
                 if ok:
@@ -219,7 +221,7 @@ class Collector:
                 last = self.last_send[process] = {}
             prev = last.get(k)
             if prev is not None:
-                ks.proc_send.extend((prev[1], v, prev[2], known, prev[0], index))
+                ks.proc_send.fromlist([prev[1], v, prev[2], known, prev[0], index])
             elif self.inherits:
                 self._stub(1, ks, k, process, v, known, index)
             last[k] = (index, v, known)
@@ -323,11 +325,11 @@ class Collector:
             first_v = vals[start]
             first_o = offs[start]
             if end - start > 1 and k not in moved:  # a single record makes no pair
-                ks.rgroups.extend((start, end, index))
+                ks.rgroups.fromlist([start, end, index])
             if last is not None:
                 prev = last.get(k)
                 if prev is not None:
-                    ks.proc_poll.extend((prev[1], first_v, prev[2], first_o, prev[0], index))
+                    ks.proc_poll.fromlist([prev[1], first_v, prev[2], first_o, prev[0], index])
                 elif self.inherits:
                     self._stub(0, ks, k, process, first_v, first_o, index)
                 if ok:
@@ -359,14 +361,14 @@ class Collector:
             if last is not None:
                 prev = last.get(k)
                 if prev is not None:
-                    ks.proc_send.extend(
-                        (prev[1], vals[start], prev[2], offs[start], prev[0], index)
+                    ks.proc_send.fromlist(
+                        [prev[1], vals[start], prev[2], offs[start], prev[0], index]
                     )
                 elif self.inherits:
                     self._stub(1, ks, k, process, vals[start], offs[start], index)
                 last[k] = (index, vals[end - 1], offs[end - 1])
             if end - start > 1:
-                ks.sgroups.extend((start, end, index))
+                ks.sgroups.fromlist([start, end, index])
 
     def _own_reads(
         self,
