@@ -44,8 +44,12 @@ write to the daemon instead (no writeback cache) would keep ENOSPC at the
 append but more than halve the fault-free cluster's throughput, for every
 run; and no per-file switch exists for files already open.
 * ``{"kind": "corrupt", "bits": 1, "probability": 1.0}``: each matching read
-  comes back with ``bits`` random bits flipped (with that probability); the
-  file itself is untouched, so after ``heal`` reads are right again.
+  comes back with ``bits`` random bits flipped (with that probability). The
+  daemon never changes the file, so after ``heal`` reads are right again, with
+  one exception, which a real page cache over a disk returning bad data shares:
+  an append into a partly written page whose cached copy was dropped makes the
+  kernel read that page first (under the fault, with a flipped bit), and the
+  page it writes back carries the flipped bit to the disk.
 
 Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, or on its
 path under the mount when the glob has a ``/``; default every file), and
