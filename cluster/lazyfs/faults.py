@@ -191,6 +191,10 @@ class Disk:
         self.faults: dict[str, Fault] = {}
         #: Faults that ended, with what they did (the control file reports them).
         self.healed: list[dict[str, Any]] = []
+        #: Faults that ended since the last ``heal`` without it (a ``once`` error that
+        #: fired, one replaced by a new fault of its kind): ``heal`` reports them too, so
+        #: that a broker that died on a ``once`` fault is known to have met a fault.
+        self.ended: list[dict[str, Any]] = []
 
     @property
     def active(self) -> bool:
@@ -202,13 +206,15 @@ class Disk:
         old = self.faults.pop(fault.kind, None)
         if old is not None:
             self.healed.append(old.as_dict())
+            self.ended.append(old.as_dict())
         self.faults[fault.kind] = fault
         return fault
 
     def heal(self) -> list[dict[str, Any]]:
         """End every fault (a full disk is freed); what each did."""
-        ended = [f.as_dict() for f in self.faults.values()]
+        ended = [*self.ended, *(f.as_dict() for f in self.faults.values())]
         self.faults.clear()
+        self.ended = []
         self.healed = ended
         return ended
 
@@ -228,6 +234,7 @@ class Disk:
             if error.once:
                 del self.faults["error"]
                 self.healed.append(error.as_dict())
+                self.ended.append(error.as_dict())
             raise FsError(error.errno)
         full = self.faults.get("full")
         if full is not None and op == "write" and full.matches(op, fs, node):

@@ -103,6 +103,21 @@ def test_stop_disk_starts_a_broker_that_died_on_its_disk_but_not_one_a_kill_took
     assert cluster.nodes["n3"].state() == "stopped"  # left to the kill's own start
 
 
+def test_stop_disk_starts_a_broker_that_died_on_a_once_fault_already_spent() -> None:
+    cluster, fakes = disk_cluster()
+    nem = disk.DiskNemesis(Resolver())
+    nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n2", "kind": "error",
+                                                        "ops": ["fsync"], "once": True}})
+    fault = fakes["n2"].disk.faults.pop("error")  # it fired once and ended: Kafka halted
+    fault.hits = 1
+    fakes["n2"].disk.healed.append(fault.as_dict())
+    fakes["n2"].disk.ended.append(fault.as_dict())
+    cluster.nodes["n2"].kill()
+    out = nem.invoke(cluster, {"f": "stop-disk", "value": None})
+    assert out["value"]["healed"]["n2"][0]["hits"] == 1
+    assert out["value"]["restarted"] == {"n2": fakes["n2"].pid}
+
+
 def test_without_the_filesystem_disk_faults_are_refused_and_nothing_is_sent() -> None:
     cluster, fakes = disk_cluster(fs=False)
     out = disk.DiskNemesis(Resolver()).invoke(
