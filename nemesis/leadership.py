@@ -11,7 +11,9 @@ the tool said and what the metadata shows before and after:
   workload partition; ``group-coordinator:GROUP``: the group's ``__consumer_offsets``
   partition, so that its coordinator moves on an operator's election) ->
   ``{"type", "keys", "partitions", "ran-on", "tool-s", "elected", "not-needed",
-  "failed", "leaders-changed": {key: [from, to]}}``.
+  "failed", "leaders-changed": {key: [from, to]}}``, with ``attempts`` and
+  ``waited-s`` when a preferred election ran again because Kafka refused it with a
+  preferred replica out of the ISR (``PREFERRED_ATTEMPTS``).
   What the tool says it did (``elected``) and what the metadata shows
   (``leaders-changed``, from a look before the tool's JVM started to a look
   after it ended) are recorded apart: the tool takes seconds, and the brokers'
@@ -38,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cluster.admin_tools import (
+    ToolRun,
     election_args,
     election_outcome,
     partitions_json,
@@ -61,6 +64,15 @@ REASSIGN, REASSIGN_BACK = "reassign", "reassign-back"
 KEY = re.compile(r"^[A-Za-z0-9._-]+-[0-9]+$")
 #: Seconds a reassignment may take to complete (replicas caught up, old ones removed).
 REASSIGN_TIMEOUT_S = 60.0
+#: Times a preferred election is run when Kafka answers that a preferred replica is not
+#: available, and the seconds it waits before each retry for that replica to be back in
+#: the ISR: a follower briefly out of the ISR (a short ``replica.lag.time.max.ms``, a
+#: loaded host) fails an operator's election, and an operator's runbook waits and runs it
+#: again rather than giving up.
+PREFERRED_ATTEMPTS = 3
+PREFERRED_WAIT_S = 15.0
+#: What kafka-leader-election prints when a preferred replica is out of the ISR or fenced.
+PREFERRED_NOT_AVAILABLE = "PreferredLeaderNotAvailable"
 
 
 def is_key(value: Any) -> bool:
@@ -130,9 +142,11 @@ class ElectNemesis:
     """``elect-leader`` runs kafka-leader-election; ``elect-preferred`` heals with a
     preferred election of every workload partition."""
 
-    def __init__(self, resolver: Resolver | None = None, prefix: str = "") -> None:
+    def __init__(self, resolver: Resolver | None = None, prefix: str = "",
+                 poller: Poller | None = None) -> None:
         self.resolver = resolver or Resolver()
         self.prefix = prefix
+        self.poller = poller or Poller()
 
     def fs(self) -> frozenset[str]:
         return frozenset({ELECT, ELECT_PREFERRED})
@@ -159,12 +173,7 @@ class ElectNemesis:
             record.update({"keys": [key] if key is not None else "all",
                            "partitions": len(chosen)})
             before = {p.key: p.leader for p in chosen}
-            node = tool_node(cluster)
-            path = tool_file(node, "insync-election.json")
-            run = run_tool(node, election_args(cluster.version.leader_election_main, election,
-                                               path, node.kafka_home),
-                           (path, partitions_json((real_topic(self.prefix, p), p.partition)
-                                                  for p in chosen)))
+            run = self._run(cluster, facts, election, chosen, record)
             after = partitions_of(facts, before)
         except KeyError:
             return completion(record, f"no workload partition {key!r}")
@@ -179,6 +188,43 @@ class ElectNemesis:
             return completion(record, f"kafka-leader-election exited {run.exit_code}: "
                                       f"{(run.tail(1) or ['no output'])[0]}")
         return completion(record)
+
+    def _run(self, cluster: Cluster, facts: Facts, election: str,
+             chosen: Sequence[PartitionState], record: dict[str, Any]) -> ToolRun:
+        """kafka-leader-election on ``chosen``; a preferred election that Kafka refuses
+        because a preferred replica is not available runs again, up to
+        ``PREFERRED_ATTEMPTS`` times, once that replica is back in the ISR (or after
+        ``PREFERRED_WAIT_S``). ``record`` gets the attempts and the seconds waited."""
+        waited = 0.0
+        for attempt in range(1, PREFERRED_ATTEMPTS + 1):
+            node = tool_node(cluster)
+            path = tool_file(node, "insync-election.json")
+            run = run_tool(node, election_args(cluster.version.leader_election_main, election,
+                                               path, node.kafka_home),
+                           (path, partitions_json((real_topic(self.prefix, p), p.partition)
+                                                  for p in chosen)))
+            refused = (election == "preferred" and run.exit_code != 0
+                       and PREFERRED_NOT_AVAILABLE in run.output)
+            if not refused or attempt == PREFERRED_ATTEMPTS:
+                break
+            waited += self._await_preferred(facts, [p.key for p in chosen])
+        if attempt > 1:
+            record.update({"attempts": attempt, "waited-s": round(waited, 2)})
+        return run
+
+    def _await_preferred(self, facts: Facts, keys: Sequence[str]) -> float:
+        """Seconds spent waiting for every preferred replica of ``keys`` to be in its ISR."""
+        def look() -> dict[str, PartitionState]:
+            try:
+                return partitions_of(facts, keys)
+            except Exception:  # metadata unavailable for a moment: look again
+                return {}
+
+        polled = self.poller.until(
+            look, lambda now: all(k in now and now[k].replicas[:1] != ()
+                                  and now[k].replicas[0] in now[k].isr for k in keys),
+            PREFERRED_WAIT_S)
+        return polled.seconds
 
     def _unprefixed(self, v: Any) -> Any:
         if isinstance(v, list):

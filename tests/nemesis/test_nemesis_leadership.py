@@ -104,6 +104,47 @@ def test_an_unclean_election_of_one_key_and_a_failed_tool_are_recorded() -> None
     assert out["error"] == "no workload partition 't9-0'"
 
 
+def test_a_preferred_election_refused_for_a_preferred_replica_out_of_the_isr_runs_again(
+) -> None:
+    """Kafka refuses while t0-1's preferred replica n2 is out of the ISR; the election
+    waits for n2 to be back and runs again, as an operator's runbook does."""
+    kafka = Kafka()
+    kafka.parts["t0-1"] = PartitionState("t0", 1, "n1", ("n2", "n1", "n3"), ("n1", "n3"))
+    kafka.exit = 1
+    t = FakeTime()
+
+    def sleep(s: float) -> None:  # n2 rejoins the ISR while the election waits
+        t.sleep(s)
+        p = kafka.parts["t0-1"]
+        kafka.parts["t0-1"] = PartitionState("t0", 1, p.leader, p.replicas, ("n1", "n3", "n2"))
+        kafka.exit = 0
+
+    nem = ElectNemesis(Resolver(1, kafka.facts), "pre.",  # type: ignore[arg-type]
+                       Poller(clock=t.clock, sleep=sleep))
+    refusal = ("Error completing leader election (PREFERRED) for partition: pre.t0-1: "
+               "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: no\n")
+    handle = kafka.handler
+
+    def refusing(fake: FakeNode) -> Any:
+        inner = handle(fake)
+
+        def run(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
+            code, out, err = inner(argv, stdin)
+            return (code, refusal if code else out, err) if "java" in argv else (code, out, err)
+        return run
+
+    kafka.handler = refusing  # type: ignore[method-assign]
+    c, _ = cluster(kafka)
+    out = nem.invoke(c, {"f": "elect-leader", "value": {"type": "preferred", "key": "t0-1"}})
+    assert "error" not in out, out
+    assert out["value"]["attempts"] == 2 and out["value"]["waited-s"] >= 0
+    assert len(kafka.runs) == 2
+    # an unclean election, or a refusal for another reason, is not run again
+    kafka.exit, kafka.runs = 1, []
+    out = nem.invoke(c, {"f": "elect-leader", "value": {"type": "unclean", "key": "t0-1"}})
+    assert "error" in out and "attempts" not in out["value"] and len(kafka.runs) == 1
+
+
 def test_the_tool_classes_follow_the_version() -> None:
     assert release("3.6.2").leader_election_main == "kafka.admin.LeaderElectionCommand"
     assert release("3.7.2").reassign_main == (
