@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from cluster.metadata import PartitionState
 from harness.base.errors import UsageError
+from nemesis.nodes import Resolver
+from nemesis.power_loss import PowerLossNemesis
 from nemesis.targets import (
     OFFSETS_TOPIC,
     Facts,
@@ -21,8 +23,6 @@ from nemesis.targets import (
     offsets_partition_seen,
     resolve,
 )
-from nemesis.nodes import Resolver
-from nemesis.power_loss import PowerLossNemesis
 
 NODES = ["n1", "n2", "n3"]
 
