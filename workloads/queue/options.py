@@ -143,8 +143,8 @@ class QueueSettings:
     max_poll_records: int = MAX_POLL_RECORDS
     pin_keys: list[str] = field(default_factory=list)
     check_replicas: list[str] = field(default_factory=list)
-    stall_member: float = 0.0
     members_from: float = 0.0
+    stall_member: float = 0.0
     crash_client_interval: float = 30.0
 
 
