@@ -181,7 +181,7 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
             cluster.bootstrap, [TXN_STATE_TOPIC]).values()},
         offsets=lambda: {p.partition: p for p in partitions(
             cluster.bootstrap, [OFFSETS_TOPIC]).values()},
-        group_prefix=prefix,
+        id_prefix=prefix,
     )
 
 

@@ -66,7 +66,7 @@ def test_the_coordinator_is_the_leader_of_the_groups_partition() -> None:
 
 def test_a_groups_coordinator_is_found_by_its_id_on_the_cluster_with_the_runs_prefix() -> None:
     """A history names group ``g0``; the cluster's group.id is ``<prefix>g0``."""
-    prefixed = replace(_facts(), group_prefix="i42-")
+    prefixed = replace(_facts(), id_prefix="i42-")
     found = resolve("group-coordinator:g0", NODES, random.Random(1), prefixed)
     assert found == [NODES[offsets_partition("i42-g0", 50) % 3]]
     assert offsets_partition("i42-g0", 50) % 3 != offsets_partition("g0", 50) % 3  # it differs
