@@ -46,6 +46,7 @@ import random
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.metadata import PartitionState
 from harness.base.errors import UsageError
@@ -146,6 +147,22 @@ def group_partition(facts: Facts, group: str) -> PartitionState | None:
     if not parts:
         return None
     return parts.get(offsets_partition(facts.id_prefix + group, len(parts)))
+
+
+def offsets_partition_seen(facts: Facts, target: object) -> dict[str, Any]:
+    """For a ``group-coordinator:GROUP`` target, the group's ``__consumer_offsets``
+    partition as the metadata shows it: ``{"offsets-partition": {"key", "leader",
+    "replicas", "isr"}}``, so a fault on a coordinator records how many replicas the
+    group's committed offsets had (brokers before 0.11 create the topic with as many as
+    were alive, KAFKA-3959). ``{}`` for any other target, with no metadata asked;
+    ``{"offsets-partition": None}`` before any group made the topic."""
+    if not isinstance(target, str) or not target.startswith(GROUP_COORDINATOR):
+        return {}
+    p = group_partition(facts, target.removeprefix(GROUP_COORDINATOR))
+    if p is None:
+        return {"offsets-partition": None}
+    return {"offsets-partition": {"key": p.key, "leader": p.leader,
+                                  "replicas": list(p.replicas), "isr": list(p.isr)}}
 
 
 def group_coordinator(facts: Facts, group: str) -> list[str]:
