@@ -43,7 +43,7 @@ from checkers._collect import Collector
 from checkers._fork import Child, can_fork, fork_call, result
 from checkers._history import TIME_UNSEEN, NeedsWholeFile, Scanner
 from checkers._input import count_lines, open_history
-from checkers._key_state import KeyState
+from checkers._key_state import STREAM, KeyState
 from checkers._malformed import (
     f_mismatch_error,
     no_invoke_error,
@@ -302,7 +302,7 @@ def _fill_stubs(into: Collector, other: Collector) -> None:
     for (k, table), items in inserts.items():
         ks = other.keys[k]
         stream = ks.proc_send if table else ks.proc_poll
-        out = array("q")
+        out = array(STREAM)
         done = 0
         for at, six in items:  # stubs were made in stream order
             out.extend(stream[done:at])
@@ -364,8 +364,8 @@ def _join_key(
         vals.extend(lvals)
         offs.extend(loffs)
         if base and lgroups:
-            lgroups[0::3] = array("q", [s + base for s in lgroups[0::3]])
-            lgroups[1::3] = array("q", [e + base for e in lgroups[1::3]])
+            lgroups[0::3] = array(STREAM, [s + base for s in lgroups[0::3]])
+            lgroups[1::3] = array(STREAM, [e + base for e in lgroups[1::3]])
         groups.extend(lgroups)
     mine.proc_poll.extend(later.proc_poll)
     mine.proc_send.extend(later.proc_send)

@@ -24,7 +24,15 @@ from cluster.metadata import PartitionState, active_controller, partitions, regi
 from cluster.remote import sh
 from nemesis.impact import of_nodes
 from nemesis.in_force import How, InForce, Ledger, narrow_down
-from nemesis.targets import OFFSETS_TOPIC, TXN_STATE_TOPIC, Facts, Target, is_explicit, resolve
+from nemesis.targets import (
+    OFFSETS_TOPIC,
+    TXN_STATE_TOPIC,
+    Facts,
+    Target,
+    is_explicit,
+    offsets_partition_seen,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -173,7 +181,7 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
             cluster.bootstrap, [TXN_STATE_TOPIC]).values()},
         offsets=lambda: {p.partition: p for p in partitions(
             cluster.bootstrap, [OFFSETS_TOPIC]).values()},
-        group_prefix=prefix,
+        id_prefix=prefix,
     )
 
 
@@ -215,6 +223,11 @@ class Resolver:
         if isinstance(target, str) and target.startswith("leader:") and chosen:
             self.acted_on[target.removeprefix("leader:")] = chosen[0]
         return chosen
+
+    def seen(self, cluster: Cluster, target: Target) -> dict[str, Any]:
+        """What the completion of a fault on ``target`` records of the cluster as it
+        found it (``targets.offsets_partition_seen``: a group coordinator's partition)."""
+        return offsets_partition_seen(self._facts_for(cluster), target)
 
     def hit(self, cluster: Cluster, target: Target) -> Hit:
         """``target``'s nodes for a fault that takes no node away (clock, packet): never

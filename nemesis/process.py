@@ -71,7 +71,9 @@ class _ProcessNemesis:
         """
         try:  # a fault spares the cluster and the KRaft quorum unless asked (nemesis.in_force)
             hit: Hit | None = None
+            seen: dict[str, Any] = {}
             if fault:
+                seen = self.resolver.seen(cluster, target)  # before the fault changes it
                 hit = self.resolver.take_down(cluster, target, self.how)
                 names = hit.nodes
             else:
@@ -93,6 +95,7 @@ class _ProcessNemesis:
         if skipped:
             value["skipped"] = skipped  # node → the state it was in instead
         value["target"] = target
+        value.update(seen)
         value.update(hit.record if hit else {})
         acted = [n for n, (_, pid) in results.items() if pid is not None]
         return completion(landed.recorded(value, acted), errors)

@@ -22,6 +22,9 @@ the leader of the ``__transaction_state`` partition Kafka maps the id to
 (:func:`txn_partition`, as ``TransactionStateManager.partitionFor`` does), so a
 fault can pause the broker that must write a transaction's markers while its
 producer and its partitions' leaders carry on (KAFKA-17754's delayed EndTxn).
+``ID`` is named as the run names it, without the run's prefix: client thread N's
+producer has ``txn-N`` (``<prefix>txn-N`` on the cluster, as groups and topics are
+prefixed), so a script can name a transactional id before the run exists.
 
 Consumer groups have targets of their own: ``group-coordinator:GROUP`` is the
 broker that coordinates GROUP (as the history names it; on the cluster its id
@@ -43,6 +46,7 @@ import random
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.metadata import PartitionState
 from harness.base.errors import UsageError
@@ -88,9 +92,10 @@ class Facts:
     txn_state: Callable[[], Mapping[int, PartitionState]] | None = None
     #: the partitions of ``__consumer_offsets`` by number; None when the source cannot tell
     offsets: Callable[[], Mapping[int, PartitionState]] | None = None
-    #: what a group's ``group.id`` starts with on the cluster: the run's prefix, as its
-    #: topics' names do (a history's group ``g0`` is ``<prefix>g0`` there)
-    group_prefix: str = ""
+    #: what a group's ``group.id`` and a transactional id start with on the cluster: the
+    #: run's prefix, as its topics' names do (a history's group ``g0`` is ``<prefix>g0``
+    #: there, and client thread N's transactional id ``txn-N`` is ``<prefix>txn-N``)
+    id_prefix: str = ""
 
 
 def java_hash(text: str) -> int:
@@ -117,7 +122,7 @@ def coordinator(facts: Facts, txn_id: str) -> list[str]:
     parts = facts.txn_state()
     if not parts:
         return []
-    state = parts.get(txn_partition(txn_id, len(parts)))
+    state = parts.get(txn_partition(facts.id_prefix + txn_id, len(parts)))
     return [] if state is None or state.leader is None else [state.leader]
 
 
@@ -141,7 +146,23 @@ def group_partition(facts: Facts, group: str) -> PartitionState | None:
     parts = _offsets(facts, GROUP_COORDINATOR + group)
     if not parts:
         return None
-    return parts.get(offsets_partition(facts.group_prefix + group, len(parts)))
+    return parts.get(offsets_partition(facts.id_prefix + group, len(parts)))
+
+
+def offsets_partition_seen(facts: Facts, target: object) -> dict[str, Any]:
+    """For a ``group-coordinator:GROUP`` target, the group's ``__consumer_offsets``
+    partition as the metadata shows it: ``{"offsets-partition": {"key", "leader",
+    "replicas", "isr"}}``, so a fault on a coordinator records how many replicas the
+    group's committed offsets had (brokers before 0.11 create the topic with as many as
+    were alive, KAFKA-3959). ``{}`` for any other target, with no metadata asked;
+    ``{"offsets-partition": None}`` before any group made the topic."""
+    if not isinstance(target, str) or not target.startswith(GROUP_COORDINATOR):
+        return {}
+    p = group_partition(facts, target.removeprefix(GROUP_COORDINATOR))
+    if p is None:
+        return {"offsets-partition": None}
+    return {"offsets-partition": {"key": p.key, "leader": p.leader,
+                                  "replicas": list(p.replicas), "isr": list(p.isr)}}
 
 
 def group_coordinator(facts: Facts, group: str) -> list[str]:

@@ -44,8 +44,12 @@ write to the daemon instead (no writeback cache) would keep ENOSPC at the
 append but more than halve the fault-free cluster's throughput, for every
 run; and no per-file switch exists for files already open.
 * ``{"kind": "corrupt", "bits": 1, "probability": 1.0}``: each matching read
-  comes back with ``bits`` random bits flipped (with that probability); the
-  file itself is untouched, so after ``heal`` reads are right again.
+  comes back with ``bits`` random bits flipped (with that probability). The
+  daemon never changes the file, so after ``heal`` reads are right again, with
+  one exception, which a real page cache over a disk returning bad data shares:
+  an append into a partly written page whose cached copy was dropped makes the
+  kernel read that page first (under the fault, with a flipped bit), and the
+  page it writes back carries the flipped bit to the disk.
 
 Every fault takes ``"files": GLOB`` (``fnmatch`` on the file's name, or on its
 path under the mount when the glob has a ``/``; default every file), and
@@ -187,6 +191,10 @@ class Disk:
         self.faults: dict[str, Fault] = {}
         #: Faults that ended, with what they did (the control file reports them).
         self.healed: list[dict[str, Any]] = []
+        #: Faults that ended since the last ``heal`` without it (a ``once`` error that
+        #: fired, one replaced by a new fault of its kind): ``heal`` reports them too, so
+        #: that a broker that died on a ``once`` fault is known to have met a fault.
+        self.ended: list[dict[str, Any]] = []
 
     @property
     def active(self) -> bool:
@@ -198,13 +206,15 @@ class Disk:
         old = self.faults.pop(fault.kind, None)
         if old is not None:
             self.healed.append(old.as_dict())
+            self.ended.append(old.as_dict())
         self.faults[fault.kind] = fault
         return fault
 
     def heal(self) -> list[dict[str, Any]]:
         """End every fault (a full disk is freed); what each did."""
-        ended = [f.as_dict() for f in self.faults.values()]
+        ended = [*self.ended, *(f.as_dict() for f in self.faults.values())]
         self.faults.clear()
+        self.ended = []
         self.healed = ended
         return ended
 
@@ -224,6 +234,7 @@ class Disk:
             if error.once:
                 del self.faults["error"]
                 self.healed.append(error.as_dict())
+                self.ended.append(error.as_dict())
             raise FsError(error.errno)
         full = self.faults.get("full")
         if full is not None and op == "write" and full.matches(op, fs, node):

@@ -223,7 +223,12 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     @_errno
     async def read(self, fh: int, off: int, size: int) -> bytes:
         if fh == CONTROL_INO:
-            return self._control_text()[off:off + size]
+            # One answer per read-through: ``cat`` reads it in several requests, and the
+            # state (pending bytes) changes between them, so a text made afresh for each
+            # request returned the head of one answer and the tail of another.
+            if off == 0 or not self._control_out:
+                self._control_out = self._control_text()
+            return self._control_out[off:off + size]
         if not self.disk.active:
             return self.fs.read(fh, off, size)
         await self._suffer("read", fh, off, size)

@@ -18,7 +18,7 @@ Data layout chosen by the checker (see ``checkers._collect``), and why:
   what leaves room for the analysis;
 * no op dict outlives its line: each completion is dissolved at once into
   per-key tables: ``offset -> value`` and ``value -> writer/reader op`` dicts,
-  and ``array('q')`` streams of the value pairs that the order analyses compare
+  and ``array('Q')`` streams of the value pairs that the order analyses compare
   (8 bytes per number instead of a 28-byte int object plus a pointer);
 * those tables merge exactly ("first wins", "last wins" or append), which is
   what lets several processes read one file in parallel;

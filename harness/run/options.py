@@ -129,6 +129,10 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("results_dir", text, "where runs are stored (default: ./results)", "DIR"),
     Spec("teardown", boolean, "remove the cluster after the run (default: false: keep it for "
          "the next run)", "true|false"),
+    Spec("fresh_cluster", boolean, "build the cluster anew even if one with the same "
+         "settings runs: a run whose bug lives in what a cluster creates once, such as "
+         "__consumer_offsets, needs a cluster no earlier run has used (default: false)",
+         "true|false"),
 )  # fmt: skip
 BY_NAME = {s.name: s for s in OPTIONS}
 
@@ -165,6 +169,7 @@ class RunOptions(ClusterOptions, WorkloadSettings):
     seed: int | None = None
     results_dir: str = "results"
     teardown: bool = False
+    fresh_cluster: bool = False
 
     def validate(self) -> RunOptions:
         """Raise ``UsageError`` (one line) for values or combinations that cannot work.

@@ -3,7 +3,8 @@
 Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
 
 1. the run directory, ``test.json`` and ``insync.log`` (results/LAYOUT.md);
-2. the cluster: reuse a running one with the same spec, else build it;
+2. the cluster: reuse a running one with the same spec (unless ``--fresh-cluster``),
+   else build it;
 3. the workload (``workloads.WORKLOADS[--workload]``) and its ``setup`` (the
    queue's topics, with ``--replication-factor``, ``min.insync.replicas`` and
    ``unclean.leader.election.enable`` set per topic, so changing them never
@@ -180,7 +181,8 @@ class Run:
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
         if nopts is not None and nopts.needs_power_loss_fs and hasattr(spec, "power_loss_fs"):
             spec = replace(spec, power_loss_fs=True)  # brokers' data on the power-loss FS
-        self.cluster = provisioner_for(self.opts.placement()).up(spec, say=self.say)
+        self.cluster = provisioner_for(self.opts.placement()).up(
+            spec, fresh=self.opts.fresh_cluster, say=self.say)
         if self.on_cluster is not None:  # from now on the cluster is this run's
             self.on_cluster(spec.name)
         env = run_env(self.opts, self.cluster.bootstrap, self.token)

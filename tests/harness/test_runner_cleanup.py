@@ -92,3 +92,15 @@ def test_a_cleanup_step_that_fails_says_what_to_do(
     said, _, _ = go(tmp_path, "--workload", "fake", "--teardown")
     assert ("cleanup: remove cluster failed: teardown incomplete: n2: cannot connect to "
             "10.0.0.2:22 (run `insync cluster down --hosts hosts.toml` again)") in said
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "reuse"])
+def test_fresh_cluster_asks_the_provisioner_for_a_new_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool
+) -> None:
+    fake = install(monkeypatch, comes_up)
+    workload, _ = fake_workload(setup_error=ClusterError("no topics", hint="see the logs"))
+    monkeypatch.setitem(WORKLOADS, "fake", workload)
+    flags = ["--workload", "fake", *(["--fresh-cluster", "true"] if fresh else [])]
+    go(tmp_path, *flags)
+    assert fake.fresh == [fresh]

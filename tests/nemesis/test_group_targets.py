@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from cluster.metadata import PartitionState
 from harness.base.errors import UsageError
+from nemesis.nodes import Resolver
+from nemesis.power_loss import PowerLossNemesis
 from nemesis.targets import (
     OFFSETS_TOPIC,
     Facts,
@@ -18,6 +20,7 @@ from nemesis.targets import (
     is_target,
     java_hash,
     offsets_partition,
+    offsets_partition_seen,
     resolve,
 )
 
@@ -63,7 +66,7 @@ def test_the_coordinator_is_the_leader_of_the_groups_partition() -> None:
 
 def test_a_groups_coordinator_is_found_by_its_id_on_the_cluster_with_the_runs_prefix() -> None:
     """A history names group ``g0``; the cluster's group.id is ``<prefix>g0``."""
-    prefixed = replace(_facts(), group_prefix="i42-")
+    prefixed = replace(_facts(), id_prefix="i42-")
     found = resolve("group-coordinator:g0", NODES, random.Random(1), prefixed)
     assert found == [NODES[offsets_partition("i42-g0", 50) % 3]]
     assert offsets_partition("i42-g0", 50) % 3 != offsets_partition("g0", 50) % 3  # it differs
@@ -104,3 +107,43 @@ def test_the_options_take_group_targets_and_kills_and_pauses_draw_them() -> None
                                interval=2), 300)
     drawn = {op["value"] for op in asked if op["f"] in ("kill", "pause")}
     assert drawn == {"group-coordinator:g1", "offsets-leaders:2"}
+
+
+def _underreplicated() -> Facts:
+    """``__consumer_offsets`` as a 0.10.2 broker creates it alone: one replica each."""
+    offsets = {n: PartitionState(OFFSETS_TOPIC, n, "n1", ("n1",), ("n1",)) for n in range(6)}
+    return Facts(partitions=dict, controller=lambda: "n1", offsets=lambda: offsets)
+
+
+def test_a_coordinator_target_records_its_partitions_replicas() -> None:
+    part = offsets_partition("hello", 6)
+    assert offsets_partition_seen(_underreplicated(), "group-coordinator:hello") == {
+        "offsets-partition": {"key": f"{OFFSETS_TOPIC}-{part}", "leader": "n1",
+                              "replicas": ["n1"], "isr": ["n1"]}}
+    three = offsets_partition_seen(_facts(count=6), "group-coordinator:hello")
+    assert three["offsets-partition"]["replicas"] == NODES
+    assert offsets_partition_seen(_facts(count=0), "group-coordinator:hello") == {
+        "offsets-partition": None}  # no group has made the topic yet
+
+
+def test_other_targets_record_nothing_and_ask_no_metadata() -> None:
+    def never() -> dict[int, PartitionState]:
+        raise AssertionError("metadata asked for a target that is not a group's coordinator")
+
+    facts = Facts(partitions=dict, controller=lambda: "n1", offsets=never)
+    for target in ("n1", ["n2", "n3"], "one", "offsets-leaders", "coordinator:t"):
+        assert offsets_partition_seen(facts, target) == {}
+
+
+def test_a_power_loss_of_a_coordinator_records_the_replicas_it_found() -> None:
+    from tests.nemesis.test_nemesis_power_loss import power_cluster
+
+    cluster, _ = power_cluster()
+    resolver = Resolver(seed=1, facts_for=lambda _c: _underreplicated())
+    out = PowerLossNemesis(resolver).invoke(
+        cluster, {"f": "power-loss", "value": "group-coordinator:hello"})
+    value = out["value"]
+    assert list(value["lost"]) == ["n1"]
+    assert value["offsets-partition"]["replicas"] == ["n1"]
+    healed = PowerLossNemesis(resolver).invoke(cluster, {"f": "power-on", "value": "all"})
+    assert "offsets-partition" not in healed["value"]  # a heal acts on named nodes

@@ -78,3 +78,30 @@ def test_a_source_without_the_topic_is_a_usage_error() -> None:
 def test_it_is_a_target_and_explicit() -> None:
     assert is_target("coordinator:insync-3") and not is_target("coordinator:")
     assert is_explicit("coordinator:insync-3", NODES)
+
+
+def test_an_id_is_found_on_the_cluster_with_the_runs_prefix() -> None:
+    """A script names thread 0's producer ``txn-0``; on the cluster it is ``<prefix>txn-0``."""
+    from dataclasses import replace
+
+    prefixed = replace(facts(txn_state(6)), id_prefix="i42-")
+    p = txn_partition("i42-txn-0", 6)
+    assert p != txn_partition("txn-0", 6)  # the prefix changes the answer here
+    assert resolve("coordinator:txn-0", NODES, random.Random(1), prefixed) == [f"n{p % 3 + 1}"]
+
+
+@pytest.mark.parametrize("thread", [0, 3, 11])
+def test_the_workloads_transactional_ids_are_the_prefix_and_txn_n(thread: int) -> None:
+    """The run's prefix is ``<token>-`` (``RunEnv.topic_prefix``), which ``cluster_facts``
+    is given; ``coordinator:txn-N`` must name the id the workloads' thread N uses."""
+    from workloads.eos.options import client_options as eos_options
+    from workloads.protocol import RunEnv
+    from workloads.queue.options import QueueSettings
+    from workloads.queue.options import client_options as queue_options
+
+    env = RunEnv(bootstrap="b:9092", token="r7", seed=1, replication_factor=3)
+    queue = queue_options(QueueSettings(txn=True), token=env.token)
+    _, eos = eos_options(None, token=env.token)
+    for opts in (queue, eos):
+        assert opts.producer_config(thread)["transactional.id"] == \
+            f"{env.topic_prefix}txn-{thread}"

@@ -15,12 +15,15 @@ import pytest
 from cluster import Cluster, power_loss_fs
 from cluster.lazyfs.faults import Disk, parse
 from cluster.spec import ClusterSpec
-from harness.base.faults import fault_kind
+from harness.base.faults import fault_kind, fault_spans
+from harness.gen import nemesis as nemesis_gen
+from harness.gen import phases, simulate, time_limit
 from harness.gen.core import Rng
 from nemesis import build_package
 from nemesis.kinds import disk, load
 from nemesis.nodes import Resolver
 from nemesis.settings import NemesisOptions
+from results.coverage import coverage
 from tests.nemesis.fakes import cluster_of
 from tests.nemesis.test_nemesis_power_loss import PowerNode
 
@@ -100,6 +103,21 @@ def test_stop_disk_starts_a_broker_that_died_on_its_disk_but_not_one_a_kill_took
     assert cluster.nodes["n3"].state() == "stopped"  # left to the kill's own start
 
 
+def test_stop_disk_starts_a_broker_that_died_on_a_once_fault_already_spent() -> None:
+    cluster, fakes = disk_cluster()
+    nem = disk.DiskNemesis(Resolver())
+    nem.invoke(cluster, {"f": "start-disk", "value": {"target": "n2", "kind": "error",
+                                                        "ops": ["fsync"], "once": True}})
+    fault = fakes["n2"].disk.faults.pop("error")  # it fired once and ended: Kafka halted
+    fault.hits = 1
+    fakes["n2"].disk.healed.append(fault.as_dict())
+    fakes["n2"].disk.ended.append(fault.as_dict())
+    cluster.nodes["n2"].kill()
+    out = nem.invoke(cluster, {"f": "stop-disk", "value": None})
+    assert out["value"]["healed"]["n2"][0]["hits"] == 1
+    assert out["value"]["restarted"] == {"n2": fakes["n2"].pid}
+
+
 def test_without_the_filesystem_disk_faults_are_refused_and_nothing_is_sent() -> None:
     cluster, fakes = disk_cluster(fs=False)
     out = disk.DiskNemesis(Resolver()).invoke(
@@ -156,3 +174,27 @@ def test_a_fault_script_names_disk_faults_and_gets_the_filesystem_and_the_heal(
     pkg = build_package(opts)
     assert pkg.nemesis is not None and {"start-disk", "stop-disk"} <= pkg.nemesis.fs()
     assert {"f": "stop-disk", "value": None} in list(pkg.final_generator or [])
+
+
+def test_a_random_run_draws_disk_faults_and_coverage_counts_the_sends_while_they_hold() -> None:
+    """``--nemesis disk`` alone: the random generator starts and heals disk faults in
+    turn, and the coverage block (the registry's spans, as the runner passes them)
+    counts a send acknowledged inside a fault under ``disk`` and one outside it not."""
+    pkg = build_package(NemesisOptions(faults=frozenset({"disk"}), interval=10))
+    gen = phases(time_limit(120, nemesis_gen(pkg.generator)), nemesis_gen(pkg.final_generator))
+    faults = [op for op in simulate(gen, concurrency=2, seed=3) if op["f"] != "await-recovery"]
+    starts = [op for op in faults if op["f"] == "start-disk" and op["type"] == "invoke"]
+    assert len(starts) >= 3 and {op["value"]["kind"] for op in starts} <= {
+        "slow", "error", "full", "corrupt"}
+    first_done = next(op for op in faults if op["f"] == "start-disk" and op["type"] != "invoke")
+    first_heal = next(op for op in faults if op["f"] == "stop-disk")
+    inside, outside = first_done["time"] + 1, first_heal["time"] + 1
+    sends = [{"process": 0, "type": "ok", "f": "send", "time": t,
+              "value": [["send", "t0-0", [i, i]] for i in range(n)]}
+             for t, n in ((inside, 3), (outside, 2))]
+    ops = sorted(faults + sends, key=lambda op: op["time"])
+    cov = coverage(ops, fault_spans(), main=(0, 200 * 10**9))
+    held = cov["faults"]["disk"]
+    assert held["count"] == len(starts)
+    assert held["acked_sends"] == 3 and cov["acked_sends"] == 5
+    assert held["in_force_s"] > 0

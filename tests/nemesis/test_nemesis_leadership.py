@@ -40,7 +40,7 @@ class Kafka:
     def facts(self, _cluster: object) -> Facts:
         return Facts(partitions=lambda: dict(self.parts), controller=lambda: "n1",
                      offsets=lambda: {p.partition: p for p in self.offsets.values()},
-                     group_prefix="pre.")
+                     id_prefix="pre.")
 
     def handler(self, fake: FakeNode) -> Any:
         def handle(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:

@@ -34,9 +34,12 @@ class RecordingProvisioner:
 
     up_does: Callable[[], Any]
     calls: list[tuple[str, str | None]] = field(default_factory=list)
+    #: ``fresh`` of each ``up`` call: whether the caller asked for a new cluster
+    fresh: list[bool] = field(default_factory=list)
 
-    def up(self, spec: Any, **_: Any) -> Any:
+    def up(self, spec: Any, *, fresh: bool = False, **_: Any) -> Any:
         self.calls.append(("up", spec.name))
+        self.fresh.append(fresh)
         return self.up_does()
 
     def attach(self, name: str = "insync") -> Any:

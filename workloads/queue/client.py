@@ -84,9 +84,13 @@ class QueueClient:
         raise ValueError(f"the queue client has no op {f!r}")
 
     def warm_up(self) -> None:
-        """Connect before the run's clock starts: a producer id and a consumer."""
+        """Connect before the run's clock starts: a producer id and a consumer. Not the
+        consumer of a member that joins late (``--members-from``): a consumer with a
+        group looks up its coordinator as soon as it is made, and on brokers before 0.11
+        that lookup creates ``__consumer_offsets``, which such a run wants created later."""
         self.sender.producer()
-        self.reader.consumer()
+        if self.reader.group is None or not self.opts.members_from_s:
+            self.reader.consumer()
         self.sender.warm_up()
 
     def close(self) -> None:

@@ -78,6 +78,9 @@ class ClientOptions:
     max_poll_records: int = MAX_POLL_RECORDS
     #: seconds thread 0's member stops polling once, past its max.poll.interval.ms (0: never)
     stall_member_s: float = 0.0
+    #: ``--members-from``: members make their consumers only once they join, this many
+    #: seconds into the main phase, not before the run's clock starts (0: at the warm-up)
+    members_from_s: float = 0.0
     delivery_timeout_ms: int = 10_000
     seed: int = 0
 

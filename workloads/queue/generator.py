@@ -127,11 +127,13 @@ class QueueGen(Gen):
                 if due is not None:  # a client's time is up (the first call only schedules)
                     return self._invoke(ctx, process, "crash", None, state)
         every = state.opts.committed_every_ns
-        if every is not None and state.opts.groups and ctx.time >= state.next_read:
+        first = state.opts.join_from_ns
+        if every is not None and state.opts.groups and ctx.time >= max(state.next_read, first):
             return state._committed_read(ctx, process, every)
         if state.joined.get(process) != state.epoch:
-            retry = state.rejoin_at.get(process)
-            if retry is not None and ctx.time < retry:  # its join failed: send meanwhile
+            # its join failed (send meanwhile), or members do not join yet
+            retry = max(state.rejoin_at.get(process, 0), first)
+            if ctx.time < retry:
                 return state._main_op(ctx, process, rng, until=retry)
             value = sorted(map(state.key, state.active))  # a past rejoin_at is inert
             return self._invoke(ctx, process, state.opts.consume, value,

@@ -108,6 +108,11 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("check_replicas", keys, "after the run, read every replica's log of these keys' "
          "partitions and report offsets where replicas hold different records, e.g. t0-0",
          "K1,K2"),
+    Spec("members_from", number, "with --sub-via subscribe: the members make their consumers, "
+         "and so first look up their group coordinator, only this many seconds into the main "
+         "phase (brokers before 0.11 create __consumer_offsets at that lookup, with as many "
+         "replicas as brokers are alive); until then client threads only send (default: 0)",
+         "SECONDS", range=Range(0, 86_400)),
     Spec("stall_member", number, "with --commit sync: the member of client thread 0 stops "
          "polling once, 10 s into its life, for this many seconds, past its "
          "max.poll.interval.ms (6 s in such a run): the group evicts it and refuses the "
@@ -138,6 +143,7 @@ class QueueSettings:
     max_poll_records: int = MAX_POLL_RECORDS
     pin_keys: list[str] = field(default_factory=list)
     check_replicas: list[str] = field(default_factory=list)
+    members_from: float = 0.0
     stall_member: float = 0.0
     crash_client_interval: float = 30.0
 
@@ -192,6 +198,11 @@ def _validate_groups(s: QueueSettings, version: KafkaVersion) -> None:
     if s.commit == "sync" and s.txn:
         raise UsageError("--commit sync cannot go with --txn (transactions commit offsets "
                          "inside themselves)", hint="drop one of them")
+    if s.members_from and (s.sub_via != "subscribe" or s.txn):
+        raise UsageError(f"--members-from {s.members_from:g} needs --sub-via subscribe without "
+                         "--txn (only subscribed members join late; every other consumer "
+                         "connects before the run's clock starts)",
+                         hint="pass --sub-via subscribe or drop --members-from")
     if s.groups > 1 and (s.sub_via != "subscribe" or s.txn):
         raise UsageError(f"--groups {s.groups} needs --sub-via subscribe without --txn (only "
                          "subscribed members are dealt into groups)",
@@ -265,6 +276,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "check_replicas": list(s.check_replicas),
         "crash_client_interval": s.crash_client_interval,
         "stall_member": s.stall_member,
+        "members_from": s.members_from,
         "producer": producer,
     }
 
@@ -293,6 +305,7 @@ def client_options(
         poll_ms=s.poll_ms,
         max_poll_records=s.max_poll_records,
         stall_member_s=s.stall_member if s.sub_via == "subscribe" and s.commit == "sync" else 0.0,
+        members_from_s=s.members_from,
         seed=seed,
     )
 
@@ -337,6 +350,7 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         groups=s.groups if client_options(s).records_groups else 0,
         auto_commit=s.commit == "auto",
         committed_every_ns=COMMITTED_EVERY_NS if s.commit == "auto" else None,
+        join_from_ns=int(s.members_from * 1e9),
     )
 
 

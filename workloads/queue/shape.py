@@ -91,6 +91,10 @@ class QueueOptions:
     every ``client_life_ns / clients`` on average, spaced uniformly at random from
     0 to twice that, whatever the op rate. Drawn per op they followed the rate: at
     600 ops/s a weight of 0.02 restarted a client every 0.4 s, at 50 ops/s every 5 s.
+    ``join_from_ns``: no process joins (subscribes or assigns) before this time of the
+    main phase, and none reads a group's committed offsets: until then processes only
+    send. A scenario that needs the group coordinator looked up first in a fault (the
+    broker creates ``__consumer_offsets`` at that lookup) starts its members late.
     """
 
     key_count: int = 4
@@ -110,6 +114,7 @@ class QueueOptions:
     groups: int = 0
     auto_commit: bool = False
     committed_every_ns: int | None = None
+    join_from_ns: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -132,6 +137,8 @@ class QueueOptions:
             raise ValueError("rejoin_ns must be >= 0")
         if self.refused_ns is not None and self.refused_ns <= 0:
             raise ValueError("refused_ns must be > 0")
+        if self.join_from_ns < 0:
+            raise ValueError("join_from_ns must be >= 0")
         if self.groups < 0 or (self.groups and self.consume != "subscribe"):
             raise ValueError("groups must be >= 0, and 0 unless consume is subscribe")
 

@@ -173,6 +173,16 @@ def test_error_once_fails_one_request_then_the_disk_works(served: Served) -> Non
                                    "once": True, "errno": "EIO"}]
 
 
+def test_heal_reports_a_once_fault_that_fired_and_ended_before_it(served: Served) -> None:
+    """A ``once`` error ends as it fires; the heal after it still reports it, with its
+    hit, so the nemesis knows the disk failed (and starts the broker that died on it)."""
+    log = served.file("0.log")
+    served.disk.start({"kind": "error", "ops": ["fsync"], "once": True})
+    assert _errno_of(lambda: served.fsync(log)) == errno.EIO
+    assert [f["hits"] for f in served.disk.heal()] == [1]
+    assert served.disk.heal() == []  # reported once
+
+
 def test_error_until_healed_fails_every_request_it_names(served: Served) -> None:
     log, meta = served.file("0.log"), served.file("meta.properties")
     served.write(log, 0, b"a")

@@ -262,6 +262,28 @@ def test_disk_faults_through_the_mount_do_what_they_say(dirs: tuple[Path, Path])
         fs.unmount()
 
 
+def test_an_append_under_corrupt_writes_the_flipped_bit_of_its_page_back(
+    dirs: tuple[Path, Path],
+) -> None:
+    """An append into a partly written page whose cached copy the fault dropped: the
+    kernel reads the page first (corrupted) and writes it back whole, so the flipped
+    bit reaches the disk and stays after the heal (``faults``' docstring)."""
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        log = point / "0.log"
+        _append_sync(log, b"k" * 100, fsync=True)
+        _control(point, 'disk {"kind": "corrupt", "files": "*.log", "seed": 1}')
+        _append_sync(log, b"x" * 10, fsync=True)
+        assert _control(point, "heal")["disk"]["healed"][0]["hits"] >= 1
+        kept = (backing / "0.log").read_bytes()
+        assert len(kept) == 110 and kept.endswith(b"x" * 10)
+        assert kept[:100] != b"k" * 100  # the page's old bytes, one bit flipped
+        assert log.read_bytes() == kept  # and the mount reads what the disk holds
+    finally:
+        fs.unmount()
+
+
 def test_a_failed_writeback_is_reported_once_and_its_data_is_not_durable(
     dirs: tuple[Path, Path],
 ) -> None:

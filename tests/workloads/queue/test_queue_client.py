@@ -354,3 +354,19 @@ def test_a_topic_whose_creation_failed_is_asked_for_again_by_the_next_call() -> 
         with pytest.raises(KafkaException):
             t.ensure(0)
     assert calls.count("run1-t0") == 2  # dropped after the first failure, asked again
+
+
+@pytest.mark.parametrize(("sub_via", "members_from", "consumer_made"), [
+    ("subscribe", 0.0, True), ("subscribe", 20.0, False), ("assign", 0.0, True)])
+def test_a_member_joining_late_makes_no_consumer_at_the_warm_up(
+        monkeypatch: pytest.MonkeyPatch, sub_via: str, members_from: float,
+        consumer_made: bool) -> None:
+    """A consumer with a group looks up its coordinator once made: a late member's waits."""
+    made: list[str] = []
+    monkeypatch.setattr("workloads.queue.reading.Consumer",
+                        lambda conf: made.append(conf["group.id"]) or FakeConsumer({}))
+    c = client(FakeProducer(ok_at(0)), None, sub_via=sub_via, commit="sync"
+               if sub_via == "subscribe" else "auto", members_from_s=members_from)
+    monkeypatch.setattr(c.sender, "warm_up", lambda: None)  # its write: other tests'
+    c.warm_up()
+    assert bool(made) is consumer_made

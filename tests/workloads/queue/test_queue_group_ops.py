@@ -194,3 +194,28 @@ def test_a_committed_read_below_an_acknowledged_commit_is_a_lost_commit() -> Non
     assert "lost-commit" in verdict["anomalies"]
     # an offset nobody committed: a garbage-commit as well, as the contract has it
     assert set(verdict["anomalies"]) <= {"lost-commit", "garbage-commit"}
+
+
+@pytest.mark.parametrize("auto_commit", [False, True], ids=["sync", "auto"])
+def test_members_joining_late_only_send_until_then(auto_commit: bool) -> None:
+    """``--members-from``: before ``join_from_ns`` no process subscribes, polls or reads a
+    group's offsets (a consumer would look up its coordinator); it sends meanwhile."""
+    late = 1_000_000_000
+    opts = QueueOptions(key_count=3, max_writes_per_key=1000, consume="subscribe", groups=2,
+                        auto_commit=auto_commit,
+                        committed_every_ns=300_000_000 if auto_commit else None,
+                        weights={"send": 1, "poll": 1, "subscribe": 0.3}, join_from_ns=late)
+    plan = plan_gen(run_phases(QueueGen.start(opts), rate=50, time_limit_s=2, quiet_s=0.5,
+                               drain=Drain(groups=("g0", "g1")), final_time_limit_s=1))
+    ops = simulate(plan, concurrency=3, seed=11, outcome_fn=GroupKafka())
+    invokes = [op for op in ops if op["type"] == "invoke" and op["process"] != "nemesis"]
+    early = [op for op in invokes if op["time"] < late]
+    assert early and {op["f"] for op in early} == {"send"}
+    later = {op["f"] for op in invokes if late <= op["time"] < 2 * late}
+    assert {"subscribe", "poll"} <= later
+    assert ("committed" in later) is auto_commit
+
+
+def test_a_late_join_is_refused_below_zero() -> None:
+    with pytest.raises(ValueError, match="join_from_ns"):
+        QueueOptions(join_from_ns=-1)

@@ -42,8 +42,11 @@ SUB = QueueSettings(sub_via="subscribe")
         (replace(SUB, commit="sync", txn=True), "--commit sync cannot go with --txn"),
         (QueueSettings(groups=2), "--groups 2 needs --sub-via subscribe"),
         (QueueSettings(group_protocol="consumer"), "--group-protocol consumer needs --sub-via"),
+        (QueueSettings(members_from=20), "--members-from 20 needs --sub-via subscribe"),
+        (replace(SUB, txn=True, members_from=5), "--members-from 5 needs --sub-via subscribe"),
     ],
-    ids=["sync-assign", "sync-txn", "groups-auto", "consumer-assign"],
+    ids=["sync-assign", "sync-txn", "groups-auto", "consumer-assign", "late-assign",
+         "late-txn"],
 )
 def test_group_options_that_would_be_ignored_are_refused(settings: QueueSettings,
                                                          message: str) -> None:
@@ -148,3 +151,12 @@ def test_sends_outweigh_polls_eight_to_one_by_default() -> None:
     weights = options.generator_options(QueueSettings()).weights
     assert weights["send"] / weights["poll"] == 8
     assert weights["send"] / sum(weights.values()) > 0.85
+
+
+def test_members_from_reaches_the_clients_the_generator_and_test_json() -> None:
+    late = replace(SUB, commit="sync", members_from=20)
+    options.validate(late, NEW)
+    assert options.generator_options(late).join_from_ns == 20_000_000_000
+    assert options.client_options(late).members_from_s == 20
+    assert options.block(late)["members_from"] == 20
+    assert options.generator_options(SUB).join_from_ns == 0
