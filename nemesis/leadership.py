@@ -103,6 +103,19 @@ def partitions_of(facts: Facts, keys: Iterable[str]) -> dict[str, PartitionState
     return parts
 
 
+def looking(facts: Facts, keys: Iterable[str]) -> Callable[[], dict[str, PartitionState]]:
+    """A look at ``keys``' partitions for a wait: metadata unavailable for a moment is an
+    empty look (the wait looks again), not an error."""
+    wanted = list(keys)
+
+    def look() -> dict[str, PartitionState]:
+        try:
+            return partitions_of(facts, wanted)
+        except Exception:  # metadata unavailable for a moment: look again
+            return {}
+    return look
+
+
 def real_topic(prefix: str, p: PartitionState) -> str:
     """``p``'s topic as the cluster names it: a workload topic carries the run's prefix,
     Kafka's ``__consumer_offsets`` does not."""
@@ -214,14 +227,8 @@ class ElectNemesis:
 
     def _await_preferred(self, facts: Facts, keys: Sequence[str]) -> float:
         """Seconds spent waiting for every preferred replica of ``keys`` to be in its ISR."""
-        def look() -> dict[str, PartitionState]:
-            try:
-                return partitions_of(facts, keys)
-            except Exception:  # metadata unavailable for a moment: look again
-                return {}
-
         polled = self.poller.until(
-            look, lambda now: all(k in now and now[k].replicas[:1] != ()
+            looking(facts, keys), lambda now: all(k in now and now[k].replicas[:1] != ()
                                   and now[k].replicas[0] in now[k].isr for k in keys),
             PREFERRED_WAIT_S)
         return polled.seconds
@@ -305,15 +312,9 @@ class ReassignNemesis:
             for k in plan:
                 self.original.setdefault(k, parts[k].replicas)
 
-        def look() -> dict[str, PartitionState]:
-            try:
-                return partitions_of(facts, plan)
-            except Exception:  # metadata unavailable for a moment: look again
-                return {}
-
         polled = self.poller.until(
-            look, lambda now: all(k in now and now[k].replicas == r for k, r in plan.items()),
-            timeout)
+            looking(facts, plan),
+            lambda now: all(k in now and now[k].replicas == r for k, r in plan.items()), timeout)
         record.update({"done": polled.held, "reassign-s": polled.seconds,
                        "leaders-after": {k: polled.last[k].leader if k in polled.last else None
                                          for k in plan}})
