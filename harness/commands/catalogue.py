@@ -44,7 +44,7 @@ def _items(raw: str | None) -> list[str] | None:
 
 def _versions(wanted: list[str] | None) -> list[Any] | None:
     """Each item a version, or a range (``2.8..``) standing for the table's columns in it."""
-    from harness.scenario.model import expand_versions
+    from harness.scenario.ranges import expand_versions
 
     return None if wanted is None else list(expand_versions(wanted))
 

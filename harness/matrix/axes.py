@@ -101,8 +101,8 @@ def axis_values(key: str, raw: Any, origin: str) -> list[Any]:
 
 def _ranges_expanded(items: list[Any], flag: str, origin: str) -> list[Any]:
     """A range (``3.9..``) stands for the table's versions in it, as in ``catalogue
-    --versions`` and scenario files (``harness.scenario.model.expand_versions``)."""
-    from harness.scenario.model import expand_versions
+    --versions`` and scenario files (``harness.scenario.ranges.expand_versions``)."""
+    from harness.scenario.ranges import expand_versions
 
     out: list[Any] = []
     for item in items:

@@ -16,7 +16,8 @@ The file format is described in ``harness/scenario/catalogue/README.md``; the
 """
 
 from harness.scenario.load import CATALOGUE, find, load_catalogue, load_scenario
-from harness.scenario.model import Expectation, Scenario, Variant, VersionRange, spans
+from harness.scenario.model import Expectation, Scenario, Variant
+from harness.scenario.ranges import VersionRange, spans
 
 __all__ = [
     "CATALOGUE",

@@ -38,8 +38,8 @@ from harness.scenario.model import (
     Expectation,
     Scenario,
     Variant,
-    VersionRange,
 )
+from harness.scenario.ranges import VersionRange
 from harness.scenario.steps import check_steps
 
 #: The shipped scenarios, one file each.

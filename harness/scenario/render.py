@@ -13,7 +13,8 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from harness.scenario.model import Expectation, Scenario, spans
+from harness.scenario.model import Expectation, Scenario
+from harness.scenario.ranges import spans
 
 WIDTH = 100
 

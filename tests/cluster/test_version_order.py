@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from cluster.version_order import order_key, parse_version, split_version
 from cluster.versions import release
-from harness.scenario.model import VersionRange
+from harness.scenario.ranges import VersionRange
 
 numbers = st.lists(st.integers(0, 30), min_size=3, max_size=3).map(tuple)
 #: (stage, rc number): 0 snapshot, 1 candidate, 2 release

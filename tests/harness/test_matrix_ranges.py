@@ -1,6 +1,6 @@
 """``insync matrix --kafka-version`` takes ranges as scenarios and ``catalogue
 --versions`` do: a range stands for the catalogue's versions in it, read by the one
-expansion they share (``harness.scenario.model.expand_versions``)."""
+expansion they share (``harness.scenario.ranges.expand_versions``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from harness import matrix as mx
 from harness.base.errors import UsageError
 from harness.cli import build_parser
 from harness.commands.catalogue import _versions
-from harness.scenario.model import expand_versions
+from harness.scenario.ranges import expand_versions
 
 
 def axis(argv: list[str]) -> list[str]:
