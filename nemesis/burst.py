@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from cluster.kafka_clients import producer
 from cluster.metadata import node_name, partitions
 from cluster.zk_state import partition_state
+from harness.base.contract import parse_key
 from harness.base.faults import BURST_RECORD_KEY
 from nemesis.nodes import completion
 
@@ -41,12 +42,6 @@ RECORD = b"b" * 16
 #: time the burst runs, as under a bulk load.
 PRODUCER = {"acks": "1", "linger.ms": 5, "batch.num.messages": 1_000_000,
             "queue.buffering.max.messages": 2_000_000, "enable.idempotence": False}
-
-
-def split_key(key: str) -> tuple[str, int]:
-    """``t0-3`` -> (``t0``, 3)."""
-    topic, _, partition = key.rpartition("-")
-    return topic, int(partition)
 
 
 class Burst:
@@ -149,7 +144,7 @@ class BurstNemesis:
             key = value["key"] if isinstance(value, Mapping) else str(value)
             if key in self._bursts:
                 return completion({"key": key}, f"a burst on {key} is already running")
-            topic, partition = split_key(key)
+            topic, partition = parse_key(key)
             zookeeper = cluster.zookeeper if cluster.spec.mode == "zookeeper" else None
             self._bursts[key] = Burst(cluster.bootstrap, key, self._prefix + topic, partition,
                                       zookeeper)

@@ -101,6 +101,7 @@ __all__ = [
     "op_list_fields",
     "op_map_fields",
     "pack_meta",
+    "parse_key",
     "rebalance_fs",
     "reset_fs",
     "unpack_meta",
@@ -203,6 +204,15 @@ CLIENT_OPS: tuple[ClientOp, ...] = (
 )
 """The registry, in docs/HISTORY.md's order, then docs/HISTORY-GROUPS.md's (the workload's
 op kinds follow it)."""
+
+
+def parse_key(key: str) -> tuple[str, int]:
+    """``"t3-5"`` → ``("t3", 5)``: the topic and partition a history's key names
+    (``<topic>-<partition>``, docs/HISTORY.md); ``ValueError`` for anything else."""
+    topic, _, partition = key.rpartition("-")
+    if not topic or not partition.isdigit():
+        raise ValueError(f"not a key of the form <topic>-<partition>: {key!r}")
+    return topic, int(partition)
 
 
 def client_fs() -> tuple[str, ...]:

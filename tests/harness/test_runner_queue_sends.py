@@ -21,13 +21,13 @@ import pytest
 from fake_provisioner import comes_up, install
 from mem_kafka import MemClient, fake_workload
 
+from harness.base.contract import parse_key
 from harness.run import parse, run
 from workloads import WORKLOADS
 from workloads.client import Completed
 from workloads.queue import options
 from workloads.queue.generator import QueueGen
 from workloads.queue.options import QueueSettings
-from workloads.queue.shape import parse_key
 
 pytestmark = pytest.mark.usefixtures("engine")  # a fake docker on PATH: nothing reaches Docker
 

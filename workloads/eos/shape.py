@@ -7,7 +7,7 @@ the output of an input of ``t0-P`` to ``t1-P``. Keys are the queue's
 
 from __future__ import annotations
 
-from workloads.queue.shape import parse_key
+from harness.base.contract import parse_key
 
 #: Partitions of the input and of the output topic.
 PARTITIONS = 8

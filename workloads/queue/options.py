@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cluster.versions import KafkaVersion, feature_since
+from harness.base.contract import parse_key
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, items, number, opt_whole, whole
 from workloads.queue.config import MAX_POLL_RECORDS, ClientOptions
-from workloads.queue.shape import QueueOptions, group_names, parse_key
+from workloads.queue.shape import QueueOptions, group_names
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
 IDEMPOTENT_MAX_IN_FLIGHT = 5

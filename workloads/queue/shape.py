@@ -46,14 +46,6 @@ def group_names(groups: int) -> tuple[str, ...]:
     return tuple(f"g{i}" for i in range(groups))
 
 
-def parse_key(key: str) -> tuple[str, int]:
-    """``"t3-5"`` → ``("t3", 5)``: the topic and partition a key names."""
-    topic, _, partition = key.rpartition("-")
-    if not topic or not partition.isdigit():
-        raise ValueError(f"not a key of the form <topic>-<partition>: {key!r}")
-    return topic, int(partition)
-
-
 def _default_weights() -> dict[str, float]:
     return {"send": 4.0, "poll": 4.0, "txn": 1.0, "assign": 0.1, "subscribe": 0.0, "crash": 0.0}
 

@@ -26,7 +26,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from workloads.queue.shape import parse_key
+from harness.base.contract import parse_key
 
 LOG = logging.getLogger("insync.topics")
 #: Creation errors worth asking again for, through a fresh admin client.

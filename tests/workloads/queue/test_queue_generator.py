@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_kafka import FakeKafka
 
-from harness.base.contract import f_codes
+from harness.base.contract import f_codes, parse_key
 from harness.gen import (
     NEMESIS,
     Gen,
@@ -36,7 +36,7 @@ from harness.gen import (
 )
 from workloads.queue.drain import Drain
 from workloads.queue.generator import QueueGen
-from workloads.queue.shape import OPS, QueueOptions, key_name, parse_key
+from workloads.queue.shape import OPS, QueueOptions, key_name
 
 MS = 1_000_000
 

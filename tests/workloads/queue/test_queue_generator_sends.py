@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from sim_kafka import FakeKafka
 
 from checkers import check_history
+from harness.base.contract import parse_key
 from harness.gen import Op, clients, ns, plan_gen, run_phases, simulate, time_limit
 from workloads.queue.drain import Drain, DrainTracker
 from workloads.queue.generator import QueueGen
-from workloads.queue.shape import QueueOptions, parse_key
+from workloads.queue.shape import QueueOptions
 
 MS = 1_000_000
 TIMEOUT = ns(15)
