@@ -60,13 +60,19 @@ def get_data_request(path: str, xid: int = 1, op: int = GET_DATA) -> bytes:
     return struct.pack(">ii", xid, op) + struct.pack(">i", len(raw)) + raw + b"\0"
 
 
+def _found(reply: bytes, call: str) -> bool:
+    """Whether the reply's header says the znode exists (``NO_NODE``: it does not);
+    ``ConnectionError`` for any other error code."""
+    err: int = struct.unpack_from(">iqi", reply, 0)[2]
+    if err not in (0, NO_NODE):
+        raise ConnectionError(f"ZooKeeper answered {call} with error {err}")
+    return err == 0
+
+
 def parse_get_children(reply: bytes) -> list[str] | None:
     """The children's names from a ``getChildren`` reply; None if the znode does not exist."""
-    _xid, _zxid, err = struct.unpack_from(">iqi", reply, 0)
-    if err == NO_NODE:
+    if not _found(reply, "getChildren"):
         return None
-    if err != 0:
-        raise ConnectionError(f"ZooKeeper answered getChildren with error {err}")
     count = struct.unpack_from(">i", reply, 16)[0]
     at, out = 20, []
     for _ in range(max(count, 0)):
@@ -78,11 +84,8 @@ def parse_get_children(reply: bytes) -> list[str] | None:
 
 def parse_get_data(reply: bytes) -> bytes | None:
     """The znode's data from a ``getData`` reply; None if the znode does not exist."""
-    _xid, _zxid, err = struct.unpack_from(">iqi", reply, 0)
-    if err == NO_NODE:
+    if not _found(reply, "getData"):
         return None
-    if err != 0:
-        raise ConnectionError(f"ZooKeeper answered getData with error {err}")
     length = struct.unpack_from(">i", reply, 16)[0]
     return b"" if length < 0 else reply[20:20 + length]
 
