@@ -9,7 +9,6 @@ ZooKeeper-mode controller from DescribeCluster.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -89,19 +88,15 @@ def registered(cluster: Cluster) -> set[str]:
 
 def zookeeper_controller(cluster: Cluster) -> str:
     """The controller as ZooKeeper's ``/controller`` names it (before Metadata v1)."""
-    from cluster.zk_state import get_data
+    from cluster.zk_state import controller_id
 
-    last: Exception | None = None
-    for address in cluster.zookeeper.split(","):
-        try:
-            data = get_data(address, "/controller")
-        except OSError as err:
-            last = err
-            continue
-        if data is None:
-            raise ClusterError("the cluster reports no controller right now")
-        return node_name(int(json.loads(data.decode())["brokerid"]))
-    raise ClusterError(f"no ZooKeeper server answered for the controller: {last}")
+    try:
+        found = controller_id(cluster.zookeeper)
+    except ConnectionError as err:
+        raise ClusterError(f"ZooKeeper cannot name the controller: {err}") from err
+    if found is None:
+        raise ClusterError("the cluster reports no controller right now")
+    return node_name(found)
 
 
 def zk_controller(bootstrap: str, timeout_s: float = 10.0) -> str:

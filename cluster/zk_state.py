@@ -121,6 +121,13 @@ def registered_ids(zookeeper: str, timeout_s: float = 3.0) -> list[int]:
     return sorted(int(n) for n in names or [])
 
 
+def controller_id(zookeeper: str, timeout_s: float = 3.0) -> int | None:
+    """The broker id ZooKeeper's ``/controller`` names, from the first server of
+    ``zookeeper`` that answers; None while no broker is the controller."""
+    data = _first_answer(zookeeper, lambda a: get_data(a, "/controller", timeout_s))
+    return None if data is None else int(json.loads(data.decode())["brokerid"])
+
+
 def partition_state(zookeeper: str, topic: str, partition: int,
                     timeout_s: float = 3.0) -> dict[str, Any] | None:
     """``{"leader": 2, "isr": [2, 3, 1], ...}`` from the first server of ``zookeeper``

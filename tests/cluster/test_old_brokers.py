@@ -204,3 +204,26 @@ def test_subscribe_is_refused_before_0_9_and_allowed_from_it() -> None:
 ])
 def test_burst_values(f: str, value: Any, ok: bool) -> None:
     assert (burst_problem(f, value, 3) is None) is ok
+
+
+def test_the_controller_is_read_from_the_first_zookeeper_server_that_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cluster import zk_state
+
+    asked: list[tuple[str, str]] = []
+    answers: dict[str, bytes | None] = {"zk2:2181": b'{"version":1,"brokerid":2}'}
+
+    def get_data(address: str, path: str, timeout_s: float = 3.0) -> bytes | None:
+        asked.append((address, path))
+        if address not in answers:
+            raise ConnectionRefusedError(address)
+        return answers[address]
+
+    monkeypatch.setattr(zk_state, "get_data", get_data)
+    assert zk_state.controller_id("zk1:2181, zk2:2181") == 2
+    assert asked == [("zk1:2181", "/controller"), ("zk2:2181", "/controller")]
+    answers["zk2:2181"] = None  # no controller elected right now
+    assert zk_state.controller_id("zk2:2181") is None
+    with pytest.raises(ConnectionError, match="no ZooKeeper server of zk1:2181 answered"):
+        zk_state.controller_id("zk1:2181")
