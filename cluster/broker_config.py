@@ -234,8 +234,8 @@ def reserved_keys(mode: Mode) -> frozenset[str]:
     probes = [BrokerProperties(node_id=1, mode=mode, is_controller=True, advertised_host="x",
                                replication_factor=1, dynamic_quorum=dynamic)
               for dynamic in (False, True)]
-    return frozenset(k for probe in probes for k in _wiring(probe)) | (frozenset(HOST_PORT_KEYS) if mode == "zookeeper"
-                                        else frozenset())
+    wired = frozenset(k for probe in probes for k in _wiring(probe))
+    return wired | (frozenset(HOST_PORT_KEYS) if mode == "zookeeper" else frozenset())
 
 
 def render(props: BrokerProperties, known_keys: frozenset[str] | None = None) -> str:
