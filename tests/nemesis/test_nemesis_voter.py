@@ -144,7 +144,7 @@ def test_a_dynamic_quorum_is_found_through_bootstrap_servers() -> None:
 
 
 @pytest.mark.parametrize(("settings", "refusal"), [
-    ({"kafka_version": "3.8.x"}, "needs Kafka 3.9 or later"),
+    ({"kafka_version": "3.8.x"}, r"needs Kafka 3\.9 or later"),
     ({"kafka_version": "3.9.x", "mode": "zookeeper"}, "needs --mode kraft"),
 ])
 def test_a_dynamic_quorum_is_refused_where_kafka_has_none(settings: dict[str, str],
@@ -153,3 +153,13 @@ def test_a_dynamic_quorum_is_refused_where_kafka_has_none(settings: dict[str, st
         ClusterOptions(kraft_quorum="dynamic", **settings).validate()  # type: ignore[arg-type]
     assert ClusterOptions(kraft_quorum="dynamic", kafka_version="4.1.x").validate(
         ).cluster_spec().kraft_quorum == "dynamic"
+
+
+def test_a_run_asking_for_voter_faults_on_a_static_quorum_is_refused_before_it_starts() -> None:
+    from harness.run.options import RunOptions
+
+    with pytest.raises(UsageError, match="--nemesis voter changes the controller quorum"):
+        RunOptions(nemesis=["voter"], kafka_version="4.1.x").validate()
+    with pytest.raises(UsageError, match=r"needs Kafka 3\.9"):
+        RunOptions(kraft_quorum="dynamic", kafka_version="3.8.x").validate()
+    RunOptions(nemesis=["voter"], kraft_quorum="dynamic", kafka_version="4.1.x").validate()
