@@ -17,8 +17,9 @@ here from the distribution under test inside the cluster's own nodes
   missing from the voter set, or one node) runs ``add-controller`` ON that node,
   with its own ``server.properties`` as the command config (the tool reads the
   node id, metadata directory id and controller endpoint from it) ->
-  ``{"added": {node: {"ran-on", "tool-s", "applied-s", "attempts"}}, "before",
-  "after"}``. Kafka refuses to add a voter whose log has not caught up; the add
+  ``{"added": {node: {"ran-on", "tool-s", "attempts"}}, "before", "after",
+  "applied-s"}`` (from the first tool's start until ``describe --status`` lists every
+  node added as a voter). Kafka refuses to add a voter whose log has not caught up; the add
   is run again (``ADD_ATTEMPTS``), as an operator would.
 
 The heal needs no memory of what was removed (the cluster's controller nodes
@@ -127,26 +128,25 @@ class QuorumNemesis:
         added: dict[str, Any] = {}
         record["added"] = added
         errors: dict[str, str] = {}
+        began = self.clock()
         for name in missing:
             problem = self._add_one(cluster, cluster.nodes[name], added)
             if problem:
                 errors[name] = problem
         if missing:
             ids = {cluster.spec.node_id(n) for n in missing if n not in errors}
-            self._until(cluster, lambda s: ids <= set(s.voters), self.clock(), record)
+            self._until(cluster, lambda s: ids <= set(s.voters), began, record)
         return completion(record, errors or None)
 
     def _add_one(self, cluster: Cluster, node: KafkaNode, added: dict[str, Any]) -> str | None:
         """``add-controller`` on ``node`` from its own config, run again while refused."""
         args = quorum_args(node.version, node.kafka_home, ADD,
                            command_config=node.at(CONFIG_PATH))
-        began = self.clock()
         for attempt in range(1, ADD_ATTEMPTS + 1):
             run = run_tool(node, args, None)
             entry = {"ran-on": run.node, "tool-s": run.seconds, "attempts": attempt}
             added[node.name] = entry
             if run.exit_code == 0:
-                entry["applied-s"] = round(self.clock() - began, 2)
                 return None
             entry["output"] = run.tail()
             if attempt < ADD_ATTEMPTS:
