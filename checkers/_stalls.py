@@ -17,7 +17,10 @@ Per key, with ``P`` the highest offset any poll of the key has returned:
 - a *caught-up poll* is a poll (any outcome) by a process that reads the key (its latest
   ``assign``/``subscribe`` lists it, or it never assigned) and had itself read the key up
   to ``P``. A process still reading older records (a fresh assignment starts at the
-  beginning) or one that left the key is busy elsewhere and proves nothing;
+  beginning) or one that left the key is busy elsewhere and proves nothing; so does
+  every poll of a key that no poll has read yet, because a reader that has returned
+  nothing of a key may not be fetching it yet (a fresh assignment waits for its
+  start offset: the queue workload's ``Reader.assign``);
 - a caught-up poll that returns nothing past ``P``, invoked after a committed write
   beyond ``P`` completed, is a *stalled poll*. A stall is the run of stalled polls
   between two reads that move ``P``. It starts at the later of the first committed
@@ -28,9 +31,12 @@ Per key, with ``P`` the highest offset any poll of the key has returned:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from checkers._input import open_history, open_source, parse_lines
 
 #: ns per second (history times are ns)
 _NS = 1_000_000_000
@@ -141,8 +147,8 @@ def _poll(  # noqa: PLR0917 - once per poll and key read: no kwargs
     state: _Key, position: int, top: int, index: int, invoked: int, time: int
 ) -> None:
     """A poll by a process reading this key, at ``position`` on it, returned up to ``top``."""
-    if top > state.read_to or position < state.read_to or not state.beyond:
-        return  # it moved the key on, or was busy behind, or nothing waited
+    if top > state.read_to or position < state.read_to or state.read_to < 0 or not state.beyond:
+        return  # it moved the key on, was busy behind, or nothing waited (or nothing was read)
     offset = min(state.beyond)
     v, op, committed = state.beyond[offset]
     if committed > invoked:
@@ -188,3 +194,29 @@ def _close(state: _Key, index: int | None, time: int | None) -> None:
         "ended-by": index,
         "ended-s": None if time is None else round(time / _NS, 3),
     }
+
+
+def read_stalls_in(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``read_stalls`` of a history file or run directory, None when it holds no ``txn``
+    op (its readers are not read_committed): for a run judged before the checker took the
+    measure (``insync analyze``). Raises ``HistoryError`` when the file is unreadable."""
+    source = open_source(path)
+    with open_history(source.path) as handle:
+        if not any(op.get("f") == "txn" for op in parse_lines(handle, source)):
+            return None
+    with open_history(source.path) as handle:
+        return read_stalls(parse_lines(handle, source))
+
+
+def describe_stall(stall: Mapping[str, Any]) -> str:
+    """One stall in words: ``t0-0: 12.7 s, from 13.3 s to 26.0 s (1 stalled poll, ops
+    376..376), offset 315 (value 1924, op 333) held back; ended by op 446 at 27.9 s``."""
+    polls = stall.get("polls", 0)
+    end = ("until the end of the run" if stall.get("until-end")
+           else f"ended by op {stall.get('ended-by')} at {stall.get('ended-s')} s")
+    held = stall.get("held-back") or {}
+    return (f"{stall.get('key')}: {stall.get('seconds')} s, from {stall.get('start-s')} s to "
+            f"{stall.get('end-s')} s ({polls} stalled poll{'s' if polls != 1 else ''}, ops "
+            f"{stall.get('first-poll')}..{stall.get('last-poll')}), offset "
+            f"{held.get('offset')} (value {held.get('value')}, op {held.get('op')}) held "
+            f"back; {end}")

@@ -45,6 +45,7 @@ METRIC_COLUMNS = (
     "avail_fault",
     "avail_normal",
     "fault_sends",
+    "read_stall_max_s",
     "latency_p50_ms",
     "latency_p99_ms",
     "latency_max_ms",
@@ -53,7 +54,8 @@ METRIC_COLUMNS = (
 )
 #: what the terminal shows beside the configuration (the CSV and the HTML have every
 #: column): ``anomalies`` is one cell naming each anomaly column that is not zero
-TERMINAL_METRICS = ("runs", "anomalies", "acked", "live_share", "avail_fault", "poor_coverage")
+TERMINAL_METRICS = ("runs", "anomalies", "acked", "live_share", "avail_fault", "read_stall_max_s",
+                    "poor_coverage")
 TERMINAL_WIDTH = 100
 
 
@@ -65,7 +67,7 @@ def fmt(value: Any, column: str) -> str:
         return f"{100 * float(value):.3f}%"
     if column.startswith("avail") or column == "live_share":
         return f"{100 * float(value):.1f}%"
-    if column.endswith("_ms") or column.endswith("_per_s"):
+    if column.endswith(("_ms", "_per_s", "_max_s")):
         return f"{float(value):.1f}"
     if column == "poor_coverage":  # the flag: VALID runs whose verdict proves little
         return f"POOR: {value}" if value else ""
@@ -91,7 +93,7 @@ def anomalies_cell(row: dict[str, Any]) -> str:
 #: short headers for the terminal (the CSV and the page use the column names)
 TERMINAL_HEADERS = {"kafka_version": "kafka", "min_insync": "isr", "unclean_leader_election":
                     "unclean", "live_share": "live", "avail_fault": "in faults",
-                    "poor_coverage": "poor coverage"}
+                    "poor_coverage": "poor coverage", "read_stall_max_s": "stall s"}
 #: the columns that wrap (between words) to fit: the rest keep their width
 FLEXIBLE = ("faults", "anomalies")
 

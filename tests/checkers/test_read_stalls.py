@@ -109,12 +109,13 @@ def test_a_never_ended_transaction_before_committed_writes_stalls_to_the_end(
         data: st.DataObject) -> None:
     """The first committed write after the hanging transaction is held back from the
     next poll to the last, longer than the gap between polls, "until the end"."""
-    hang = Write(hang_slot, at, True, data.draw(st.integers(1, 3)))
+    hang = Write(hang_slot + 1, at, True, data.draw(st.integers(1, 3)))
     commit_at = data.draw(st.floats(at + 0.01, 0.99))
-    committed = Write(hang_slot, commit_at, True, 1)
-    polls = hang_slot + 1 + after
-    early = [w for w in before if (w.slot, w.at) < (hang_slot, at)]
-    ops, truth = model([*early, committed], polls, gap_ms, hang=hang)
+    committed = Write(hang_slot + 1, commit_at, True, 1)
+    polls = hang_slot + 2 + after
+    early = [w for w in before if (w.slot, w.at) < (hang.slot, at)]
+    first = Write(0, 0.5, True, 1)  # read by the poll after it: a key nobody read has no stall
+    ops, truth = model([first, *early, committed], polls, gap_ms, hang=hang)
     stalls = read_stalls(ops)
     (stall,) = stalls["stalls"]
     start = max(truth["committed"], truth["moved_at"])
@@ -128,12 +129,17 @@ def test_a_never_ended_transaction_before_committed_writes_stalls_to_the_end(
 
 
 def _txn_history(tail: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Process 4 commits offset 0 and process 0 reads it; process 5's transaction holds
+    offset 2 (left open); process 1 commits offset 4 behind it."""
     head = [
-        {"process": 0, "type": "invoke", "f": "poll", "value": [["poll"]], "time": 1},
-        {"process": 0, "type": "ok", "f": "poll", "value": [["poll", {}]], "time": 2},
-        {"process": 5, "type": "invoke", "f": "txn", "value": [["send", "k", 0]], "time": 3},
-        {"process": 1, "type": "invoke", "f": "txn", "value": [["send", "k", 1]], "time": 4},
-        {"process": 1, "type": "ok", "f": "txn", "value": [["send", "k", [2, 1]]], "time": 5},
+        {"process": 4, "type": "invoke", "f": "txn", "value": [["send", "k", 9]], "time": 1},
+        {"process": 4, "type": "ok", "f": "txn", "value": [["send", "k", [0, 9]]], "time": 2},
+        {"process": 0, "type": "invoke", "f": "poll", "value": [["poll"]], "time": 3},
+        {"process": 0, "type": "ok", "f": "poll", "value": [["poll", {"k": [[0, 9]]}]],
+         "time": 4},
+        {"process": 5, "type": "invoke", "f": "txn", "value": [["send", "k", 0]], "time": 5},
+        {"process": 1, "type": "invoke", "f": "txn", "value": [["send", "k", 1]], "time": 6},
+        {"process": 1, "type": "ok", "f": "txn", "value": [["send", "k", [4, 1]]], "time": 7},
     ]
     ops = [*head, *tail]
     return [{"index": i, **op} for i, op in enumerate(ops)]
@@ -146,14 +152,14 @@ def _poll(t: int, records: dict[str, Any], process: int = 0) -> list[dict[str, A
 
 
 def test_a_transaction_aborted_late_ends_the_stall_at_the_read_past_it() -> None:
-    """Process 5's transaction holds offset 0; process 1's commit at offset 2 waits
-    behind it; polls at 3 s and 5 s read nothing; the abort lets the 9 s poll read it."""
+    """Process 1's commit at offset 4 waits behind process 5's open transaction; polls
+    at 3 s and 5 s read nothing; its abort at 8 s lets the 9 s poll read offset 4."""
     s = 1_000_000_000
     ops = _txn_history([
         *_poll(3 * s, {}), *_poll(5 * s, {}),
-        {"process": 5, "type": "fail", "f": "txn", "value": [["send", "k", [0, 0]]],
+        {"process": 5, "type": "fail", "f": "txn", "value": [["send", "k", [2, 0]]],
          "time": 8 * s},
-        *_poll(9 * s, {"k": [[2, 1]]}),
+        *_poll(9 * s, {"k": [[4, 1]]}),
     ])
     verdict = check_history(ops)
     assert verdict["valid"] is True
@@ -161,21 +167,21 @@ def test_a_transaction_aborted_late_ends_the_stall_at_the_read_past_it() -> None
     (stall,) = block["stalls"]
     assert stall == {
         "key": "k", "seconds": 5.0, "start-s": 0.0, "end-s": 5.0, "until-end": False,
-        "held-back": {"offset": 2, "value": 1, "op": 4}, "last-progress": None,
-        "polls": 2, "first-poll": 6, "last-poll": 8, "ended-by": 11, "ended-s": 9.0,
+        "held-back": {"offset": 4, "value": 1, "op": 6}, "last-progress": 3,
+        "polls": 2, "first-poll": 8, "last-poll": 10, "ended-by": 13, "ended-s": 9.0,
         "stalls": 1,
     }
     assert block["longest-s"] == 5.0
 
 
 def test_a_reader_behind_or_assigned_elsewhere_proves_no_stall() -> None:
-    """Process 2 has read nothing of k while 0 has read to offset 2 (it is behind); process 3
+    """Process 2 has read nothing of k while 0 has read to offset 4 (it is behind); process 3
     is assigned another key: neither one's empty poll is a stalled poll."""
     s = 1_000_000_000
     ops = _txn_history([
-        *_poll(3 * s, {"k": [[2, 1]]}),
+        *_poll(3 * s, {"k": [[4, 1]]}),
         {"process": 6, "type": "invoke", "f": "txn", "value": [["send", "k", 7]], "time": 4 * s},
-        {"process": 6, "type": "ok", "f": "txn", "value": [["send", "k", [4, 7]]], "time": 4 * s},
+        {"process": 6, "type": "ok", "f": "txn", "value": [["send", "k", [6, 7]]], "time": 4 * s},
         *_poll(5 * s, {}, process=2),
         {"process": 3, "type": "invoke", "f": "assign", "value": ["j"], "time": 6 * s},
         {"process": 3, "type": "ok", "f": "assign", "value": ["j"], "time": 6 * s},
