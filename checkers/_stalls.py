@@ -37,11 +37,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers._input import open_history, open_source, parse_lines
+from harness.base import contract
 
 #: ns per second (history times are ns)
 _NS = 1_000_000_000
-_READS = ("send", "poll", "txn")
-_ASSIGNS = ("assign", "subscribe")
+#: ops whose value is micro-ops, and ops that set a process's keys (the contract's)
+_READS = contract.mop_fs()
+_ASSIGNS = contract.reset_fs()
 
 
 @dataclass

@@ -54,8 +54,7 @@ METRIC_COLUMNS = (
 )
 #: what the terminal shows beside the configuration (the CSV and the HTML have every
 #: column): ``anomalies`` is one cell naming each anomaly column that is not zero
-TERMINAL_METRICS = ("runs", "anomalies", "acked", "live_share", "avail_fault", "read_stall_max_s",
-                    "poor_coverage")
+TERMINAL_METRICS = ("runs", "anomalies", "acked", "live_share", "avail_fault", "poor_coverage")
 TERMINAL_WIDTH = 100
 
 
@@ -93,7 +92,7 @@ def anomalies_cell(row: dict[str, Any]) -> str:
 #: short headers for the terminal (the CSV and the page use the column names)
 TERMINAL_HEADERS = {"kafka_version": "kafka", "min_insync": "isr", "unclean_leader_election":
                     "unclean", "live_share": "live", "avail_fault": "in faults",
-                    "poor_coverage": "poor coverage", "read_stall_max_s": "stall s"}
+                    "poor_coverage": "poor coverage"}
 #: the columns that wrap (between words) to fit: the rest keep their width
 FLEXIBLE = ("faults", "anomalies")
 
