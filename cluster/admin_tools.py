@@ -166,3 +166,56 @@ def election_outcome(output: str) -> dict[str, Any]:
 
 def _listed(line: str) -> list[str]:
     return sorted(p.strip() for p in line.partition("partitions")[2].split(",") if p.strip())
+
+
+def quorum_args(version: KafkaVersion, kafka_home: str, *command: str,
+                command_config: str | None = None) -> list[str]:
+    """``kafka-metadata-quorum`` ``command`` (``describe --status``; ``remove-controller
+    --controller-id 2 --controller-directory-id D``; ``add-controller``) against the
+    broker on ``localhost``. ``add-controller`` reads the controller it adds (node id,
+    directory id, endpoint) from ``command_config``: that node's own server.properties."""
+    if version.quorum_tool_main is None:
+        raise UsageError(f"Kafka {version.version} has no metadata quorum tool",
+                         hint="kafka-metadata-quorum exists from Kafka 3.3 on (KRaft)")
+    config = command_config or jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG)
+    return [version.quorum_tool_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
+            "--command-config", config, *command]
+
+
+@dataclass(frozen=True)
+class QuorumStatus:
+    """What ``kafka-metadata-quorum describe --status`` says: the leader (active
+    controller), and each voter's and observer's node id -> directory id."""
+
+    leader: int | None
+    voters: Mapping[int, str]
+    observers: Mapping[int, str]
+
+    def record(self) -> dict[str, Any]:
+        """As a completion records it: node names, the leader's and the voters'."""
+        return {"leader": None if self.leader is None else f"n{self.leader}",
+                "voters": [f"n{i}" for i in sorted(self.voters)],
+                "observers": [f"n{i}" for i in sorted(self.observers)]}
+
+
+def quorum_status(output: str) -> QuorumStatus | None:
+    """``describe --status`` read (``LeaderId``, ``CurrentVoters``, ``CurrentObservers``:
+    JSON lists of ``{"id", "directoryId", ...}``); None if the output has no voter list
+    (the tool failed)."""
+    leader = re.search(r"^LeaderId:\s*(-?\d+)", output, re.MULTILINE)
+    voters, observers = _members(output, "CurrentVoters"), _members(output, "CurrentObservers")
+    if voters is None:
+        return None
+    lid = int(leader.group(1)) if leader else -1
+    return QuorumStatus(lid if lid >= 0 else None, voters, observers or {})
+
+
+def _members(output: str, field: str) -> dict[int, str] | None:
+    line = re.search(rf"^{field}:\s*(\[.*\])\s*$", output, re.MULTILINE)
+    if line is None:
+        return None
+    try:
+        members = json.loads(line.group(1))
+        return {int(m["id"]): str(m.get("directoryId", "")) for m in members}
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -33,6 +33,9 @@ class BrokerProperties:
     zookeeper_connect: str | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
     data_dir: str = DATA_DIR
+    #: A dynamic KRaft quorum (``ClusterSpec.kraft_quorum``): the voters are found
+    #: through ``controller.quorum.bootstrap.servers`` and live in the metadata log.
+    dynamic_quorum: bool = False
 
 
 #: insync's ``replica.lag.time.max.ms`` (see ``_defaults``): a random fault is held long
@@ -117,6 +120,7 @@ def properties_for(
         ) or None,
         overrides=dict(spec.broker_config),
         data_dir=data_dir,
+        dynamic_quorum=spec.kraft_quorum == "dynamic",
     )
 
 
@@ -185,26 +189,53 @@ def _wiring(props: BrokerProperties, known_keys: frozenset[str] | None = None
     listeners = [f"PLAINTEXT://0.0.0.0:{BROKER_PORT}"]
     if props.is_controller:
         listeners.append(f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}")
-    voters = ",".join(f"{i}@{host}:{CONTROLLER_PORT}" for i, host in props.controller_voters)
     return {
         "process.roles": "broker,controller" if props.is_controller else "broker",
         "node.id": str(props.node_id),
-        "controller.quorum.voters": voters,
+        **_quorum(props),
         "controller.listener.names": "CONTROLLER",
         "listeners": ",".join(listeners),
-        "advertised.listeners": advertised,
+        "advertised.listeners": _advertised(props, advertised),
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
     }
 
 
+def _quorum(props: BrokerProperties) -> dict[str, str]:
+    """Where a node finds the controller quorum: the fixed voter set (static), or the
+    controllers to ask for the voter set the metadata log holds (dynamic, KIP-853)."""
+    if props.dynamic_quorum:
+        return {"controller.quorum.bootstrap.servers": ",".join(
+            f"{host}:{CONTROLLER_PORT}" for _, host in props.controller_voters)}
+    return {"controller.quorum.voters": ",".join(
+        f"{i}@{host}:{CONTROLLER_PORT}" for i, host in props.controller_voters)}
+
+
+def _advertised(props: BrokerProperties, broker: str) -> str:
+    """``advertised.listeners``: a controller of a dynamic quorum advertises its
+    controller endpoint too, at the address the other nodes reach it at, since that
+    endpoint is what ``add-controller`` registers in the voter set."""
+    mine = dict(props.controller_voters).get(props.node_id)
+    if not (props.dynamic_quorum and props.is_controller and mine is not None):
+        return broker
+    return f"{broker},CONTROLLER://{mine}:{CONTROLLER_PORT}"
+
+
+def initial_controllers(props: BrokerProperties, directories: Mapping[int, str]) -> str:
+    """``kafka-storage format --initial-controllers``: ``id@host:port:directory`` of each
+    voter, the same text on every node; ``directories`` maps each voter's id to the
+    directory id its metadata log dir is formatted with."""
+    return ",".join(f"{i}@{host}:{CONTROLLER_PORT}:{directories[i]}"
+                    for i, host in props.controller_voters)
+
+
 #: Keys insync sets itself; overriding them would break the cluster's wiring.
 def reserved_keys(mode: Mode) -> frozenset[str]:
-    probe = BrokerProperties(
-        node_id=1, mode=mode, is_controller=True, advertised_host="x", replication_factor=1
-    )
-    return frozenset(_wiring(probe)) | (frozenset(HOST_PORT_KEYS) if mode == "zookeeper"
-                                        else frozenset())
+    probes = [BrokerProperties(node_id=1, mode=mode, is_controller=True, advertised_host="x",
+                               replication_factor=1, dynamic_quorum=dynamic)
+              for dynamic in (False, True)]
+    wired = frozenset(k for probe in probes for k in _wiring(probe))
+    return wired | (frozenset(HOST_PORT_KEYS) if mode == "zookeeper" else frozenset())
 
 
 def render(props: BrokerProperties, known_keys: frozenset[str] | None = None) -> str:

@@ -87,7 +87,10 @@ def start(cluster: Cluster, known_keys: frozenset[str] | None) -> None:
         LOG.info("ZooKeeper serving after %.1fs more", waited)
     else:
         cluster_id = jvm.new_cluster_id()
-        each_node(lambda n: n.format_storage(cluster_id), cluster.nodes.values())
+        # a dynamic quorum's voters are named by node id and metadata directory id
+        directories = {cluster.spec.node_id(n): jvm.new_cluster_id()
+                       for n in cluster.spec.controller_nodes}
+        each_node(lambda n: n.format_storage(cluster_id, directories), cluster.nodes.values())
         LOG.info("storage formatted at %.1fs", time.monotonic() - t0)
     each_node(lambda n: n.start(), cluster.nodes.values())
     LOG.info("daemons started at %.1fs", time.monotonic() - t0)

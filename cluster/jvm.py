@@ -128,8 +128,11 @@ def format_argv(
     properties: str | PurePath,
     kafka_home: str | PurePath = KAFKA_HOME,
     java: str = "java",
+    quorum: Sequence[str] = (),
 ) -> list[str]:
-    """KRaft ``StorageTool format``: binds the log dirs to ``cluster_id``; idempotent."""
+    """KRaft ``StorageTool format``: binds the log dirs to ``cluster_id``; idempotent.
+    ``quorum``: a dynamic quorum's flags (``--initial-controllers ...`` on a controller,
+    ``--no-initial-controllers`` on a broker), none for a static one."""
     if version.storage_tool_main is None:
         raise UsageError(
             f"Kafka {version.version} has no KRaft storage tool",
@@ -144,6 +147,7 @@ def format_argv(
         "-c",
         str(properties),
         *version.storage_format_flags,
+        *quorum,
     ]
 
 

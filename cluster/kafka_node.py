@@ -19,6 +19,7 @@ from cluster import jvm, power_loss_fs
 from cluster.broker_config import (
     CONFIG_PATH,
     DATA_DIR,
+    initial_controllers,
     properties_for,
     render,
     zk_reregister_wait_s,
@@ -167,11 +168,22 @@ class KafkaNode:
             self.remote.exec(["mkdir", "-p", "--", self.at(ZK_LOG_DIR)])
         return text
 
-    def format_storage(self, cluster_id: str) -> None:
-        """KRaft: write the meta.properties that binds the data dir to the cluster."""
+    def format_storage(self, cluster_id: str, directories: Mapping[int, str] | None = None
+                       ) -> None:
+        """KRaft: write the meta.properties that binds the data dir to the cluster.
+
+        A dynamic quorum (``ClusterSpec.kraft_quorum``) is formatted with its initial
+        voters, ``directories`` giving each controller's directory id (one map for
+        the whole cluster: every node must be formatted with the same voters)."""
+        props = properties_for(self.spec, self.name, self.address, peers=self.peers,
+                               data_dir=self.at(DATA_DIR))
+        quorum: list[str] = []
+        if props.dynamic_quorum:
+            quorum = (["--initial-controllers", initial_controllers(props, directories or {})]
+                      if props.is_controller else ["--no-initial-controllers"])
         argv = jvm.format_argv(
             self.version, kafka_home=self.kafka_home, cluster_id=cluster_id,
-            properties=self.at(CONFIG_PATH),
+            properties=self.at(CONFIG_PATH), quorum=quorum,
         )
         result = self.remote.exec(argv, timeout=120, check=False)
         if not result.ok:

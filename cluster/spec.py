@@ -64,6 +64,12 @@ def check_node(node: str) -> str:
     return node
 
 
+#: The KRaft controller quorums a cluster can be formatted with (``ClusterSpec.kraft_quorum``).
+KRAFT_QUORUMS = ("static", "dynamic")
+#: The first Kafka line whose controller quorum can be dynamic (KIP-853, kraft.version 1).
+DYNAMIC_QUORUM_SINCE = (3, 9)
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """What cluster to build. Node ``nK`` has broker/node id ``K``."""
@@ -88,6 +94,11 @@ class ClusterSpec:
     #: ``kafka_version`` is then the version read from its jars (``4.5.0-SNAPSHOT``).
     kafka_dist: str | None = None
     kafka_dist_sha256: str | None = None
+    #: KRaft controller quorum: ``static`` (``controller.quorum.voters``, fixed at
+    #: format) or ``dynamic`` (KIP-853, kraft.version 1: formatted with
+    #: ``--initial-controllers`` and found through ``controller.quorum.bootstrap.servers``,
+    #: so that ``kafka-metadata-quorum add-controller``/``remove-controller`` can change it).
+    kraft_quorum: str = "static"
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:
@@ -99,6 +110,11 @@ class ClusterSpec:
                 f"--controllers must be between 1 and --nodes ({self.nodes}), "
                 f"got {self.controllers}"
             )
+        if self.kraft_quorum not in KRAFT_QUORUMS:
+            raise UsageError(f"--kraft-quorum must be static or dynamic, got {self.kraft_quorum!r}")
+        if self.kraft_quorum == "dynamic" and self.mode != "kraft":
+            raise UsageError("--kraft-quorum dynamic needs --mode kraft",
+                             hint="a ZooKeeper-mode cluster has no KRaft quorum")
         if not MIN_HEAP_MB <= self.heap_mb <= MAX_HEAP_MB:
             raise UsageError(
                 f"--heap-mb must be between {MIN_HEAP_MB} and {MAX_HEAP_MB}, got {self.heap_mb}"

@@ -105,6 +105,8 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     FaultKind("downgrade", ("downgrade",), "end-downgrade", "all", 87,
               "nemesis.kinds.downgrade"),
     FaultKind("burst", ("start-burst",), "stop-burst", "all", 15, "nemesis.kinds.burst"),
+    # last in the heal: add-controller runs on the removed node, so it must be up and reachable
+    FaultKind("voter", ("remove-controller",), "add-controller", None, 98, "nemesis.kinds.voter"),
 )
 """The registry, in ``--nemesis`` order (which is also the order the random generator
 takes turns in, so reordering it changes what a seed replays)."""

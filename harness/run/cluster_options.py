@@ -28,6 +28,8 @@ from cluster.spec import (
     DEFAULT_KAFKA_VERSION,
     DEFAULT_MODE,
     DEFAULT_NODES,
+    DYNAMIC_QUORUM_SINCE,
+    KRAFT_QUORUMS,
     MAX_HEAP_MB,
     MAX_NODES,
     MIN_HEAP_MB,
@@ -64,6 +66,9 @@ CLUSTER_OPTIONS: tuple[Spec, ...] = (
     Spec("mode", choice(*MODES), f"kraft or zookeeper (default: {DEFAULT_MODE})"),
     Spec("controllers", whole, "KRaft voters among the nodes (default: min(3, nodes))",
          range=Range(1, MAX_NODES)),
+    Spec("kraft_quorum", choice(*KRAFT_QUORUMS), "static (controller.quorum.voters) or "
+         "dynamic (KIP-853: formatted with --initial-controllers, so that the voter fault "
+         "can remove and add controllers; Kafka 3.9+, KRaft) (default: static)"),
     Spec("heap_mb", whole, f"broker JVM heap in MiB (default: {DEFAULT_HEAP_MB})",
          range=Range(MIN_HEAP_MB, MAX_HEAP_MB)),
     Spec("broker_config", key_values, "server.properties override; repeatable; keys are "
@@ -93,6 +98,7 @@ class ClusterOptions:
     kafka_version: str = DEFAULT_KAFKA_VERSION
     mode: str = DEFAULT_MODE
     controllers: int | None = None
+    kraft_quorum: str = "static"
     heap_mb: int = DEFAULT_HEAP_MB
     broker_config: dict[str, str] = field(default_factory=dict)
     leader_check: bool = True
@@ -114,7 +120,7 @@ class ClusterOptions:
     def validate(self) -> ClusterOptions:
         """Raise ``UsageError`` (one line) for a value no cluster can have; no Docker asked."""
         check_values(self, CLUSTER_OPTIONS)
-        self.kafka()
+        self.check_quorum(self.kafka())
         self.overrides()  # broker keys, and --leader-check against them
         self.check_placement()
         return self
@@ -136,6 +142,17 @@ class ClusterOptions:
         if dist is None:
             return resolve_for_mode(self.kafka_version, self.mode)
         return check_runnable(dist.kafka, self.mode)
+
+    def check_quorum(self, version: KafkaVersion) -> None:
+        """``--kraft-quorum dynamic`` needs KRaft and a version with KIP-853 (3.9+)."""
+        if self.kraft_quorum != "dynamic":
+            return
+        if self.mode != "kraft":
+            raise UsageError("--kraft-quorum dynamic needs --mode kraft",
+                             hint="a ZooKeeper-mode cluster has no KRaft quorum")
+        if version.number < DYNAMIC_QUORUM_SINCE:
+            raise UsageError(f"--kraft-quorum dynamic needs Kafka 3.9 or later, got "
+                             f"{version.version}", hint="use --kraft-quorum static")
 
     def check_placement(self) -> None:
         """``--hosts``: the inventory is read and names every node, before any host is
@@ -188,6 +205,7 @@ class ClusterOptions:
             kafka_dist_sha256=None if dist is None else dist.sha256,
             mode=mode,
             controllers=self.controllers or min(3, self.nodes),
+            kraft_quorum=self.kraft_quorum,
             heap_mb=self.heap_mb,
             broker_config=overrides,
             base_image=self.base_image,

@@ -194,6 +194,10 @@ class RunOptions(ClusterOptions, WorkloadSettings):
                 hint="lower --min-insync",
             )
         version = self.kafka()
+        self.check_quorum(version)
+        if "voter" in self.nemesis and self.kraft_quorum != "dynamic":
+            raise UsageError("--nemesis voter changes the controller quorum, which is static",
+                             hint="add --kraft-quorum dynamic (Kafka 3.9+, KRaft)")
         check_only_its_options(self, self.workload)
         workload_of(self.workload).validate(self, version)
         self.check_placement()

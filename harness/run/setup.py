@@ -156,6 +156,7 @@ def test_json(opts: RunOptions, started: datetime, cluster: Cluster | None,
             "kafka_version_exact": cluster.version.version if cluster else None,
             "mode": spec.mode,
             "controllers": spec.controllers,
+            "kraft_quorum": spec.kraft_quorum,
             "heap_mb": spec.heap_mb,
             "broker_config": dict(spec.broker_config),
             # the brokers' own planned leader moves (None: off, --leader-check false)

@@ -42,7 +42,7 @@ def test_heal_order_is_total_resume_first_restart_last() -> None:
     assert [k.heal["f"] for k in in_heal_order(FAULT_KINDS)] == [
         "resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk", "reset-clock",
         "restore-config", "end-restart", "end-upgrade", "end-downgrade", "start", "power-on",
-        "reassign-back", "elect-preferred"]
+        "reassign-back", "elect-preferred", "add-controller"]
 
 
 def test_labels_are_unique_and_every_start_has_a_span_to_its_stop() -> None:

@@ -69,6 +69,7 @@ def test_final_generator_heals_everything_once_in_order() -> None:
     assert tail == ["resume", "stop-burst", "stop-partition", "stop-packet", "stop-disk",
                     "reset-clock", "restore-config", "end-restart", "end-upgrade",
                     "end-downgrade", "start", "power-on", "reassign-back", "elect-preferred",
+                    "add-controller",
                     AWAIT]
 
 

@@ -76,6 +76,9 @@ class ClientOptions:
     abort_p: float = 0.1
     poll_ms: int = 100
     max_poll_records: int = MAX_POLL_RECORDS
+    #: librdkafka's ``check.crcs``: whether consumers (the drain's too) verify each
+    #: fetched batch's CRC; librdkafka's default, off, leaves a corrupt batch to the checker
+    check_crcs: bool = False
     #: seconds thread 0's member stops polling once, past its max.poll.interval.ms (0: never)
     stall_member_s: float = 0.0
     #: ``--members-from``: members make their consumers only once they join, this many
@@ -150,6 +153,7 @@ class ClientOptions:
             "isolation.level": "read_committed" if self.txn else "read_uncommitted",
             "session.timeout.ms": 10_000,
             "heartbeat.interval.ms": 1_000,
+            "check.crcs": self.check_crcs,
             # fetch.wait.max.ms stays at its default (500): a fetch returns as soon as data
             # arrives anyway, and shorter waits multiply idle fetches from every consumer.
             # Prefetch a little, not librdkafka's 100,000 records / 64 MiB per partition:

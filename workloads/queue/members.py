@@ -47,6 +47,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from workloads.client import Completed
 from workloads.outcomes import classify
+from workloads.queue.shape import record_value
 
 LOG = logging.getLogger("insync.client")
 
@@ -185,6 +186,6 @@ class Member:
         if topic is None or partition is None or offset is None:
             return
         key = self.key_of(topic, partition)
-        records.setdefault(key, []).append([offset, int(msg.value() or b"-1")])
+        records.setdefault(key, []).append([offset, record_value(msg.value())])
         if key in self._held:
             self._pending[key] = offset + 1

@@ -104,6 +104,9 @@ OPTIONS: tuple[Spec, ...] = (
          range=Range(1, 60_000)),
     Spec("max_poll_records", whole, "most records one poll op returns and records "
          f"(default: {MAX_POLL_RECORDS})", "N", range=Range(1, 100_000)),
+    Spec("check_crcs", boolean, "consumers check each fetched batch's CRC (librdkafka's "
+         "check.crcs); off by default, as librdkafka's is: a client trusts its broker",
+         "true|false"),
     Spec("pin_keys", keys, "keys never retired while their partition stalls, e.g. t0-0 "
          "(a scenario pins the keys its fault script names)", "K1,K2"),
     Spec("check_replicas", keys, "after the run, read every replica's log of these keys' "
@@ -142,6 +145,7 @@ class QueueSettings:
     sends_per_op: int = 32
     poll_ms: int = 100
     max_poll_records: int = MAX_POLL_RECORDS
+    check_crcs: bool = False
     pin_keys: list[str] = field(default_factory=list)
     check_replicas: list[str] = field(default_factory=list)
     members_from: float = 0.0
@@ -273,6 +277,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "partitions_per_topic": PARTITIONS_PER_TOPIC,
         "poll_ms": s.poll_ms,
         "max_poll_records": s.max_poll_records,
+        "check_crcs": s.check_crcs,
         "pin_keys": list(s.pin_keys),
         "check_replicas": list(s.check_replicas),
         "crash_client_interval": s.crash_client_interval,
@@ -305,6 +310,7 @@ def client_options(
         abort_p=s.txn_abort_p if s.txn else 0.0,
         poll_ms=s.poll_ms,
         max_poll_records=s.max_poll_records,
+        check_crcs=s.check_crcs,
         stall_member_s=s.stall_member if s.sub_via == "subscribe" and s.commit == "sync" else 0.0,
         members_from_s=s.members_from,
         seed=seed,

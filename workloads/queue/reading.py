@@ -33,7 +33,7 @@ from workloads.client import Completed, Op
 from workloads.outcomes import Outcome, classify
 from workloads.queue.config import ClientOptions
 from workloads.queue.members import MAX_POLL_INTERVAL_S, Member, Stall
-from workloads.queue.shape import group_name
+from workloads.queue.shape import group_name, record_value
 from workloads.queue.topics import Topics
 
 LOG = logging.getLogger("insync.client")
@@ -125,7 +125,7 @@ class Reader:
             if where != (topic, partition):
                 where = (topic, partition)
                 recs = records.setdefault(key_of(topic, partition), [])
-            recs.append([offset, int(msg.value() or b"-1")])
+            recs.append([offset, record_value(msg.value())])
 
     def undo(self, outcome: Outcome, value: Any, read: Records) -> Completed:
         """Complete a failed op, first seeking the consumer back over what it read."""

@@ -26,6 +26,22 @@ OPS: tuple[str, ...] = tuple(f for f in client_fs() if f not in group_fs())
 OFFSET_RESET: Literal["earliest"] = "earliest"
 
 
+#: The value recorded for a record whose bytes are not a value a send could have written:
+#: an empty value, or bytes that are not a decimal integer below it (a disk's flipped bit
+#: reaching a consumer, ``corrupt-read``). Sends write ``str(value)`` of values counted up
+#: from 0, never this one, so such a record is a ``garbage-read`` (docs/HISTORY.md) where
+#: a parse error would end the poll ``info`` and take every record it read with it.
+UNREADABLE_VALUE = 2**63 - 1
+
+
+def record_value(raw: bytes | None) -> int:
+    """A read record's value as a history records it: the decimal integer a send wrote,
+    else :data:`UNREADABLE_VALUE`."""
+    if not raw or not raw.isdigit() or len(raw) > 19:
+        return UNREADABLE_VALUE
+    return min(int(raw), UNREADABLE_VALUE)
+
+
 @lru_cache(maxsize=4096)
 def key_name(n: int, partitions_per_topic: int) -> str:
     """The name of key number ``n``: ``t{topic}-{partition}`` (cached: the generator

@@ -43,3 +43,16 @@ def test_librdkafka_accepts_every_consumer_setting() -> None:
     for draining in (False, True):
         conf = ClientOptions(bootstrap="127.0.0.1:1").consumer_config(draining=draining)
         Consumer({"bootstrap.servers": "127.0.0.1:1", **conf}).close()
+
+
+def test_check_crcs_reaches_every_consumer_from_the_option() -> None:
+    """``--check-crcs true`` turns librdkafka's check.crcs on in the main phase's consumers
+    and the drain's; without it the setting states librdkafka's default, off."""
+    from workloads.queue.options import QueueSettings, client_options
+
+    plain = client_options(QueueSettings())
+    checked = client_options(QueueSettings(check_crcs=True))
+    for draining in (False, True):
+        assert plain.consumer_config(draining=draining)["check.crcs"] is False
+        assert checked.consumer_config(draining=draining)["check.crcs"] is True
+    assert checked.consumer_config(group="g0")["check.crcs"] is True

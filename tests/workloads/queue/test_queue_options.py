@@ -160,3 +160,12 @@ def test_members_from_reaches_the_clients_the_generator_and_test_json() -> None:
     assert options.client_options(late).members_from_s == 20
     assert options.block(late)["members_from"] == 20
     assert options.generator_options(SUB).join_from_ns == 0
+
+
+def test_check_crcs_is_a_row_that_reaches_the_consumers_and_test_json() -> None:
+    from harness.run.options import parse
+
+    opts = parse(["--check-crcs", "true"]).resolved()
+    assert options.block(opts)["check_crcs"] is True
+    assert options.client_options(opts).consumer_config()["check.crcs"] is True
+    assert options.block(parse([]).resolved())["check_crcs"] is False
