@@ -13,6 +13,9 @@ Public surface::
     exit_code(verdict)         # 0 valid, 1 invalid, 2 unknown
     anomaly_ops(example)       # the op indices an anomaly example names (registry's fields)
     without_drain(verdict)     # the verdict of a run whose drain never finished
+    read_stalls_in(path)       # the read_committed stalls of a history (stats' block), or
+                               # None when it has no txn op (docs/HISTORY.md "Read stalls")
+    describe_stall(stall)      # one stall in words
 
 Both checks raise ``harness.base.errors.HistoryError`` for malformed input and
 never raise while judging: trouble there becomes ``valid: "unknown"``.
@@ -20,6 +23,7 @@ never raise while judging: trouble there becomes ``valid: "unknown"``.
 
 from checkers._check import DEFAULT_CYCLE_BUDGET_S, check, check_file, check_history
 from checkers._explain import render_verdict
+from checkers._stalls import describe_stall, read_stalls_in
 from checkers._verdict import ANOMALY_TYPES, anomaly_ops, exit_code, without_drain
 
 __all__ = [
@@ -29,7 +33,9 @@ __all__ = [
     "check",
     "check_file",
     "check_history",
+    "describe_stall",
     "exit_code",
+    "read_stalls_in",
     "render_verdict",
     "without_drain",
 ]

@@ -29,11 +29,12 @@ from checkers._input import (
 )
 from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
+from checkers._stalls import read_stalls
 from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
 from checkers.groups import judge_groups
 from harness.base import contract
-from harness.base.contract import ENGINES, FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
+from harness.base.contract import ENGINES, F_MASK, F_SHIFT, FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
 from harness.base.errors import HistoryError
 
 #: How long the G0/G1c search may take before the verdict becomes "unknown".
@@ -177,7 +178,7 @@ def _judge(
     parts: int = 1,
 ) -> dict[str, Any]:
     reasons: list[str] = []
-    group_stats: dict[str, int] = {}
+    group_stats: dict[str, Any] = {}
     wr_only_cycle = False
     cycle_stats: dict[str, Any] | None = None
     try:
@@ -209,6 +210,7 @@ def _judge(
                 group_stats = judge_groups(again(), out)
     except Exception as err:
         reasons.append(_internal(err, "while checking"))
+    group_stats = {**group_stats, **_stalls(scanner, again)}
     return _verdict(
         collector,
         scanner,
@@ -219,6 +221,21 @@ def _judge(
         wr_only_cycle=wr_only_cycle,
         group_stats=group_stats,
     )
+
+
+def _stalls(
+    scanner: Scanner, again: Callable[[], Iterable[dict[str, Any]]] | None
+) -> dict[str, Any]:
+    """``stats``' ``read-committed-stalls`` (``checkers._stalls``) of a history that holds a
+    ``txn`` op (its readers are read_committed), from one more pass over its lines. A
+    liveness measure: whatever happens here, ``valid`` does not change."""
+    txn = contract.f_codes()["txn"]
+    if again is None or not any((m >> F_SHIFT) & F_MASK == txn for m in scanner.meta):
+        return {}
+    try:
+        return {"read-committed-stalls": read_stalls(again())}
+    except Exception as err:
+        return {"read-committed-stalls": {"error": _internal(err, "measuring read stalls")}}
 
 
 def _proven_info_ops(collector: Collector) -> set[int]:
@@ -252,7 +269,7 @@ def _verdict(
     *,
     ww_deps: bool = False,
     wr_only_cycle: bool = False,
-    group_stats: dict[str, int] | None = None,
+    group_stats: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     outcomes = collector.outcomes
     stats: dict[str, Any] = {

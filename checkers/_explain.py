@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from checkers._stalls import describe_stall
+
 Anomaly = dict[str, Any]
 
 #: Examples shown per anomaly type in the human rendering.
@@ -19,7 +21,8 @@ SHOWN_PER_TYPE = 10
 def render_verdict(verdict: dict[str, Any], *, per_type: int = SHOWN_PER_TYPE) -> str:
     """A verdict for a person: the outcome, then each anomaly type with explained examples."""
     ops: dict[str, dict[str, Any]] = verdict.get("ops", {})
-    lines = [_headline(verdict), _stats_line(verdict.get("stats", {}))]
+    lines = [_headline(verdict), _stats_line(verdict.get("stats", {})),
+             *_stall_lines(verdict.get("stats", {}))]
     if verdict.get("error"):
         lines.append(f"Could not decide everything: {verdict['error']}.")
     for kind, n in (verdict.get("not-judged-counts") or {}).items():
@@ -65,6 +68,16 @@ def _stats_line(stats: dict[str, Any]) -> str:
     if stats.get("never-completed"):
         text += f" ({stats['never-completed']} never completed, counted as info)"
     return text + f"; {stats.get('nemesis-ops', 0)} nemesis ops; {stats.get('keys', 0)} keys."
+
+
+def _stall_lines(stats: dict[str, Any]) -> list[str]:
+    """The longest read_committed stall (a liveness measure: it never changes the verdict)."""
+    block = stats.get("read-committed-stalls")
+    if not isinstance(block, dict) or not block.get("stalls"):
+        return []
+    stalls = block["stalls"]
+    return [f"Longest read_committed stall (liveness, not an anomaly; {len(stalls)} "
+            f"key{'s' if len(stalls) != 1 else ''} stalled): {describe_stall(stalls[0])}."]
 
 
 class _Ops:

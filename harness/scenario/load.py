@@ -49,7 +49,8 @@ TOP_KEYS = ("name", "bug", "story", "sources", "versions", "settings", "broker",
             "expect", "variant")
 REQUIRED = ("name", "bug", "story", "sources", "versions", "step", "expect")
 VERSION_KEYS = ("min", "max", "modes")
-EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "replicas", "note")
+EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "replicas", "read-stall-s",
+               "note")
 VARIANT_KEYS = ("name", "story", "settings", "broker", "versions", "expect")
 #: Run options a scenario does not set, and why (the rest of ``OPTIONS`` it may).
 NOT_SETTINGS = {
@@ -168,16 +169,20 @@ class _File:
             if replicas not in (None, *REPLICA_OUTCOMES):
                 raise self.bad(f"{at}.replicas", f"expected {', '.join(REPLICA_OUTCOMES)}, "
                                f"got {shown(replicas)}", 'replicas = "consistent"')
-            if valid is None and (anomalies or not (absent or replicas)):
+            stall = e.get("read-stall-s")
+            if stall is not None and (type(stall) not in (int, float) or not stall > 0):
+                raise self.bad(f"{at}.read-stall-s", f"expected seconds above 0, got "
+                               f"{shown(stall)}", "read-stall-s = 60")
+            if valid is None and (anomalies or not (absent or replicas or stall)):
                 raise self.bad(f"{at}.valid", "missing",
-                               "valid = true|false, or no valid with only absent = [...] "
-                               "and/or replicas = ...")
+                               "valid = true|false, or no valid with only absent = [...], "
+                               "replicas = ... and/or read-stall-s = ...")
             note = e.get("note", "")
             if not isinstance(note, str):
                 raise self.bad(f"{at}.note", f"expected text, got {shown(note)}", 'note = "..."')
             out.append(Expectation(self.range(e.get("versions"), f"{at}.versions"), valid,
                                    anomalies, absent, " ".join(note.split()), any_of,
-                                   replicas))
+                                   replicas, None if stall is None else float(stall)))
         return tuple(out)
 
 

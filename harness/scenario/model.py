@@ -63,7 +63,12 @@ class Expectation:
       ``checkers.replicas``) must find, with any of the above or alone: diverged is any
       failed comparison (different records at one offset, or a log going back),
       offsets-backwards only a replica's log going back to offsets it had passed
-      (KAFKA-3919); a run whose replicas were not compared never matches it.
+      (KAFKA-3919); a run whose replicas were not compared never matches it;
+    * ``read_stall_s`` N: the run's longest read_committed stall (the checker's
+      ``stats``' ``read-committed-stalls``, docs/HISTORY.md "Read stalls") lasted at
+      least N seconds, with any of the above or alone: a liveness finding (a stuck last
+      stable offset), which no anomaly type names; a run whose verdict has no such
+      measure (not transactional, or judged before the checker took it) never matches it.
 
     ``absent`` may also narrow ``valid = false``.
     """
@@ -75,20 +80,25 @@ class Expectation:
     note: str = ""
     any: tuple[str, ...] = ()
     replicas: str | None = None
+    read_stall_s: float | None = None
 
     @property
     def bug_shows(self) -> bool:
         """Whether the scenario's bug is expected to show here (the version is affected)."""
-        return self.valid is False or self.replicas in ("diverged", "offsets-backwards")
+        return (self.valid is False or self.replicas in ("diverged", "offsets-backwards")
+                or self.read_stall_s is not None)
 
     def matches(self, valid: bool | str, anomalies: Collection[str],
-                replicas: bool | str | None = None) -> bool:
+                replicas: bool | str | None = None, stall_s: float | None = None) -> bool:
         """Whether a verdict (its ``valid`` and the anomaly types found; ``replicas``: the
         replica comparison's ``valid``, ``"offsets-backwards"`` for a failed one in which a
-        log went back, None if none ran) is this outcome; an ``unknown`` verdict never is."""
+        log went back, None if none ran; ``stall_s``: its longest read_committed stall,
+        None if not measured) is this outcome; an ``unknown`` verdict never is."""
         if not isinstance(valid, bool):
             return False
         if self.replicas is not None and not _replicas_match(self.replicas, replicas):
+            return False
+        if self.read_stall_s is not None and (stall_s is None or stall_s < self.read_stall_s):
             return False
         if self.valid is True:
             return valid
@@ -112,6 +122,8 @@ class Expectation:
             text += "; never " + ", ".join(self.absent)
         if self.replicas is not None:
             text += f"; replicas {self.replicas}"
+        if self.read_stall_s is not None:
+            text += f"; a read_committed stall of at least {self.read_stall_s:g} s"
         return text + (f" ({self.note})" if self.note else "")
 
 

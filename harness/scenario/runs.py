@@ -154,7 +154,15 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
     if case.expected.valid is True and valid is True and untested(verdict):
         return False
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
-                                 replicas_of(verdict))
+                                 replicas_of(verdict), stall_of(verdict))
+
+
+def stall_of(verdict: Mapping[str, Any]) -> float | None:
+    """The longest read_committed stall the checker measured (``stats``'
+    ``read-committed-stalls``, docs/HISTORY.md), None when it measured none."""
+    block = (verdict.get("stats") or {}).get("read-committed-stalls")
+    longest = block.get("longest-s") if isinstance(block, Mapping) else None
+    return float(longest) if isinstance(longest, int | float) else None
 
 
 def replicas_of(verdict: Mapping[str, Any]) -> bool | str | None:
@@ -183,6 +191,9 @@ def run_line(k: int, verdict: Mapping[str, Any]) -> str:
                  "; replicas DIVERGED" if replicas is False else
                  "; a replica's offsets went BACKWARDS" if replicas == "offsets-backwards" else
                  "; replicas not compared")
+    stall = stall_of(verdict)
+    if stall:
+        tail += f"; longest read_committed stall {stall:g} s"
     return f"run {k}: {word}{tail}"
 
 
@@ -234,7 +245,7 @@ def scenario_block(case: Case) -> dict[str, Any]:
         "story": s.story, "sources": list(s.sources), "file": str(s.path) if s.path else None,
         "expected": {"versions": str(e.versions), "valid": e.valid,
                      "anomalies": list(e.anomalies), "any": list(e.any),
-                     "replicas": e.replicas,
+                     "replicas": e.replicas, "read-stall-s": e.read_stall_s,
                      "absent": list(e.absent),
                      "note": e.note, "text": e.describe()},
     }  # fmt: skip

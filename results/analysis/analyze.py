@@ -120,6 +120,8 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
         (F.sum("fault_live_seconds") / F.sum("fault_seconds")).alias("avail_fault"),
         (F.sum("normal_live_seconds") / F.sum("normal_seconds")).alias("avail_normal"),
         F.sum("fault_sends").alias("fault_sends"),
+        # the longest read_committed stall of any run (null: no run was transactional)
+        F.max("read_stall_s").alias("read_stall_max_s"),
     )
     config = runs.select("run_id", *keys)
     latency = (

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from checkers import read_stalls_in
 from harness.base.contract import analysis_groups
 from harness.base.drain import drain_finished
 from harness.base.errors import HistoryError
@@ -51,7 +52,8 @@ RUN_SCHEMA = (
     "faults string, nemesis_interval double, valid string, anomaly_types string, "
     "bad_anomaly_types string, "
     + "".join(f"{column} long, " for column in analysis_groups())
-    + "history_ops long, duration_s double, cut_short boolean, path string, "
+    + "history_ops long, duration_s double, cut_short boolean, read_stall_s double, "
+    "path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -243,10 +245,25 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         "duration_s": None if summary.get("duration_s") is None else float(summary["duration_s"]),
         # the drain never finished (a signal, an error, a kill): unseen was not judged
         "cut_short": drain_finished(test) is False or summary.get("interrupted") is True,
+        "read_stall_s": read_stall(d, stats, work),
         "path": str(d.resolve()),
         **scenario_columns(test),
         **coverage_columns(cov),
     }
+
+
+def read_stall(d: Path, stats: dict[str, Any], work: dict[str, Any]) -> float | None:
+    """The run's longest read_committed stall (docs/HISTORY.md "Read stalls"): the
+    verdict's, or measured from the history of a transactional run judged before the
+    checker took it; None for a run that is not transactional."""
+    block = stats.get("read-committed-stalls")
+    if block is None and work.get("txn"):
+        try:
+            block = read_stalls_in(d)
+        except HistoryError as err:
+            log.info("no read stall for %s: %s", d, err.one_line())
+    longest = block.get("longest-s") if isinstance(block, dict) else None
+    return float(longest) if isinstance(longest, int | float) else None
 
 
 def scenario_columns(test: dict[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,7 @@ METRIC_COLUMNS = (
     "avail_fault",
     "avail_normal",
     "fault_sends",
+    "read_stall_max_s",
     "latency_p50_ms",
     "latency_p99_ms",
     "latency_max_ms",
@@ -65,7 +66,7 @@ def fmt(value: Any, column: str) -> str:
         return f"{100 * float(value):.3f}%"
     if column.startswith("avail") or column == "live_share":
         return f"{100 * float(value):.1f}%"
-    if column.endswith("_ms") or column.endswith("_per_s"):
+    if column.endswith(("_ms", "_per_s", "_max_s")):
         return f"{float(value):.1f}"
     if column == "poor_coverage":  # the flag: VALID runs whose verdict proves little
         return f"POOR: {value}" if value else ""

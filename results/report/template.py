@@ -23,10 +23,11 @@ def asset(name: str) -> str:
 
 
 def render(title: str, payload_json: bytes, *, coverage: str = "", warning: str = "",
-           scenario: str = "") -> bytes:
+           scenario: str = "", stalls: str = "") -> bytes:
     """The whole report page; ``payload_json`` is the JSON of ``report_data.build``,
     ``coverage`` and ``warning`` the HTML of ``results.report.coverage_panel``, ``scenario``
-    that of ``results.report.scenario_panel`` (all already escaped).
+    that of ``results.report.scenario_panel``, ``stalls`` that of
+    ``results.report.stall_panel`` (all already escaped).
 
     Every ``<`` in the data (it can only sit inside JSON strings) becomes ``\\u003c``,
     so no value can close the script element or open an HTML comment in it.
@@ -35,6 +36,7 @@ def render(title: str, payload_json: bytes, *, coverage: str = "", warning: str 
     page = (asset("report.html").replace("__SCENARIO_PANEL__", scenario)
             .replace("__COVERAGE_WARNING__", warning)
             .replace("__COVERAGE_PANEL__", coverage)
+            .replace("__STALL_PANEL__", stalls)
             .replace("__TITLE__", html.escape(title))
             .replace("__CSS__", asset("report.css")).replace("__JS__", asset("report.js")))
     head, tail = page.split("__DATA__")

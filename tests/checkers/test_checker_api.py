@@ -13,7 +13,9 @@ def test_public_names_are_pinned() -> None:
         "check",
         "check_file",
         "check_history",
+        "describe_stall",
         "exit_code",
+        "read_stalls_in",
         "render_verdict",
         "without_drain",
     ]

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from checkers import _parallel as parallel
 from checkers import check_file
-from checkers._check import _judge, _proven_info_ops, _proven_offsets
+from checkers._check import _judge, _proven_info_ops, _proven_offsets, _reread
 from checkers._collect import Collector
 from checkers._fork import can_fork
 from checkers._history import NeedsWholeFile, Scanner
@@ -105,15 +105,17 @@ def _ranges(starts: list[int], size: int, cut_lines: list[int]) -> list[tuple[in
     return list(zip(cuts, [*cuts[1:], size], strict=True))
 
 
-def _outcome(read: Any) -> Any:
-    """A verdict, or the error a history gets, or the request for one pass."""
+def _outcome(path: Path, read: Any) -> Any:
+    """A verdict, or the error a history gets, or the request for one pass (the lines once
+    more for the passes that need them, as ``check_file`` gives them)."""
     try:
         collector, scanner = read()
     except HistoryError as err:
         return ("error", str(err), err.hint)
     except NeedsWholeFile:
         return "one pass"
-    return _judge(collector, scanner, Anomalies(1000), ww_deps=False, budget_s=60.0)
+    return _judge(collector, scanner, Anomalies(1000), ww_deps=False, budget_s=60.0,
+                  again=_reread(open_source(path)))
 
 
 def _single(path: Path) -> Any:
@@ -140,7 +142,7 @@ def test_chunked_reading_gives_the_single_pass_verdict(
     starts = _write(path, [orjson.dumps(op) + b"\n" for op in ops])
     ranges = _ranges(starts, path.stat().st_size, cut_lines)
     expected = _single(path)
-    assert _outcome(lambda: read_chunked(path, ranges)) == expected
+    assert _outcome(path, lambda: read_chunked(path, ranges)) == expected
 
 
 @settings(max_examples=60, deadline=None)
@@ -156,7 +158,8 @@ def test_value_less_completions_across_an_edge_ask_for_one_pass(
     ops = _history(seed, shape, 0, fill=False)
     path = scratch / "h.jsonl"
     starts = _write(path, [orjson.dumps(op) + b"\n" for op in ops])
-    got = _outcome(lambda: read_chunked(path, _ranges(starts, path.stat().st_size, cut_lines)))
+    size = path.stat().st_size
+    got = _outcome(path, lambda: read_chunked(path, _ranges(starts, size, cut_lines)))
     if got != "one pass":
         assert got == _single(path)
 
@@ -244,7 +247,7 @@ def test_chunked_reading_reports_the_single_pass_error(
     path = scratch / "h.jsonl"
     starts = _write(path, lines)
     end = open_source(path).end  # short of a last line cut by a crash
-    got = _outcome(lambda: read_chunked(path, _ranges(starts, end, cut_lines)))
+    got = _outcome(path, lambda: read_chunked(path, _ranges(starts, end, cut_lines)))
     if got != "one pass":
         assert got == _single(path)
 
@@ -272,7 +275,7 @@ def test_index_and_time_errors_are_found_at_every_chunk_edge(
     assert single[1].startswith(message)
     for cuts in [[c] for c in range(1, 9)] + [[2, 5], [5, 6], [3, 6, 7]]:
         ranges = _ranges(starts, path.stat().st_size, cuts)
-        assert _outcome(lambda r=ranges: read_chunked(path, r)) == single, cuts
+        assert _outcome(path, lambda r=ranges: read_chunked(path, r)) == single, cuts
 
 
 def test_a_time_error_at_an_edge_comes_before_that_lines_pairing_error(tmp_path: Path) -> None:
@@ -286,7 +289,8 @@ def test_a_time_error_at_an_edge_comes_before_that_lines_pairing_error(tmp_path:
     starts = _write(path, lines)
     single = _single(path)
     assert single[1].startswith("line 3: time 2 goes backwards")
-    assert _outcome(lambda: read_chunked(path, _ranges(starts, path.stat().st_size, [2]))) == single
+    size = path.stat().st_size
+    assert _outcome(path, lambda: read_chunked(path, _ranges(starts, size, [2]))) == single
 
 
 def _model_file(tmp_path: Path, ops: int = 3000) -> Path:
@@ -436,7 +440,7 @@ def test_an_offset_that_diverges_across_an_edge_names_the_op_that_wrote_it(
     assert single["anomalies"]["inconsistent-offsets"][0]["witnesses"] == {"2": 1, "3": 7}
     for cut in range(1, len(lines)):
         ranges = _ranges(starts, path.stat().st_size, [cut])
-        assert _outcome(lambda r=ranges: read_chunked(path, r)) == single, cut
+        assert _outcome(path, lambda r=ranges: read_chunked(path, r)) == single, cut
 
 
 def _collected(ops: list[dict[str, Any]]) -> tuple[Collector, set[int], dict[str, Any]]:
@@ -484,4 +488,4 @@ def test_simulated_runs_read_in_chunks_give_the_single_pass_verdict(
     starts = _write(path, path.read_bytes().splitlines(keepends=True))
     size = path.stat().st_size
     for cuts in ([3000], [1, 2000, 2001], [1000, 2500, 4000, 5500]):
-        assert _outcome(lambda c=cuts: read_chunked(path, _ranges(starts, size, c))) == single
+        assert _outcome(path, lambda c=cuts: read_chunked(path, _ranges(starts, size, c))) == single

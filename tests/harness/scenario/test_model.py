@@ -225,3 +225,17 @@ def test_a_replicas_expectation_judges_the_replica_comparison(
     assert e.matches(bool(found) is False, found, replicas) is matches
     assert e.bug_shows is (expect != "consistent")
     assert e.describe() == f"any verdict; replicas {expect}"
+
+
+@pytest.mark.parametrize(
+    ("valid", "found", "stall_s", "matches"),
+    [(True, [], 88.3, True), (False, ["unseen"], 30.0, True), (True, [], 12.7, False),
+     (True, [], None, False), ("unknown", [], 88.3, False)],
+    ids=["long-stall", "at-the-threshold", "a-pause-long", "not-measured", "unknown-verdict"],
+)
+def test_a_read_stall_expectation_reads_the_longest_read_committed_stall(
+        valid: bool | str, found: list[str], stall_s: float | None, matches: bool) -> None:
+    e = Expectation(_ANY, None, read_stall_s=30.0)
+    assert e.matches(valid, found, None, stall_s) is matches
+    assert e.bug_shows is True
+    assert e.describe() == "any verdict; a read_committed stall of at least 30 s"
