@@ -110,13 +110,18 @@ def _say(text: str) -> None:
 def _up(args: argparse.Namespace) -> int:
     from cluster import provisioner_for
     from cluster.lock import cluster_lock
+    from cluster.model import NotReady
 
     spec = _spec(args)
     started = time.monotonic()
     with cluster_lock(spec.name):
-        cluster = provisioner_for(_options(args).placement()).up(
-            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
-        )
+        try:
+            cluster = provisioner_for(_options(args).placement()).up(
+                spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+            )
+        except NotReady as err:  # kept for `insync cluster logs`
+            err.settle(removed=False)
+            raise
     _say(
         f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
         f"bootstrap {cluster.bootstrap}"
@@ -137,14 +142,19 @@ def _smoke(args: argparse.Namespace) -> int:
 def _smoke_locked(args: argparse.Namespace, spec: Any) -> None:
     """up, the check message, down: with the cluster's name held by ``_smoke``."""
     from cluster import provisioner_for
+    from cluster.model import NotReady
     from cluster.smoke import write_and_read_back
 
     started = time.monotonic()
     owned = False  # up() returned the cluster: from then on it is ours to remove
     try:
-        cluster = provisioner_for(_options(args).placement()).up(
-            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
-        )
+        try:
+            cluster = provisioner_for(_options(args).placement()).up(
+                spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+            )
+        except NotReady as err:  # kept for `insync cluster logs`
+            err.settle(removed=False)
+            raise
         owned = True
         _say(f"cluster ready in {time.monotonic() - started:.1f}s")
         _print_table(cluster)
