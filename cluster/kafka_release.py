@@ -128,6 +128,9 @@ class KafkaVersion:
     reassign_main: str | None = None  # kafka-reassign-partitions over the Admin API
     zookeeper_main: str | None = None  # a ZooKeeper server from the same classpath
     client_config: tuple[tuple[str, str], ...] = ()  # librdkafka settings these brokers need
+    #: ceilings these brokers put on a consumer's settings (a group member asking for more
+    #: is refused): every consumer of them is held at or below each (``kafka_clients``)
+    consumer_limits: tuple[tuple[str, int], ...] = ()
     config_def: bool = True  # kafka.server.KafkaConfig is a ConfigDef (cluster.config_keys)
     notes: str = ""  # why the quirks above are there
 

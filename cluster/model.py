@@ -56,14 +56,16 @@ class Cluster:
 
     def __post_init__(self) -> None:
         """Tell ``cluster.kafka_clients`` what clients of these brokers need, if anything:
-        the client settings of brokers without ApiVersions, and topics made through
-        ZooKeeper on brokers without CreateTopics (both from the version's data)."""
+        the client settings of brokers without ApiVersions, the ceilings on consumers'
+        settings, and topics made through ZooKeeper on brokers without CreateTopics
+        (all from the version's data)."""
         from cluster.kafka_clients import speak_to
         from cluster.zk_topics import admin_factory
 
         factory = None if self.version.can("create_topics") else admin_factory(
             list(self.nodes.values()), self.zookeeper)
-        speak_to(self.bootstrap.split(","), self.version.client_config, factory)
+        speak_to(self.bootstrap.split(","), self.version.client_config, factory,
+                 self.version.consumer_limits)
 
     def node(self, name: str) -> KafkaNode:
         try:

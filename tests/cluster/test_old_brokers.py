@@ -64,6 +64,48 @@ def test_releases_with_api_versions_register_nothing() -> None:
     assert "broker.version.fallback" not in kafka_clients.base_config("10.9.2.2:9092")
 
 
+def _cluster_of(version: str, host: str) -> Any:
+    """A ``Cluster`` of one node at ``host`` on ``version``: making it registers what
+    its clients need, as a provisioner's cluster does."""
+    from types import SimpleNamespace
+
+    from cluster.model import Cluster
+
+    spec = ClusterSpec(name="q", nodes=1, kafka_version=version, mode="zookeeper")
+    node = SimpleNamespace(name="n1", address=host)
+    return Cluster(spec, release(version), {"n1": node})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(("version", "session_ms"), [("0.9.0.1", 30_000), ("2.8.2", None)])
+def test_a_consumer_of_0_9_is_held_to_its_brokers_session_ceiling(
+        version: str, session_ms: int | None) -> None:
+    """0.9.0.1's group coordinator refuses session.timeout.ms above 30 s (its
+    group.max.session.timeout.ms), below librdkafka's 45 s default: every consumer of
+    its brokers gets at most 30 s, from the version's data; a newer one is left alone."""
+    address = _cluster_of(version, f"10.9.{version.replace('.', '')[:3]}.2").bootstrap
+    try:
+        default = kafka_clients.base_config(address, **{"group.id": "g"})
+        asked = kafka_clients.base_config(address, **{"group.id": "g",
+                                                      "session.timeout.ms": 45_000})
+        lower = kafka_clients.base_config(address, **{"group.id": "g",
+                                                      "session.timeout.ms": 10_000})
+        producer = kafka_clients.base_config(address, acks="all")
+        assert default.get("session.timeout.ms") == session_ms
+        assert asked["session.timeout.ms"] == (session_ms or 45_000)
+        assert lower["session.timeout.ms"] == 10_000
+        assert "session.timeout.ms" not in producer  # not a consumer: nothing to hold
+    finally:
+        kafka_clients.speak_to([address], ())
+
+
+def test_the_session_ceiling_is_0_9_s_alone() -> None:
+    assert release("0.9.0.1").consumer_limits == (("session.timeout.ms", 30_000),)
+    assert release("0.10.0.1").consumer_limits == (("session.timeout.ms", 30_000),)
+    for later in ("0.10.1.1", "0.10.2.2", "4.1.2"):
+        assert release(later).consumer_limits == (), later
+    assert release("0.8.2.2").consumer_limits == ()  # no group coordinator to refuse it
+
+
 # --- topics through ZooKeeper (kafka-topics --zookeeper) ---
 
 
