@@ -64,6 +64,10 @@ CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
     # a 0.8.2 broker's Metadata lists no broker while the cluster has no topic (measured:
     # "0 brokers, 0 topics" from a ready 3-broker cluster); 0.9.0.1's lists them
     "brokers_in_metadata": (0, 9, 0),
+    # a leader's ISR change reaches the brokers' metadata through the controller
+    # (/isr_change_notification: IsrChangeNotificationListener is in 0.9.0.1's jar, not
+    # in 0.8.2.2's); before, the metadata keeps the ISR of the last leader election
+    "isr_in_metadata": (0, 9, 0),
     # KIP-447: TxnOffsetCommit v3 carries the member's generation, so a member that lost
     # its partitions cannot commit offsets (docs/HISTORY-GROUPS.md, exactly-once)
     "group_fencing": (2, 5, 0),

@@ -269,3 +269,57 @@ def test_the_controller_is_read_from_the_first_zookeeper_server_that_answers(
     assert zk_state.controller_id("zk2:2181") is None
     with pytest.raises(ConnectionError, match="no ZooKeeper server of zk1:2181 answered"):
         zk_state.controller_id("zk1:2181")
+
+
+@pytest.mark.parametrize(("f", "refused_on", "runs_on"), [
+    ("elect-leader", ("0.8.2.2", "0.9.0.1", "2.3.1"), ("2.4.1", "4.1.2")),
+    ("reassign", ("0.8.2.2", "0.9.0.1", "2.5.1"), ("2.6.3", "4.1.2")),
+])
+def test_an_op_whose_tool_the_version_lacks_is_refused_up_front(
+        tmp_path: Path, f: str, refused_on: tuple[str, ...], runs_on: tuple[str, ...]) -> None:
+    """0.8.2 and 0.9 ship only the ZooKeeper tools (kafka-preferred-replica-election,
+    kafka-reassign-partitions --zookeeper): asked for at random or in a script, the op is
+    refused in one line before anything starts, not recorded as a failed op mid-run."""
+    from nemesis.settings import NemesisOptions
+
+    script = tmp_path / "s.jsonl"
+    script.write_text(json.dumps({"at": 1, "f": f, "value": {"key": "t0-0"}}) + "\n")
+    for nopts in (NemesisOptions(faults=frozenset({f})), NemesisOptions(schedule=script)):
+        for version in refused_on:
+            with pytest.raises(UsageError, match=f"^{f} needs .*Kafka {version} lacks") as err:
+                nopts.check_version(release(version))
+            assert "\n" not in err.value.one_line()
+        for version in runs_on:
+            nopts.check_version(release(version))
+
+
+def test_a_wait_on_the_isr_is_refused_where_the_metadata_keeps_a_stale_isr(
+        tmp_path: Path) -> None:
+    """0.8.2's brokers' metadata keeps the ISR of the last election; 0.9.0 propagates
+    ISR changes (/isr_change_notification). A wait on the leader or on recovery reads
+    nothing the metadata keeps stale, and runs on both."""
+    from nemesis.settings import NemesisOptions
+
+    isr = tmp_path / "isr.jsonl"
+    isr.write_text('{"at": 1, "f": "kill", "value": "n2"}\n'
+                   '{"wait": "isr-is-leader", "key": "t0-0", "timeout": 30}\n')
+    with pytest.raises(UsageError, match=r"^wait isr-is-leader reads the ISR .* Kafka "
+                                         r"0\.8\.2\.2 does not update .*0\.9\.0\+"):
+        NemesisOptions(schedule=isr).check_version(release("0.8.2.2"))
+    NemesisOptions(schedule=isr).check_version(release("0.9.0.1"))
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"at": 1, "f": "kill", "value": "leader:t0-0"}\n'
+                     '{"wait": "leader-changed", "key": "t0-0", "timeout": 30}\n'
+                     '{"wait": "recovered", "timeout": 30}\n')
+    NemesisOptions(schedule=other).check_version(release("0.8.2.2"))
+
+
+def test_the_run_refuses_them_before_its_directory_exists(tmp_path: Path) -> None:
+    from harness.run import parse
+    from harness.run.setup import preflight
+
+    opts = parse(["--results-dir", str(tmp_path / "r"), "--kafka-version", "0.9.0.1",
+                  "--mode", "zookeeper", "--nemesis", "reassign"]).validate().resolved()
+    with pytest.raises(UsageError, match=r"^reassign needs"):
+        preflight(opts)
+    assert not (tmp_path / "r").exists()
