@@ -323,3 +323,43 @@ def test_the_run_refuses_them_before_its_directory_exists(tmp_path: Path) -> Non
     with pytest.raises(UsageError, match=r"^reassign needs"):
         preflight(opts)
     assert not (tmp_path / "r").exists()
+
+
+def test_topics_through_zookeeper_run_the_one_tool_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-topics runs as every other tool does (``cluster.tool_run.run_tool``: its argv,
+    its timeout), on the first node that answers."""
+    from types import SimpleNamespace
+
+    from cluster import tool_run
+    from cluster.zk_topics import TOPIC_COMMAND, admin_factory
+
+    asked: list[tuple[str, list[str], float]] = []
+
+    def remote(name: str, down: bool) -> Any:
+        def run(argv: list[str], *, timeout: float, check: bool, **_: Any) -> Any:
+            asked.append((name, list(argv), timeout))
+            if down:
+                raise ConnectionError(f"{name} is down")
+            return SimpleNamespace(exit_code=0, stdout='Created topic "t".', stderr="")
+        return SimpleNamespace(exec=run)
+
+    version = release("0.9.0.1")
+    nodes = [SimpleNamespace(name=n, version=version, kafka_home="/opt/kafka",
+                             remote=remote(n, down=n == "n1")) for n in ("n1", "n2")]
+    ran: list[str] = []
+    real = tool_run.run_tool
+
+    def counted(node: Any, args: Any, file: Any) -> Any:
+        ran.append(node.name)
+        return real(node, args, file)
+
+    monkeypatch.setattr("cluster.zk_topics.run_tool", counted)
+    client = admin_factory(nodes, "zk:2181")({"bootstrap.servers": "127.0.0.1:1"})  # type: ignore[arg-type]
+    new = NewTopic("t", num_partitions=1, replication_factor=1)
+    client.create_topics([new])["t"].result(5)
+    assert ran == ["n1", "n2"]
+    expected = tool_run.jvm.tool_argv(version, TOPIC_COMMAND, create_args("zk:2181", new),
+                                      kafka_home="/opt/kafka")
+    assert [(n, t) for n, _, t in asked] == [("n1", tool_run.TOOL_TIMEOUT_S),
+                                            ("n2", tool_run.TOOL_TIMEOUT_S)]
+    assert asked[1][1] == list(expected)
