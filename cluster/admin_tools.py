@@ -9,22 +9,18 @@ alike, and whatever moved between versions (the class, ``versions.ERAS``)
 is one field of the version.
 
 The tools read their partition lists from a JSON file: it is written and the
-tool run in ONE command (the JSON on stdin, the path and every argument as
-separate argv entries, never pasted into shell text).
+tool run in ONE command (``cluster.tool_run.run_tool``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cluster import jvm
 from cluster.daemon import RUN_DIR
-from cluster.remote import SH_NAME
 from cluster.spec import BROKER_PORT
 from harness.base.errors import ClusterError, UsageError
 
@@ -33,25 +29,7 @@ if TYPE_CHECKING:
     from cluster.model import Cluster
     from cluster.versions import KafkaVersion
 
-#: Writes stdin to "$1", then runs the rest of the argv.
-_WRITE_THEN_RUN = 'f=$1; shift; mkdir -p "$(dirname "$f")" && cat > "$f" && exec "$@"'
-#: Seconds a tool may run (a JVM start on a loaded 2-core host takes up to ~50 s).
-TOOL_TIMEOUT_S = 120.0
 ELECTIONS = ("preferred", "unclean")
-
-
-@dataclass(frozen=True)
-class ToolRun:
-    """One tool run: where, its exit code and output, and how long it took."""
-
-    node: str
-    exit_code: int
-    output: str
-    seconds: float
-
-    def tail(self, lines: int = 12) -> list[str]:
-        """The output's last non-empty lines (what a completion records)."""
-        return [ln for ln in self.output.splitlines() if ln.strip()][-lines:]
 
 
 def partitions_json(keys: Iterable[tuple[str, int]]) -> str:
@@ -124,20 +102,6 @@ def finalized_metadata(output: str) -> str | None:
 def tool_file(node: KafkaNode, name: str) -> str:
     """Where a tool's input file ``name`` goes on ``node`` (its run directory)."""
     return node.at(f"{RUN_DIR}/{name}")
-
-
-def run_tool(node: KafkaNode, args: Sequence[str], file: tuple[str, str] | None) -> ToolRun:
-    """Run the tool ``args`` (its class first) on ``node``, from the build its broker runs,
-    after writing ``file`` (path on the node, text) if it needs one: one command."""
-    argv = jvm.tool_argv(node.version, args[0], args[1:], kafka_home=node.kafka_home)
-    began = time.monotonic()
-    if file is None:
-        result = node.remote.exec(argv, timeout=TOOL_TIMEOUT_S, check=False)
-    else:
-        result = node.remote.exec(["sh", "-c", _WRITE_THEN_RUN, SH_NAME, file[0], *argv],
-                                  input=file[1], timeout=TOOL_TIMEOUT_S, check=False)
-    return ToolRun(node.name, result.exit_code, (result.stdout + result.stderr).strip(),
-                   round(time.monotonic() - began, 2))
 
 
 def tool_node(cluster: Cluster) -> KafkaNode:

@@ -72,7 +72,12 @@ ERAS: tuple[Era, ...] = (
         }),
     Era((0, 9, 0), "kafka.server.KafkaConfig is a ConfigDef (before, its keys are the "
         "string constants of KafkaConfig and ZKConfig)", {"config_def": True}),
+    Era((0, 9, 0), "the group coordinator refuses a member whose session.timeout.ms is above "
+        "its group.max.session.timeout.ms, 30000 (0.9.0.1's jar; librdkafka's default "
+        "is 45000)", {"consumer_limits": (("session.timeout.ms", 30_000),)}),
     Era((0, 10, 0), "ApiVersions: librdkafka asks the broker", {"client_config": ()}),
+    Era((0, 10, 1), "KIP-62 raised group.max.session.timeout.ms to 300000 (0.10.1.1's jar), "
+        "above librdkafka's default", {"consumer_limits": ()}),
     Era((0, 10, 1, 1), "kafka_2.12 published from here", {"scala": "2.12"}),
     Era((1, 1), "the kafka POM no longer depends on a logging binding (binding_for adds "
         "one); its core no longer needs jaxb-api", {"extra_artifacts": ()}),

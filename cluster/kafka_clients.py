@@ -7,7 +7,8 @@ that is thousands of lines. Route its logs into Python logging instead, where
 Brokers older than 0.10.0 cannot tell a client their version (no ApiVersions
 request), and brokers older than 0.10.1 have no CreateTopics request. A cluster
 of such brokers registers its addresses here once (``speak_to``), with the
-settings its version needs (``KafkaVersion.client_config``) and the admin client
+settings its version needs (``KafkaVersion.client_config``; ceilings on a consumer's
+settings, ``KafkaVersion.consumer_limits``) and the admin client
 that creates its topics some other way; every client made for a bootstrap naming
 one of those addresses then gets them. So the many places that make a client from
 a bootstrap string alone (readiness, workloads, metadata) need not know the version.
@@ -28,6 +29,7 @@ LOG = logging.getLogger("insync.librdkafka")
 #: ``host:port`` -> what clients of that broker need (see the module's docstring).
 _SETTINGS: dict[str, dict[str, Any]] = {}
 _ADMINS: dict[str, Callable[[dict[str, Any]], AdminClient]] = {}
+_LIMITS: dict[str, dict[str, int]] = {}
 _LOCK = threading.Lock()
 
 
@@ -36,17 +38,24 @@ def _swallow(err: Any) -> None:
 
 
 def speak_to(addresses: Iterable[str], settings: Iterable[tuple[str, str]],
-             admin_factory: Callable[[dict[str, Any]], AdminClient] | None = None) -> None:
+             admin_factory: Callable[[dict[str, Any]], AdminClient] | None = None,
+             limits: Iterable[tuple[str, int]] = ()) -> None:
     """Every client of a bootstrap naming one of ``addresses`` (``host:port``) gets
-    ``settings``, and ``admin`` makes its admin clients with ``admin_factory`` (given
-    the client configuration). Nothing is registered for a version that needs neither."""
-    conf = dict(settings)
+    ``settings``, every consumer is held at or below ``limits``
+    (``KafkaVersion.consumer_limits``), and ``admin`` makes its admin clients with
+    ``admin_factory`` (given the client configuration). Nothing is registered for a
+    version that needs none of these."""
+    conf, caps = dict(settings), dict(limits)
     with _LOCK:
         for address in addresses:
             if conf:
                 _SETTINGS[address] = conf
             else:
                 _SETTINGS.pop(address, None)
+            if caps:
+                _LIMITS[address] = caps
+            else:
+                _LIMITS.pop(address, None)
             if admin_factory is not None:
                 _ADMINS[address] = admin_factory
             else:
@@ -56,7 +65,8 @@ def speak_to(addresses: Iterable[str], settings: Iterable[tuple[str, str]],
 def _registered(bootstrap: str) -> str | None:
     with _LOCK:
         for address in bootstrap.split(","):
-            if address.strip() in _SETTINGS or address.strip() in _ADMINS:
+            if address.strip() in _SETTINGS or address.strip() in _ADMINS \
+                    or address.strip() in _LIMITS:
                 return address.strip()
     return None
 
@@ -72,6 +82,9 @@ def base_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
     if address is not None:
         conf.update(_SETTINGS.get(address, {}))
     conf.update(extra)
+    if address is not None and "group.id" in conf:  # a consumer: held to the brokers' ceilings
+        for key, most in _LIMITS.get(address, {}).items():
+            conf[key] = min(int(conf.get(key, most)), most)
     return conf
 
 

@@ -64,6 +64,10 @@ CLIENT_FEATURES: dict[str, tuple[int, ...]] = {
     # a 0.8.2 broker's Metadata lists no broker while the cluster has no topic (measured:
     # "0 brokers, 0 topics" from a ready 3-broker cluster); 0.9.0.1's lists them
     "brokers_in_metadata": (0, 9, 0),
+    # a leader's ISR change reaches the brokers' metadata through the controller
+    # (/isr_change_notification: IsrChangeNotificationListener is in 0.9.0.1's jar, not
+    # in 0.8.2.2's); before, the metadata keeps the ISR of the last leader election
+    "isr_in_metadata": (0, 9, 0),
     # KIP-447: TxnOffsetCommit v3 carries the member's generation, so a member that lost
     # its partitions cannot commit offsets (docs/HISTORY-GROUPS.md, exactly-once)
     "group_fencing": (2, 5, 0),
@@ -128,6 +132,9 @@ class KafkaVersion:
     reassign_main: str | None = None  # kafka-reassign-partitions over the Admin API
     zookeeper_main: str | None = None  # a ZooKeeper server from the same classpath
     client_config: tuple[tuple[str, str], ...] = ()  # librdkafka settings these brokers need
+    #: ceilings these brokers put on a consumer's settings (a group member asking for more
+    #: is refused): every consumer of them is held at or below each (``kafka_clients``)
+    consumer_limits: tuple[tuple[str, int], ...] = ()
     config_def: bool = True  # kafka.server.KafkaConfig is a ConfigDef (cluster.config_keys)
     notes: str = ""  # why the quirks above are there
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 from cluster.kafka_node import KafkaNode
 from cluster.spec import BROKER_PORT, ZK_CLIENT_PORT, ClusterSpec
 from cluster.versions import KafkaVersion
-from harness.base.errors import UsageError
+from harness.base.errors import ClusterError, InsyncError, UsageError
 
 T = TypeVar("T")
 #: How a provisioner reports progress a user should see (``print`` by default).
@@ -56,20 +56,50 @@ class Cluster:
 
     def __post_init__(self) -> None:
         """Tell ``cluster.kafka_clients`` what clients of these brokers need, if anything:
-        the client settings of brokers without ApiVersions, and topics made through
-        ZooKeeper on brokers without CreateTopics (both from the version's data)."""
+        the client settings of brokers without ApiVersions, the ceilings on consumers'
+        settings, and topics made through ZooKeeper on brokers without CreateTopics
+        (all from the version's data)."""
         from cluster.kafka_clients import speak_to
         from cluster.zk_topics import admin_factory
 
         factory = None if self.version.can("create_topics") else admin_factory(
             list(self.nodes.values()), self.zookeeper)
-        speak_to(self.bootstrap.split(","), self.version.client_config, factory)
+        speak_to(self.bootstrap.split(","), self.version.client_config, factory,
+                 self.version.consumer_limits)
 
     def node(self, name: str) -> KafkaNode:
         try:
             return self.nodes[name]
         except KeyError:
             raise UsageError(f"no node {name!r}; nodes are {', '.join(self.nodes)}") from None
+
+
+class NotReady(ClusterError):
+    """A cluster that ``up`` created and that then never became ready (its start or its
+    readiness wait failed).
+
+    It carries the cluster, because the cluster is the command's own: the command reads
+    its logs and, asked to tear down, removes it through its normal teardown, where a
+    cluster ``up`` merely found is never touched. ``remove_with`` is the command that
+    removes it by hand (it differs between Docker and SSH hosts); the hint is set by
+    whoever decides the cluster's fate (``kept`` or ``removed``).
+    """
+
+    def __init__(self, cluster: Cluster, cause: BaseException, remove_with: str) -> None:
+        said = cause.one_line() if isinstance(cause, InsyncError) else str(cause) or repr(cause)
+        super().__init__(f"cluster {cluster.spec.name!r} never became ready: {said}")
+        self.cluster = cluster
+        self.remove_with = remove_with
+        self.logs: str | None = None  # where the command collected its nodes' logs
+
+    def settle(self, *, removed: bool, logs: str | None = None) -> None:
+        """The hint once the cluster's fate is known: removed by the command's teardown,
+        or kept (and how to remove it)."""
+        self.logs = logs or self.logs
+        where = f"its nodes' logs are in {self.logs}; " if self.logs else ""
+        fate = "it is removed (teardown)" if removed else (
+            f"it is kept: remove it with `{self.remove_with}`")
+        self.hint = where + fate
 
 
 def each_node(fn: Callable[[KafkaNode], T], nodes: Iterable[KafkaNode]) -> dict[str, T]:

@@ -20,13 +20,12 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from cluster import jvm
+from cluster.tool_run import run_tool
 
 if TYPE_CHECKING:
     from cluster.kafka_node import KafkaNode
 
 TOPIC_COMMAND = "kafka.admin.TopicCommand"
-TOOL_TIMEOUT_S = 90.0
 
 
 def create_args(zookeeper: str, topic: NewTopic) -> list[str]:
@@ -103,16 +102,15 @@ def admin_factory(nodes: Sequence[KafkaNode], zookeeper: str
     """Makes a cluster's admin clients: the tool runs on the first of ``nodes`` that
     answers, against the ensemble at ``zookeeper``."""
 
-    def run_tool(args: list[str]) -> tuple[str, int]:
+    def on_first(args: list[str]) -> tuple[str, int]:
         last: Exception | None = None
         for node in nodes:
-            argv = jvm.tool_argv(node.version, TOPIC_COMMAND, args, kafka_home=node.kafka_home)
             try:
-                result = node.remote.exec(argv, timeout=TOOL_TIMEOUT_S, check=False)
+                run = run_tool(node, [TOPIC_COMMAND, *args], None)
             except Exception as err:  # this node is down: ask the next
                 last = err
                 continue
-            return result.stdout + result.stderr, result.exit_code
+            return run.output, run.exit_code
         raise RuntimeError(f"no node could run {TOPIC_COMMAND}: {last}")
 
-    return lambda conf: ZooKeeperTopicAdmin(conf, run_tool, zookeeper)
+    return lambda conf: ZooKeeperTopicAdmin(conf, on_first, zookeeper)

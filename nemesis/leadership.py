@@ -40,17 +40,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cluster.admin_tools import (
-    ToolRun,
     election_args,
     election_outcome,
     partitions_json,
     reassign_args,
     reassignment_json,
-    run_tool,
     tool_file,
     tool_node,
 )
 from cluster.metadata import PartitionState
+from cluster.tool_run import ToolRun, run_tool
 from nemesis.nodes import Resolver, completion
 from nemesis.polling import Poller
 from nemesis.targets import GROUP_COORDINATOR, OFFSETS_TOPIC, Facts, group_partition

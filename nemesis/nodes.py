@@ -217,17 +217,21 @@ class Resolver:
     def facts(self, cluster: Cluster) -> Facts:
         return self._facts_for(cluster)
 
-    def nodes(self, cluster: Cluster, target: Target) -> list[str]:
-        """``target``'s nodes for a fault; a ``leader:KEY`` resolved is kept in ``acted_on``."""
-        chosen = resolve(target, list(cluster.nodes), self.rng, self._facts_for(cluster))
+    def nodes(self, cluster: Cluster, target: Target, facts: Facts | None = None) -> list[str]:
+        """``target``'s nodes for a fault (from ``facts`` if given, else a fresh look); a
+        ``leader:KEY`` resolved is kept in ``acted_on``."""
+        chosen = resolve(target, list(cluster.nodes), self.rng,
+                         facts if facts is not None else self._facts_for(cluster))
         if isinstance(target, str) and target.startswith("leader:") and chosen:
             self.acted_on[target.removeprefix("leader:")] = chosen[0]
         return chosen
 
-    def seen(self, cluster: Cluster, target: Target) -> dict[str, Any]:
+    def seen(self, cluster: Cluster, target: Target, facts: Facts | None = None
+             ) -> dict[str, Any]:
         """What the completion of a fault on ``target`` records of the cluster as it
         found it (``targets.offsets_partition_seen``: a group coordinator's partition)."""
-        return offsets_partition_seen(self._facts_for(cluster), target)
+        return offsets_partition_seen(facts if facts is not None else self._facts_for(cluster),
+                                      target)
 
     def hit(self, cluster: Cluster, target: Target) -> Hit:
         """``target``'s nodes for a fault that takes no node away (clock, packet): never
@@ -236,7 +240,8 @@ class Resolver:
         return Hit(chosen, of_nodes(chosen, list(cluster.nodes),
                                     cluster.spec.controller_nodes).record())
 
-    def take_down(self, cluster: Cluster, target: Target, how: How) -> Hit:
+    def take_down(self, cluster: Cluster, target: Target, how: How,
+                  facts: Facts | None = None) -> Hit:
         """``target``'s nodes to kill or pause (``how``), counted as down at once.
 
         A target that is not explicit (``targets.is_explicit``) is narrowed so that,
@@ -247,7 +252,7 @@ class Resolver:
         """
         nodes = list(cluster.nodes)
         controllers = cluster.spec.controller_nodes
-        chosen = self.nodes(cluster, target)  # metadata: asked before taking the lock
+        chosen = self.nodes(cluster, target, facts)  # metadata: asked before taking the lock
         explicit = is_explicit(target, nodes)
 
         def decide(state: InForce) -> tuple[Hit, InForce]:

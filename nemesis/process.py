@@ -73,8 +73,10 @@ class _ProcessNemesis:
             hit: Hit | None = None
             seen: dict[str, Any] = {}
             if fault:
-                seen = self.resolver.seen(cluster, target)  # before the fault changes it
-                hit = self.resolver.take_down(cluster, target, self.how)
+                # one look at the metadata, before the fault changes it, for both
+                facts = self.resolver.facts(cluster).once()
+                seen = self.resolver.seen(cluster, target, facts)
+                hit = self.resolver.take_down(cluster, target, self.how, facts)
                 names = hit.nodes
             else:
                 names = self.resolver.nodes(cluster, target)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cluster.kafka_release import KafkaVersion, feature_since
 from harness.base.errors import UsageError
 from harness.base.faults import FaultKind, all_fs, fault_names, in_registry_order, kind_of
 from nemesis.grudge import SHAPES
@@ -18,6 +19,18 @@ from nemesis.recovery import AWAIT
 from nemesis.schedule import ScheduleStep, load_schedule
 from nemesis.shapes import is_shape, shape_problem
 from nemesis.targets import TARGETS, is_target, leader_count, offsets_count
+
+#: Fault ops a Kafka version runs only with one of its tools: the op, the
+#: ``KafkaVersion`` field naming the tool's class (None: the version lacks it), the tool
+#: and the first release that has it. 0.8.2 to 2.5 ship ZooKeeper-only tools instead
+#: (kafka-preferred-replica-election, kafka-reassign-partitions --zookeeper), which
+#: insync does not drive: those versions refuse the op before anything starts.
+TOOL_OPS: tuple[tuple[str, str, str, str], ...] = (
+    ("elect-leader", "leader_election_main", "kafka-leader-election", "2.4"),
+    ("reassign", "reassign_main", "kafka-reassign-partitions --bootstrap-server", "2.6"),
+)
+#: Waits that read a partition's ISR from the brokers' metadata (``nemesis.waits``).
+ISR_WAITS = frozenset({"isr-is-leader", "left-isr", "in-isr"})
 
 #: What ``--nemesis-packet`` may name (delay/duplicate need netem in the kernel).
 PACKET_BEHAVIOURS = ("loss", "rate", "delay", "duplicate")
@@ -116,6 +129,29 @@ class NemesisOptions:
         """The schedule's steps (none without a schedule); ``UsageError`` for a bad one."""
         known = all_fs() | {AWAIT}  # a script may wait for recovery too
         return [] if self.schedule is None else load_schedule(self.schedule, known, self.nodes)
+
+    def check_version(self, version: KafkaVersion) -> None:
+        """``UsageError`` (one line, before anything starts) for a fault op or a wait that
+        ``version`` cannot run: an op whose tool it lacks (``TOOL_OPS``), asked for or in
+        the schedule, or a wait on the ISR where its metadata does not show ISR changes
+        (``CLIENT_FEATURES["isr_in_metadata"]``)."""
+        steps = self.steps()
+        kinds = {k.name for k in self.kinds(steps)}
+        for f, field, tool, since in TOOL_OPS:
+            if f in kinds and getattr(version, field) is None:
+                raise UsageError(
+                    f"{f} needs {tool} (Kafka {since}+), which Kafka {version.version} lacks",
+                    hint=f"drop {f} from --nemesis and the schedule, or pass a newer "
+                         "--kafka-version")
+        isr = sorted({str(s.value.get("until")) for s in steps
+                      if s.waits and isinstance(s.value, dict)} & ISR_WAITS)
+        if isr and not version.can("isr_in_metadata"):
+            raise UsageError(
+                f"wait {isr[0]} reads the ISR from the metadata, which Kafka "
+                f"{version.version} does not update when the ISR changes (Kafka "
+                f"{feature_since('isr_in_metadata')}+)",
+                hint="use a wait on the leader (leader-changed, leader-is) or recovered, "
+                     "or pass a newer --kafka-version")
 
     def kinds(self, steps: Sequence[ScheduleStep] = ()) -> list[FaultKind]:
         """The kinds this run uses (asked for, or named by ``steps``), in registry order."""

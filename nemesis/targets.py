@@ -42,11 +42,12 @@ are taken as asking for that.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from cluster.metadata import PartitionState
 from harness.base.errors import UsageError
@@ -75,6 +76,7 @@ TXN_STATE_TOPIC = "__transaction_state"
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_LEADERS = "offsets-leaders"
 GROUP_COORDINATOR = "group-coordinator:"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,17 @@ class Facts:
     #: run's prefix, as its topics' names do (a history's group ``g0`` is ``<prefix>g0``
     #: there, and client thread N's transactional id ``txn-N`` is ``<prefix>txn-N``)
     id_prefix: str = ""
+
+    def once(self) -> Facts:
+        """These facts with each callback asked at most once: one fault's look at the
+        cluster, shared by what it records and whom it hits (a ``group-coordinator``
+        fault reads ``__consumer_offsets`` for both)."""
+        def memo(ask: Callable[[], T] | None) -> Callable[[], T] | None:
+            return None if ask is None else functools.cache(ask)
+
+        return replace(self, partitions=functools.cache(self.partitions),
+                       controller=functools.cache(self.controller), brokers=memo(self.brokers),
+                       txn_state=memo(self.txn_state), offsets=memo(self.offsets))
 
 
 def java_hash(text: str) -> int:

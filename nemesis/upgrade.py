@@ -39,8 +39,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cluster import builds as real
-from cluster.admin_tools import ToolRun, features_args, finalized_metadata, run_tool, tool_node
+from cluster.admin_tools import features_args, finalized_metadata, tool_node
 from cluster.builds import IBP, Build, level_number, line_text
+from cluster.tool_run import ToolRun, run_tool
 from nemesis.nodes import Resolver, completion, on_nodes_timed
 from nemesis.restart import ISR_TIMEOUT_S, STOP_TIMEOUT_S, RestartNemesis
 

@@ -14,6 +14,8 @@ proves nothing. These figures say how much the run really exercised:
 - per heal inside the main phase: the time from the heal to the first
   acknowledged send after it (how long the cluster took to recover, as a
   client sees it);
+- acknowledged commits (``commits``, docs/HISTORY-GROUPS.md), in all and from the
+  first fault's start to the last fault's end (``at_risk``);
 - the final heal (``final_heal``): the heals at or after the main phase's end
   (``--time-limit``), when clients no longer send, so they have no "next
   acknowledged send"; instead, how long after the end the last of them
@@ -70,6 +72,16 @@ def acked_sends(op: Mapping[str, Any]) -> int:
     return sum(1 for m in op.get("value") or () if m and m[0] == "send")
 
 
+def acked_commits(op: Mapping[str, Any]) -> int:
+    """Commits acknowledged by a completion: the keys of its commit micro-ops that hold
+    offsets, in an ``ok`` op (docs/HISTORY-GROUPS.md: a commit's outcome is its op's)."""
+    if op.get("type") != "ok":
+        return 0
+    return sum(len(m[1]) for m in op.get("value") or ()
+               if isinstance(m, list | tuple) and len(m) > 1 and m[0] == "commit"
+               and isinstance(m[1], Mapping))
+
+
 def slim(op: Mapping[str, Any]) -> dict[str, Any]:
     """``op`` cut to the fields these figures read, so a long history's ops fit in memory
     (the report and ``insync analyze`` compute coverage of old runs from the file)."""
@@ -79,6 +91,10 @@ def slim(op: Mapping[str, Any]) -> dict[str, Any]:
         out["value"] = op["value"]
     elif sends := acked_sends(op):  # only their number is read: one shared marker each
         out["value"] = [_SEND] * sends
+    if acked_commits(op):  # a few keys each: kept as they are
+        out["value"] = [*out.get("value", ()),
+                        *(m for m in op["value"] if isinstance(m, list | tuple) and m
+                          and m[0] == "commit")]
     return out
 
 
@@ -177,7 +193,22 @@ def coverage(
             [h for h in heals if start <= int(h["time"]) < end], acks, start
         ),
         "final_heal": _final_heal(rows, [h for h in heals if int(h["time"]) >= end], end),
+        "commits": _commits(rows, faults, (start, end)),
     }
+
+
+def _commits(rows: Sequence[Mapping[str, Any]], faults: Sequence[_Fault],
+             main: Window) -> dict[str, int]:
+    """Acknowledged commits: in all, and ``at_risk``, those acknowledged in the main phase
+    from the first fault's start to the last fault's end. A commit acknowledged only
+    after every fault ended is one no fault could have lost or moved back, so a group
+    run with none at risk tested nothing (``harness.scenario.runs.untested``)."""
+    start, end = main
+    times = [(int(op["time"]), n) for op in rows if (n := acked_commits(op))]
+    windows = _windows(faults, end)
+    first, last = (max(windows[0][0], start), min(windows[-1][1], end)) if windows else (0, 0)
+    return {"acked": sum(n for _t, n in times),
+            "at_risk": sum(n for t, n in times if first <= t < last)}
 
 
 def _windows(faults: Iterable[_Fault], end: int) -> list[Window]:

@@ -20,7 +20,7 @@ from cluster.docker.docker_remote import DockerRemote
 from cluster.docker.engine import ensure_engine
 from cluster.docker.image import build_image, ensure_image
 from cluster.kafka_node import KafkaNode
-from cluster.model import Cluster, Say, stage
+from cluster.model import Cluster, NotReady, Say, stage
 from cluster.spec import ClusterSpec
 from cluster.versions import KafkaVersion
 from harness.base.errors import ClusterError
@@ -62,22 +62,17 @@ class DockerProvisioner:
             if existing:
                 LOG.info("removed %s", removed)
 
+        with stage(say, f"{spec.nodes} node container(s) created"):
+            made = _create(spec, release, image)
         try:
-            with stage(say, f"{spec.nodes} node container(s) created"):
-                cluster = _create(spec, release, image)
             with stage(say, f"Kafka {release.version.version} started on {spec.nodes} node(s)"):
-                deploy.start(cluster, release.known_keys)
+                deploy.start(made, release.known_keys)
             with stage(say, f"cluster {spec.name!r} ready"):
-                deploy.wait_until_ready(cluster, ready_timeout_s=ready_timeout_s)
-        except BaseException:
-            say(
-                f"cluster {spec.name!r} did not come up; its containers are kept for "
-                f"`insync cluster logs` (remove with "
-                f"`insync cluster down --cluster-name {spec.name}`)"
-            )
-            raise
+                deploy.wait_until_ready(made, ready_timeout_s=ready_timeout_s)
+        except Exception as err:  # created here: the caller decides whether it stays
+            raise NotReady(made, err, f"insync cluster down --cluster-name {spec.name}") from err
         LOG.info("cluster %s up in %.1fs", spec.name, time.monotonic() - started)
-        return cluster
+        return made
 
     def attach(self, name: str = "insync") -> Cluster:
         found = containers.cluster_nodes(name)

@@ -34,7 +34,7 @@ from cluster import deploy
 from cluster.daemon import RUN_DIR
 from cluster.kafka_dist import home_name
 from cluster.kafka_node import KafkaNode
-from cluster.model import Cluster, Say, stage
+from cluster.model import Cluster, NotReady, Say, stage
 from cluster.remote import Remote, read_if_there, sh, write_file
 from cluster.spec import ClusterSpec
 from cluster.ssh import created, host_setup
@@ -141,11 +141,8 @@ class SSHProvisioner:
                 deploy.start(cluster, release.known_keys)
             with stage(say, f"cluster {spec.name!r} ready"):
                 deploy.wait_until_ready(cluster, ready_timeout_s=ready_timeout_s)
-        except BaseException:
-            say(f"cluster {spec.name!r} did not come up; it is left on the hosts for "
-                f"`insync cluster logs --hosts {self.inventory}` (remove with "
-                f"`insync cluster down --hosts {self.inventory}`)")
-            raise
+        except Exception as err:  # started here: the caller decides whether it stays
+            raise NotReady(cluster, err, f"insync cluster down --hosts {self.inventory}") from err
         LOG.info("cluster %s up over SSH in %.1fs", spec.name, time.monotonic() - started)
         return cluster
 

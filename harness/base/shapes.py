@@ -107,7 +107,7 @@ RESULTS_FIELDS: Mapping[str, Kind] = {
     "run.coverage.acked_per_s": NUMBER, "run.coverage.seconds": INT,
     "run.coverage.live_seconds": INT, "run.coverage.live_share": NUMBER,
     "run.coverage.faults": Kind("an object", _is_dict, values=NUMBERS),
-    "run.coverage.in_faults": NUMBERS,
+    "run.coverage.in_faults": NUMBERS, "run.coverage.commits": NUMBERS,
     "run.coverage.recoveries": Kind("a list", _is_list, items=OBJECT),
     "run.coverage.final_heal": Kind("an object or null", lambda v: v is None or _is_dict(v)),
 }

@@ -107,16 +107,28 @@ def _say(text: str) -> None:
     print(f"insync: {text}", file=sys.stderr)
 
 
-def _up(args: argparse.Namespace) -> int:
+def _bring_up(args: argparse.Namespace, spec: Any) -> Any:
+    """The provisioner's ``up``; a cluster it made that never became ready is kept for
+    ``insync cluster logs``, and the error's one line says how to remove it."""
     from cluster import provisioner_for
+    from cluster.model import NotReady
+
+    try:
+        return provisioner_for(_options(args).placement()).up(
+            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
+        )
+    except NotReady as err:
+        err.settle(removed=False)
+        raise
+
+
+def _up(args: argparse.Namespace) -> int:
     from cluster.lock import cluster_lock
 
     spec = _spec(args)
     started = time.monotonic()
     with cluster_lock(spec.name):
-        cluster = provisioner_for(_options(args).placement()).up(
-            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
-        )
+        cluster = _bring_up(args, spec)
     _say(
         f"cluster {spec.name!r} ready in {time.monotonic() - started:.1f}s; "
         f"bootstrap {cluster.bootstrap}"
@@ -142,9 +154,7 @@ def _smoke_locked(args: argparse.Namespace, spec: Any) -> None:
     started = time.monotonic()
     owned = False  # up() returned the cluster: from then on it is ours to remove
     try:
-        cluster = provisioner_for(_options(args).placement()).up(
-            spec, fresh=args.fresh, say=_say, ready_timeout_s=args.ready_timeout
-        )
+        cluster = _bring_up(args, spec)
         owned = True
         _say(f"cluster ready in {time.monotonic() - started:.1f}s")
         _print_table(cluster)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cluster.lock import cluster_locks
+from cluster.model import NotReady
 from harness.base.errors import InsyncError, UsageError
 from harness.matrix.axes import Matrix
 from harness.matrix.grid import Combination, expand, order, rebuilds
@@ -220,7 +221,12 @@ def run_combinations(
             for i, (c, k) in enumerate(todo, 1):
                 say(f"[{i}/{len(todo)}] {c.name} run {k}/{runs}")
                 t0 = clock()
-                result = run_fn(c.opts, say=say, on_cluster=own)
+                try:
+                    result = run_fn(c.opts, say=say, on_cluster=own)
+                except NotReady as err:  # owned: the teardown below removes it, unless kept
+                    if down is not None and not keep_cluster:
+                        err.settle(removed=True)
+                    raise
                 durations.append(clock() - t0)
                 mark(result, c, k)
                 stopped = bool(getattr(result, "interrupted", False))

@@ -27,9 +27,11 @@ created and Docker never asked. Then the run takes its cluster name's lock
 (``cluster.lock``): while another command holds it, the run is refused in one
 line, exit 69, with nothing created. Cleanup touches only what this run owns: its
 topics, and the cluster once the provisioner's ``up`` returned it. A failure
-before that (an engine that does not answer, Maven unreachable, a node that
-never became ready) leaves any cluster of that name alone: not ``down``-ed, its
-logs not read; the provisioner keeps a half-built one for ``insync cluster logs``.
+before that (an engine that does not answer, Maven unreachable, a cluster found
+running that does not answer) leaves any cluster of that name alone: not ``down``-ed,
+its logs not read. A cluster ``up`` created that then never became ready
+(``cluster.model.NotReady``) is the run's: its logs are collected, ``--teardown``
+removes it, and the error's one line says what failed and whether it was kept.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cluster.lock import cluster_lock
-from cluster.model import stage
+from cluster.model import NotReady, stage
 from harness.base.errors import InsyncError
 from harness.base.history_writer import HistoryWriter
 from harness.base.rundir import RunDir
@@ -181,10 +183,16 @@ class Run:
             spec = replace(spec, faketime=True)  # brokers start under libfaketime
         if nopts is not None and nopts.needs_power_loss_fs and hasattr(spec, "power_loss_fs"):
             spec = replace(spec, power_loss_fs=True)  # brokers' data on the power-loss FS
-        self.cluster = provisioner_for(self.opts.placement()).up(
-            spec, fresh=self.opts.fresh_cluster, say=self.say)
-        if self.on_cluster is not None:  # from now on the cluster is this run's
-            self.on_cluster(spec.name)
+        try:
+            self.cluster = provisioner_for(self.opts.placement()).up(
+                spec, fresh=self.opts.fresh_cluster, say=self.say)
+        except NotReady as err:  # up() made it, so it is this run's: logs, then --teardown
+            self.cluster = err.cluster
+            err.settle(removed=self.opts.teardown, logs=str(self.run_dir.nodes_path))
+            raise
+        finally:  # from now on the cluster is this run's
+            if self.cluster is not None and self.on_cluster is not None:
+                self.on_cluster(spec.name)
         env = run_env(self.opts, self.cluster.bootstrap, self.token)
         if nopts is not None:  # pure values: built now so test.json records its fault spans
             self.package = build_package(replace(nopts, topic_prefix=env.topic_prefix))

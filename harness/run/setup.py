@@ -45,8 +45,11 @@ def preflight(opts: RunOptions) -> tuple[ClusterSpec, NemesisOptions | None]:
 
     opts.validate()
     spec = cluster_spec(opts)
-    cluster_preflight.check(spec)
-    return spec, nemesis_options(opts)
+    version = cluster_preflight.check(spec)
+    nopts = nemesis_options(opts)
+    if nopts is not None:  # faults and waits this version cannot run
+        nopts.check_version(version)
+    return spec, nopts
 
 
 def nemesis_options(opts: RunOptions) -> NemesisOptions | None:

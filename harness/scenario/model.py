@@ -31,6 +31,15 @@ if TYPE_CHECKING:
 DEFAULT_MODES = ("kraft", "zookeeper")
 
 
+#: What a run of a scenario tests, named by the acknowledged ops that gave its faults
+#: something to lose (``harness.scenario.runs.untested``): ``sends`` (records) unless a
+#: setting below says otherwise. Members that commit after every poll, recorded
+#: (``commit = "sync"``), test the group's committed offsets: a run in which no commit
+#: was acknowledged from the first fault's start to the last fault's end tested
+#: nothing, however many sends were acknowledged.
+TESTS_BY_SETTING: Mapping[tuple[str, Any], str] = {("commit", "sync"): "commits"}
+DEFAULT_TESTS = "sends"
+
 #: What a scenario may expect of the replica comparison (``Expectation.replicas``).
 REPLICA_OUTCOMES = ("diverged", "consistent", "offsets-backwards")
 
@@ -199,6 +208,13 @@ class Scenario:
             f"{which} does not cover Kafka {kafka.version}",
             hint=f"use one of {', '.join(v.line for v in self.covered(variant))}",
         )
+
+    def tests(self, variant: str | None = None) -> str:
+        """What a run of the scenario (or of ``variant``) tests (``TESTS_BY_SETTING``)."""
+        settings = {**self.settings, **(self.variant(variant).settings if variant else {})}
+        found = (TESTS_BY_SETTING.get((k, v)) for k, v in settings.items()
+                 if isinstance(v, str | int | bool))
+        return next((t for t in found if t is not None), DEFAULT_TESTS)
 
     def mode_for(self, version: KafkaVersion) -> str:
         """The scenario's first mode that ``version`` runs in."""

@@ -29,7 +29,7 @@ from harness.base.rundir import RunDir, read_json, write_json
 from harness.matrix import Combination, Outcome, RunFn, order, run_combinations, with_run
 from harness.run.setup import preflight
 from harness.scenario.load import find
-from harness.scenario.model import Expectation, Scenario
+from harness.scenario.model import DEFAULT_TESTS, Expectation, Scenario
 
 #: Where the fault scripts are written, under the results dir (one file per script's
 #: contents: resume compares their paths).
@@ -51,6 +51,11 @@ class Case:
     @property
     def expected(self) -> Expectation:
         return self.scenario.expected(self.version, self.variant)
+
+    @property
+    def tests(self) -> str:
+        """What its runs test (``Scenario.tests``): which acknowledged ops count."""
+        return self.scenario.tests(self.variant)
 
     @property
     def column(self) -> str:
@@ -129,19 +134,32 @@ def found(verdict: Mapping[str, Any]) -> list[str]:
     return sorted(kinds)
 
 
-def untested(verdict: Mapping[str, Any]) -> bool:
-    """Whether the run's faults had nothing to lose: faults were in force, yet no send was
-    acknowledged while they were, nor after any heal (``run.coverage``). A run without a
-    coverage block, or without faults, is not judged here."""
+def untested(verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> bool:
+    """Whether the run's faults had nothing to lose (``run.coverage``), by what the run
+    tests (``Scenario.tests``). ``sends``: faults were in force, yet no send was
+    acknowledged while they were, nor after any heal. ``commits``: faults were in force,
+    yet no commit was acknowledged from the first fault's start to the last fault's end
+    (``coverage.commits.at_risk``). A run without a coverage block, without faults, or
+    (``commits``) whose block predates the commit figures is not judged here."""
     coverage = (verdict.get("run") or {}).get("coverage")
     if not isinstance(coverage, Mapping):
         return False
     in_faults = coverage.get("in_faults") or {}
     if not in_faults.get("in_force_s"):
         return False
+    if tests == "commits":
+        commits = coverage.get("commits")
+        return isinstance(commits, Mapping) and not commits.get("at_risk")
     healed_then_acked = any(r.get("first_ack_after_s") is not None
                             for r in coverage.get("recoveries") or ())
     return not in_faults.get("acked_sends") and not healed_then_acked
+
+
+#: A run line's ending when the run tested nothing, by what it tests.
+NOTHING_TESTED = {
+    "sends": "no send acknowledged from the first fault on: it tested nothing",
+    "commits": "no commit acknowledged from the first fault to the last: it tested nothing",
+}
 
 
 def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
@@ -151,7 +169,7 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
     control whose cluster acknowledged nothing from its first fault on lost nothing
     because it was given nothing to lose (``untested``)."""
     valid = verdict.get("valid")
-    if case.expected.valid is True and valid is True and untested(verdict):
+    if case.expected.valid is True and valid is True and untested(verdict, case.tests):
         return False
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
                                  replicas_of(verdict), stall_of(verdict))
@@ -175,7 +193,7 @@ def replicas_of(verdict: Mapping[str, Any]) -> bool | str | None:
     return "offsets-backwards" if valid is False and block.get("offsets-backwards") else valid
 
 
-def run_line(k: int, verdict: Mapping[str, Any]) -> str:
+def run_line(k: int, verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> str:
     """``run 2: INVALID; lost-write (3), duplicate (1)``."""
     valid = verdict.get("valid")
     word = ("valid" if valid else "INVALID") if isinstance(valid, bool) else "unknown"
@@ -183,8 +201,8 @@ def run_line(k: int, verdict: Mapping[str, Any]) -> str:
     kinds = ", ".join(f"{t} ({counts[t]})" if t in counts else t for t in found(verdict))
     why = verdict.get("error") or verdict.get("reason")
     tail = f"; {kinds}" if kinds else (f"; {why}" if word == "unknown" and why else "")
-    if valid is True and untested(verdict):
-        tail += "; no send acknowledged from the first fault on: it tested nothing"
+    if valid is True and untested(verdict, tests):
+        tail += f"; {NOTHING_TESTED[tests]}"
     replicas = replicas_of(verdict)
     if replicas is not None:
         tail += ("; replicas consistent" if replicas is True else
@@ -197,7 +215,7 @@ def run_line(k: int, verdict: Mapping[str, Any]) -> str:
     return f"run {k}: {word}{tail}"
 
 
-def observed(verdicts: Sequence[Mapping[str, Any]]) -> str:
+def observed(verdicts: Sequence[Mapping[str, Any]], tests: str = DEFAULT_TESTS) -> str:
     """``lost-write 4/5, valid 1/5``: how often each outcome showed."""
     n = len(verdicts)
     if not n:
@@ -210,7 +228,7 @@ def observed(verdicts: Sequence[Mapping[str, Any]]) -> str:
         for t in found(v):
             kinds[t] = kinds.get(t, 0) + 1
     parts += [f"{t} {c}/{n}" for t, c in sorted(kinds.items())]
-    idle = sum(1 for v in verdicts if v.get("valid") is True and untested(v))
+    idle = sum(1 for v in verdicts if v.get("valid") is True and untested(v, tests))
     parts += [f"valid {valid}/{n}" + (f" ({idle} untested)" if idle else "")] if valid else []
     parts += [f"unknown {unknown}/{n}"] if unknown else []
     return ", ".join(parts)
@@ -289,7 +307,7 @@ def run_cases(
     def after(result: Any, combo: Combination, k: int) -> None:
         case = by_name[combo.name]
         record(case, result, say)
-        say(f"  {case.label} on {case.column} {run_line(k, with_run(result))}")
+        say(f"  {case.label} on {case.column} {run_line(k, with_run(result), case.tests)}")
 
     outcome = run_combinations(order([c.combo for c in cases]), runs, keep_cluster=keep_cluster,
                                run_fn=run_fn, say=say, down=down, after=after, label=label)

@@ -30,9 +30,10 @@ def scenario_summary(result: CaseResult) -> str:
     build = "" if case.build is None else f" on {case.target}"
     lines = [f"scenario {case.label} on {case.target} "
              f"({case.combo.opts.mode}): {case.scenario.bug}"]
-    lines += [f"  {run_line(k, v)}" for k, v in enumerate(result.verdicts, 1)]
+    tests = result.case.tests
+    lines += [f"  {run_line(k, v, tests)}" for k, v in enumerate(result.verdicts, 1)]
     lines += [f"expected: {case.expected.describe()}",
-              f"observed: {observed(result.verdicts)}",
+              f"observed: {observed(result.verdicts, tests)}",
               f"reproduced {result.matched} of {len(result.verdicts)}{build}"
               f" ({'as expected' if result.ok else 'NOT as expected'})"]
     return "\n".join(lines)
@@ -64,7 +65,7 @@ def grid(results: Sequence[CaseResult]) -> list[list[str]]:
 def _details(results: Sequence[CaseResult]) -> list[list[str]]:
     out = [["scenario", "version", "expected", "observed", "as expected"]]
     out += [[r.case.label, r.case.column, r.case.expected.describe(),
-             observed(r.verdicts), f"{r.matched}/{len(r.verdicts)}"] for r in results]
+             observed(r.verdicts, r.case.tests), f"{r.matched}/{len(r.verdicts)}"] for r in results]
     return out
 
 
@@ -97,7 +98,7 @@ def catalogue_json(results: Sequence[CaseResult], runs: int) -> dict[str, Any]:
                    "build": None if r.case.build is None else r.case.build.record(),
                    "test": r.case.combo.name, "expected": r.case.expected.describe(),
                    "bug_expected": r.case.expected.bug_shows,
-                   "observed": observed(r.verdicts), "runs": len(r.verdicts),
+                   "observed": observed(r.verdicts, r.case.tests), "runs": len(r.verdicts),
                    "as_expected": r.matched} for r in results],
     }  # fmt: skip
 

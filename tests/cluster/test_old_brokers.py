@@ -64,6 +64,48 @@ def test_releases_with_api_versions_register_nothing() -> None:
     assert "broker.version.fallback" not in kafka_clients.base_config("10.9.2.2:9092")
 
 
+def _cluster_of(version: str, host: str) -> Any:
+    """A ``Cluster`` of one node at ``host`` on ``version``: making it registers what
+    its clients need, as a provisioner's cluster does."""
+    from types import SimpleNamespace
+
+    from cluster.model import Cluster
+
+    spec = ClusterSpec(name="q", nodes=1, kafka_version=version, mode="zookeeper")
+    node = SimpleNamespace(name="n1", address=host)
+    return Cluster(spec, release(version), {"n1": node})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(("version", "session_ms"), [("0.9.0.1", 30_000), ("2.8.2", None)])
+def test_a_consumer_of_0_9_is_held_to_its_brokers_session_ceiling(
+        version: str, session_ms: int | None) -> None:
+    """0.9.0.1's group coordinator refuses session.timeout.ms above 30 s (its
+    group.max.session.timeout.ms), below librdkafka's 45 s default: every consumer of
+    its brokers gets at most 30 s, from the version's data; a newer one is left alone."""
+    address = _cluster_of(version, f"10.9.{version.replace('.', '')[:3]}.2").bootstrap
+    try:
+        default = kafka_clients.base_config(address, **{"group.id": "g"})
+        asked = kafka_clients.base_config(address, **{"group.id": "g",
+                                                      "session.timeout.ms": 45_000})
+        lower = kafka_clients.base_config(address, **{"group.id": "g",
+                                                      "session.timeout.ms": 10_000})
+        producer = kafka_clients.base_config(address, acks="all")
+        assert default.get("session.timeout.ms") == session_ms
+        assert asked["session.timeout.ms"] == (session_ms or 45_000)
+        assert lower["session.timeout.ms"] == 10_000
+        assert "session.timeout.ms" not in producer  # not a consumer: nothing to hold
+    finally:
+        kafka_clients.speak_to([address], ())
+
+
+def test_the_session_ceiling_is_0_9_s_alone() -> None:
+    assert release("0.9.0.1").consumer_limits == (("session.timeout.ms", 30_000),)
+    assert release("0.10.0.1").consumer_limits == (("session.timeout.ms", 30_000),)
+    for later in ("0.10.1.1", "0.10.2.2", "4.1.2"):
+        assert release(later).consumer_limits == (), later
+    assert release("0.8.2.2").consumer_limits == ()  # no group coordinator to refuse it
+
+
 # --- topics through ZooKeeper (kafka-topics --zookeeper) ---
 
 
@@ -227,3 +269,97 @@ def test_the_controller_is_read_from_the_first_zookeeper_server_that_answers(
     assert zk_state.controller_id("zk2:2181") is None
     with pytest.raises(ConnectionError, match="no ZooKeeper server of zk1:2181 answered"):
         zk_state.controller_id("zk1:2181")
+
+
+@pytest.mark.parametrize(("f", "refused_on", "runs_on"), [
+    ("elect-leader", ("0.8.2.2", "0.9.0.1", "2.3.1"), ("2.4.1", "4.1.2")),
+    ("reassign", ("0.8.2.2", "0.9.0.1", "2.5.1"), ("2.6.3", "4.1.2")),
+])
+def test_an_op_whose_tool_the_version_lacks_is_refused_up_front(
+        tmp_path: Path, f: str, refused_on: tuple[str, ...], runs_on: tuple[str, ...]) -> None:
+    """0.8.2 and 0.9 ship only the ZooKeeper tools (kafka-preferred-replica-election,
+    kafka-reassign-partitions --zookeeper): asked for at random or in a script, the op is
+    refused in one line before anything starts, not recorded as a failed op mid-run."""
+    from nemesis.settings import NemesisOptions
+
+    script = tmp_path / "s.jsonl"
+    script.write_text(json.dumps({"at": 1, "f": f, "value": {"key": "t0-0"}}) + "\n")
+    for nopts in (NemesisOptions(faults=frozenset({f})), NemesisOptions(schedule=script)):
+        for version in refused_on:
+            with pytest.raises(UsageError, match=f"^{f} needs .*Kafka {version} lacks") as err:
+                nopts.check_version(release(version))
+            assert "\n" not in err.value.one_line()
+        for version in runs_on:
+            nopts.check_version(release(version))
+
+
+def test_a_wait_on_the_isr_is_refused_where_the_metadata_keeps_a_stale_isr(
+        tmp_path: Path) -> None:
+    """0.8.2's brokers' metadata keeps the ISR of the last election; 0.9.0 propagates
+    ISR changes (/isr_change_notification). A wait on the leader or on recovery reads
+    nothing the metadata keeps stale, and runs on both."""
+    from nemesis.settings import NemesisOptions
+
+    isr = tmp_path / "isr.jsonl"
+    isr.write_text('{"at": 1, "f": "kill", "value": "n2"}\n'
+                   '{"wait": "isr-is-leader", "key": "t0-0", "timeout": 30}\n')
+    with pytest.raises(UsageError, match=r"^wait isr-is-leader reads the ISR .* Kafka "
+                                         r"0\.8\.2\.2 does not update .*0\.9\.0\+"):
+        NemesisOptions(schedule=isr).check_version(release("0.8.2.2"))
+    NemesisOptions(schedule=isr).check_version(release("0.9.0.1"))
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"at": 1, "f": "kill", "value": "leader:t0-0"}\n'
+                     '{"wait": "leader-changed", "key": "t0-0", "timeout": 30}\n'
+                     '{"wait": "recovered", "timeout": 30}\n')
+    NemesisOptions(schedule=other).check_version(release("0.8.2.2"))
+
+
+def test_the_run_refuses_them_before_its_directory_exists(tmp_path: Path) -> None:
+    from harness.run import parse
+    from harness.run.setup import preflight
+
+    opts = parse(["--results-dir", str(tmp_path / "r"), "--kafka-version", "0.9.0.1",
+                  "--mode", "zookeeper", "--nemesis", "reassign"]).validate().resolved()
+    with pytest.raises(UsageError, match=r"^reassign needs"):
+        preflight(opts)
+    assert not (tmp_path / "r").exists()
+
+
+def test_topics_through_zookeeper_run_the_one_tool_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-topics runs as every other tool does (``cluster.tool_run.run_tool``: its argv,
+    its timeout), on the first node that answers."""
+    from types import SimpleNamespace
+
+    from cluster import tool_run
+    from cluster.zk_topics import TOPIC_COMMAND, admin_factory
+
+    asked: list[tuple[str, list[str], float]] = []
+
+    def remote(name: str, down: bool) -> Any:
+        def run(argv: list[str], *, timeout: float, check: bool, **_: Any) -> Any:
+            asked.append((name, list(argv), timeout))
+            if down:
+                raise ConnectionError(f"{name} is down")
+            return SimpleNamespace(exit_code=0, stdout='Created topic "t".', stderr="")
+        return SimpleNamespace(exec=run)
+
+    version = release("0.9.0.1")
+    nodes = [SimpleNamespace(name=n, version=version, kafka_home="/opt/kafka",
+                             remote=remote(n, down=n == "n1")) for n in ("n1", "n2")]
+    ran: list[str] = []
+    real = tool_run.run_tool
+
+    def counted(node: Any, args: Any, file: Any) -> Any:
+        ran.append(node.name)
+        return real(node, args, file)
+
+    monkeypatch.setattr("cluster.zk_topics.run_tool", counted)
+    client = admin_factory(nodes, "zk:2181")({"bootstrap.servers": "127.0.0.1:1"})  # type: ignore[arg-type]
+    new = NewTopic("t", num_partitions=1, replication_factor=1)
+    client.create_topics([new])["t"].result(5)
+    assert ran == ["n1", "n2"]
+    expected = tool_run.jvm.tool_argv(version, TOPIC_COMMAND, create_args("zk:2181", new),
+                                      kafka_home="/opt/kafka")
+    assert [(n, t) for n, _, t in asked] == [("n1", tool_run.TOOL_TIMEOUT_S),
+                                            ("n2", tool_run.TOOL_TIMEOUT_S)]
+    assert asked[1][1] == list(expected)

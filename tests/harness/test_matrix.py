@@ -395,6 +395,41 @@ def test_the_cluster_is_removed_even_when_a_run_raises(tmp_path: Path) -> None:
     assert downs == ["insync"]
 
 
+@pytest.mark.parametrize("keep", [False, True], ids=["teardown", "keep-cluster"])
+def test_a_cluster_a_run_made_that_never_became_ready_goes_with_the_teardown(
+    tmp_path: Path, keep: bool
+) -> None:
+    """``scenario run`` and ``catalogue`` tear down through here: a cluster the run made
+    that never became ready is owned, removed unless --keep-cluster, and the error's one
+    line says which happened."""
+    from types import SimpleNamespace
+
+    from cluster.model import NotReady
+
+    def not_ready(
+        opts: RunOptions,
+        *,
+        say: Callable[[str], None] | None = None,
+        on_cluster: Callable[[str], None] | None = None,
+    ) -> RunResult:
+        assert on_cluster is not None
+        on_cluster(opts.cluster_name)  # as the runner does with a NotReady from up()
+        made = SimpleNamespace(spec=SimpleNamespace(name=opts.cluster_name), nodes={})
+        err = NotReady(made, RuntimeError("node n2 never became ready"),  # type: ignore[arg-type]
+                       f"insync cluster down --cluster-name {opts.cluster_name}")
+        err.settle(removed=False, logs="results/x/nodes")  # the runner, without --teardown
+        raise err
+
+    downs: list[str] = []
+    matrix = flags(f"--results-dir {tmp_path}{' --keep-cluster' if keep else ''}")
+    with pytest.raises(NotReady) as caught:
+        mx.drive(matrix, run_fn=not_ready, say=print, down=downs.append)
+    assert downs == ([] if keep else ["insync"])
+    assert caught.value.one_line().endswith(
+        "it is kept: remove it with `insync cluster down --cluster-name insync`)" if keep
+        else "its nodes' logs are in results/x/nodes; it is removed (teardown))")
+
+
 def test_a_cluster_no_run_brought_up_is_left_alone(tmp_path: Path) -> None:
     """The first run fails before its cluster is up (no engine, say): a cluster of the
     same name that was there before is not the matrix's to remove."""

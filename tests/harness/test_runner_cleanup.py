@@ -104,3 +104,59 @@ def test_fresh_cluster_asks_the_provisioner_for_a_new_cluster(
     flags = ["--workload", "fake", *(["--fresh-cluster", "true"] if fresh else [])]
     go(tmp_path, *flags)
     assert fake.fresh == [fresh]
+
+
+class _LoggedNode:
+    """A node whose logs the run collects, in the one order of events the test reads."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.name = "n1"
+        self.events = events
+
+    def collect_logs(self, into: Path) -> None:
+        self.events.append("collect logs")
+
+
+def _made_but_never_ready(events: list[str]) -> Callable[[], Any]:
+    from types import SimpleNamespace
+
+    from cluster.model import NotReady
+
+    def up() -> Any:
+        made = SimpleNamespace(spec=SimpleNamespace(name="mine"), nodes={"n1": _LoggedNode(events)})
+        cause = ClusterError("node n2 never became ready", hint="see `insync cluster logs`")
+        raise NotReady(made, cause, "insync cluster down --cluster-name mine")  # type: ignore[arg-type]
+
+    return up
+
+
+@pytest.mark.parametrize("teardown", [True, False], ids=["teardown", "keep"])
+def test_a_cluster_up_made_that_never_became_ready_is_the_runs_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, teardown: bool
+) -> None:
+    """up() created it, then readiness failed: its logs are collected; --teardown removes
+    it through the normal teardown (logs first); without, it stays and the line says how
+    to remove it."""
+    events: list[str] = []
+    fake = install(monkeypatch, _made_but_never_ready(events))
+    real_down = fake.down
+
+    def down(name: str | None) -> str:
+        events.append(f"down {name}")
+        return real_down(name)
+
+    monkeypatch.setattr(fake, "down", down)
+    said, owned, err = go(tmp_path, *(["--teardown"] if teardown else []))
+    assert isinstance(err, ClusterError) and err.exit_code == 70
+    assert owned == ["mine"]
+    assert events == (["collect logs", "down mine"] if teardown else ["collect logs"])
+    assert fake.touched() == (["down"] if teardown else [])
+    line = err.one_line()
+    assert line.startswith("cluster 'mine' never became ready: node n2 never became ready")
+    assert "\n" not in line and "logs are in " in line
+    if teardown:
+        assert line.endswith("it is removed (teardown))")
+        assert "removed cluster 'mine' (0 node(s))" in said
+    else:
+        assert line.endswith("remove it with `insync cluster down --cluster-name mine`)")
+    assert not any(line.startswith("run stopped") for line in said)

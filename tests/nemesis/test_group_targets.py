@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -147,3 +148,26 @@ def test_a_power_loss_of_a_coordinator_records_the_replicas_it_found() -> None:
     assert value["offsets-partition"]["replicas"] == ["n1"]
     healed = PowerLossNemesis(resolver).invoke(cluster, {"f": "power-on", "value": "all"})
     assert "offsets-partition" not in healed["value"]  # a heal acts on named nodes
+
+
+def test_a_fault_on_a_coordinator_asks_the_metadata_once() -> None:
+    """What the completion records (``offsets-partition``) and whom the fault hits come
+    from one look at ``__consumer_offsets``, not two."""
+    from tests.nemesis.test_nemesis_power_loss import power_cluster
+
+    cluster, _ = power_cluster()
+    asked: list[str] = []
+    offsets = _underreplicated().offsets
+    assert offsets is not None
+
+    def counted() -> Any:
+        asked.append("offsets")
+        return offsets()
+
+    facts = Facts(partitions=dict, controller=lambda: "n1", offsets=counted)
+    resolver = Resolver(seed=1, facts_for=lambda _c: facts)
+    out = PowerLossNemesis(resolver).invoke(
+        cluster, {"f": "power-loss", "value": "group-coordinator:hello"})
+    assert list(out["value"]["lost"]) == ["n1"]
+    assert out["value"]["offsets-partition"]["replicas"] == ["n1"]
+    assert asked == ["offsets"]

@@ -10,12 +10,12 @@ import pytest
 from fakes import FakeNode, FakeTime, cluster_of
 
 from cluster import Cluster
-from cluster.admin_tools import ToolRun
 from cluster.builds import IBP, Build, switch
 from cluster.distribution import Distribution
 from cluster.kafka_node import KafkaNode
 from cluster.metadata import PartitionState
 from cluster.spec import ClusterSpec
+from cluster.tool_run import ToolRun
 from cluster.versions import release
 from harness.base.faults import fault_kind
 from nemesis.kinds import load

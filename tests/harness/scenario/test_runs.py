@@ -216,6 +216,72 @@ def test_an_untested_run_still_counts_where_the_bug_is_expected(tmp_path: Path) 
     assert observed([_covered(0, [None]), VALID]) == "valid 2/2 (1 untested)"
 
 
+def _group_run(commits_at_risk: int | None) -> dict[str, Any]:
+    """A valid verdict whose sends were acknowledged after a heal (a sends run that tested
+    something), with ``commits_at_risk`` commits acknowledged from the first fault's
+    start to the last fault's end (None: a coverage block without commit figures)."""
+    verdict = _covered(0, [3.5])
+    if commits_at_risk is not None:
+        verdict["run"]["coverage"]["commits"] = {"acked": 401, "at_risk": commits_at_risk}
+    return verdict
+
+
+def test_what_a_scenario_tests_is_its_settings_data() -> None:
+    catalogue = load_catalogue()
+    for name in ("offsets-topic-underreplicated", "group-coordinator-commit-loss",
+                 "group-commits-safe", "offsets-expiry-clock"):
+        assert catalogue[name].tests() == "commits", name
+    for name in ("controller-failover", "acks1-leader-failover", "auto-commit-positions"):
+        assert catalogue[name].tests() == "sends", name
+
+
+@pytest.mark.parametrize(
+    ("verdict", "expected"),
+    [(_group_run(0), False), (_group_run(48), True), (_group_run(None), True)],
+    ids=["sends-acked-no-commit-at-risk", "commits-at-risk", "block-without-commits"],
+)
+def test_a_group_control_is_judged_by_its_commits_not_its_sends(
+    tmp_path: Path, verdict: dict[str, Any], expected: bool
+) -> None:
+    """The 4.1.2 offsets-topic-underreplicated run: sends acknowledged after the heals,
+    every commit after the last fault ended (none at risk): it tested nothing."""
+    case = _case(tmp_path, "offsets-topic-underreplicated", "4.1")
+    assert case.tests == "commits" and case.expected.valid is True
+    assert matches(case, verdict) is expected
+    line = run_line(1, verdict, case.tests)
+    assert line.endswith("no commit acknowledged from the first fault to the last: it "
+                         "tested nothing") is not expected
+    assert ("untested" in observed([verdict], case.tests)) is not expected
+    # the same verdict, judged by its sends, tested something
+    assert not run_line(1, verdict).endswith("it tested nothing")
+
+
+def test_coverage_counts_commits_from_the_first_fault_to_the_last() -> None:
+    from results.coverage import coverage, slim
+
+    s = 10**9
+    spans = {"kill": ("kill", "start")}
+
+    def nemesis(t: float, f: str, kind: str) -> dict[str, Any]:
+        return {"process": "nemesis", "type": kind, "f": f, "time": int(t * s), "value": {}}
+
+    def poll(t: float, offsets: dict[str, int], kind: str = "ok") -> dict[str, Any]:
+        return {"process": 1, "type": kind, "f": "poll", "time": int(t * s),
+                "value": [["poll", {}], ["commit", offsets]]}
+
+    ops = [poll(1, {"t0-0": 5}),  # before the first fault: not at risk
+           nemesis(2, "kill", "invoke"), nemesis(2.1, "kill", "ok"),
+           poll(3, {"t0-0": 6, "t0-1": 2}),  # in the fault: two keys
+           nemesis(4, "start", "invoke"), nemesis(4.1, "start", "ok"),
+           poll(5, {"t0-0": 7}),  # after a heal, before the last fault
+           poll(5.5, {"t0-0": 8}, kind="info"),  # not acknowledged
+           nemesis(6, "kill", "invoke"), nemesis(6.1, "kill", "ok"),
+           nemesis(8, "start", "invoke"), nemesis(8.1, "start", "ok"),
+           poll(9, {"t0-0": 9})]  # after every fault: not at risk
+    assert coverage(ops, spans, (0, 10 * s))["commits"] == {"acked": 5, "at_risk": 3}
+    assert coverage(map(slim, ops), spans, (0, 10 * s))["commits"] == {"acked": 5, "at_risk": 3}
+
+
 def test_observed_counts_each_outcome() -> None:
     assert observed([LOSS, LOSS, VALID, UNKNOWN]) == "lost-write 2/4, valid 1/4, unknown 1/4"
     assert observed([]) == "not run"
