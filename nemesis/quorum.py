@@ -32,8 +32,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cluster.admin_tools import QuorumStatus, quorum_args, quorum_status, run_tool, tool_node
+from cluster.admin_tools import QuorumStatus, quorum_args, quorum_status, tool_node
 from cluster.broker_config import CONFIG_PATH
+from cluster.tool_run import run_tool
 from nemesis.leadership import timed
 from nemesis.nodes import Resolver, completion
 
