@@ -37,6 +37,7 @@ from cluster.broker_config import CONFIG_PATH
 from cluster.tool_run import run_tool
 from nemesis.leadership import timed
 from nemesis.nodes import Resolver, completion
+from nemesis.polling import Poller
 
 if TYPE_CHECKING:
     from cluster import Cluster
@@ -156,17 +157,23 @@ class QuorumNemesis:
 
     def _until(self, cluster: Cluster, done: Callable[[QuorumStatus], bool], began: float,
                record: dict[str, Any]) -> QuorumStatus | None:
-        """Look at the quorum until ``done``; ``after`` and ``applied-s`` recorded."""
-        while True:
+        """Look at the quorum (``nemesis.polling``'s one wait loop) until ``done``, at most
+        ``APPLY_TIMEOUT_S`` from ``began``; the last status seen recorded as ``after``, and
+        ``applied-s`` from ``began`` when it held."""
+
+        def look() -> QuorumStatus | None:
             try:
                 status, _ = describe(tool_node(cluster))
             except Exception:  # no broker answers for a moment: look again
-                status = None
+                return None
             if status is not None:
                 record["after"] = status.record()
-                if done(status):
-                    record["applied-s"] = round(self.clock() - began, 2)
-                    return status
-            if self.clock() - began > APPLY_TIMEOUT_S:
-                return None
-            self.sleep(1.0)
+            return status
+
+        left = max(0.0, APPLY_TIMEOUT_S - (self.clock() - began))
+        polled = Poller(clock=self.clock, sleep=self.sleep).until(
+            look, lambda s: s is not None and done(s), left)
+        if not polled.held:
+            return None
+        record["applied-s"] = round(self.clock() - began, 2)
+        return polled.last

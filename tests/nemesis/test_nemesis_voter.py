@@ -107,6 +107,30 @@ def test_an_add_refused_every_time_is_an_error_and_a_non_voter_cannot_be_removed
     assert "not a voter" in out["error"] and q.voters == {1, 3}
 
 
+def test_a_removal_kafka_accepts_but_never_applies_times_out_from_the_tools_start() -> None:
+    q = Quorum({1, 2, 3}, leader=2)
+    c = cluster(q)
+    handlers = {n: q.handler(f) for n, f in ((n, FakeNode(n)) for n in c.spec.node_names)}
+
+    def ignoring(name: str) -> Any:
+        def handle(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
+            if "remove-controller" in argv:
+                q.runs.append((name, argv))
+                return 0, "Removed KRaft controller\n", ""  # accepted, never applied
+            return handlers[name](argv, stdin)
+        return handle
+
+    c = cluster_of(c.spec, {n: ignoring(n) for n in c.spec.node_names})
+    t = FakeTime()
+    start = t.clock()
+    out = QuorumNemesis(clock=t.clock, sleep=t.sleep).invoke(
+        c, {"f": "remove-controller", "value": "active-controller"})
+    assert out["error"] == "n2 still a voter after 60 s"
+    assert "applied-s" not in out["value"] and out["value"]["after"]["voters"] == ["n1", "n2", "n3"]
+    # the wait stops at the bound, counted from the tool's start
+    assert 60.0 <= t.clock() - start <= 61.0
+
+
 def test_a_static_quorum_changes_nothing() -> None:
     q = Quorum({1, 2, 3})
     out = nemesis().invoke(cluster(q, "static"), {"f": "remove-controller", "value": None})
