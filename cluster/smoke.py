@@ -8,14 +8,20 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.cimpl import NewTopic
 
 from cluster.kafka_clients import admin, consumer, producer
+from cluster.kafka_release import KafkaVersion
 from harness.base.errors import ClusterError
 
 SMOKE_TOPIC = "insync-smoke"
 _HINT = "see why in `insync cluster logs` (pass --keep to leave the cluster up for that)"
 
 
-def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tuple[int, str]:
+def write_and_read_back(
+    bootstrap: str, rf: int, version: KafkaVersion, timeout_s: float = 30.0
+) -> tuple[int, str]:
     """Write one unique check message with ``acks=all`` and read it back by offset.
+
+    The producer is idempotent where the brokers' ``version`` serves it: brokers before
+    0.11 answer an idempotent producer's InitProducerId with UNSUPPORTED_FEATURE.
 
     Returns ``(offset, message)``. Raises ``ClusterError`` if the write is not
     acknowledged or the record read at its offset is not the one written.
@@ -31,7 +37,7 @@ def write_and_read_back(bootstrap: str, rf: int, timeout_s: float = 30.0) -> tup
         client.create_topics([new], request_timeout=timeout_s)[SMOKE_TOPIC].result(timeout_s)
     message = f"insync check {uuid.uuid4()}"
     acked: list[tuple[int | None, str | None]] = []
-    prod = producer(bootstrap, acks="all", **{"enable.idempotence": True})
+    prod = producer(bootstrap, acks="all", **{"enable.idempotence": version.can("idempotence")})
     prod.produce(
         SMOKE_TOPIC,
         message.encode(),

@@ -149,6 +149,7 @@ def _smoke(args: argparse.Namespace) -> int:
 def _smoke_locked(args: argparse.Namespace, spec: Any) -> None:
     """up, the check message, down: with the cluster's name held by ``_smoke``."""
     from cluster import provisioner_for
+    from cluster.eras import release
     from cluster.smoke import write_and_read_back
 
     started = time.monotonic()
@@ -158,7 +159,10 @@ def _smoke_locked(args: argparse.Namespace, spec: Any) -> None:
         owned = True
         _say(f"cluster ready in {time.monotonic() - started:.1f}s")
         _print_table(cluster)
-        offset, message = write_and_read_back(cluster.bootstrap, spec.replication_factor())
+        offset, message = write_and_read_back(
+            cluster.bootstrap, spec.replication_factor(),
+            release(spec.kafka_version),
+        )
         print(f"ok: wrote {message!r} with acks=all at offset {offset} and read it back")
     finally:
         if owned and not args.keep:
