@@ -195,6 +195,9 @@ class Disk:
         #: fired, one replaced by a new fault of its kind): ``heal`` reports them too, so
         #: that a broker that died on a ``once`` fault is known to have met a fault.
         self.ended: list[dict[str, Any]] = []
+        #: A write was refused since the last ``heal`` (``full``, or ``error`` on writes):
+        #: the kernel holds pages the disk never got (``refused_writeback``).
+        self.refused = False
 
     @property
     def active(self) -> bool:
@@ -218,6 +221,20 @@ class Disk:
         self.healed = ended
         return ended
 
+    def refused_writeback(self) -> bool:
+        """Whether a write was refused since the last call, which forgets it.
+
+        A page whose writeback failed stays in the kernel's cache, clean, until the
+        kernel evicts it: until then reads return bytes the disk never got. The glue
+        drops the cached pages when the fault is healed, as an eviction would, so that
+        what a broker reads after the heal is what the disk holds. Left cached, the
+        bytes change under the broker at an arbitrary later moment instead: FUSE drops
+        a file's every cached page when the file is truncated, so a log recovery that
+        validated the cached bytes, truncated the segment's invalid end and read the
+        segment again met zeros (``test_fusefs_integration.py``)."""
+        refused, self.refused = self.refused, False
+        return refused
+
     def state(self) -> dict[str, Any]:
         return {"faults": [f.as_dict() for f in self.faults.values()], "healed": self.healed}
 
@@ -231,6 +248,7 @@ class Disk:
         error = self.faults.get("error")
         if error is not None and error.matches(op, fs, node):
             error.hits += 1
+            self.refused = self.refused or op == "write"
             if error.once:
                 del self.faults["error"]
                 self.healed.append(error.as_dict())
@@ -241,6 +259,7 @@ class Disk:
             grow = max(0, offset + length - node.size)
             if full.used + grow > full.bytes:
                 full.hits += 1
+                self.refused = True
                 raise FsError(errno.ENOSPC)
             full.used += grow
         slow = self.faults.get("slow")

@@ -266,8 +266,10 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
 
     async def _drop_cached_pages(self) -> None:
         """Make reads reach the daemon (a fault on reads starts) or fetch good bytes again
-        (it ends): drop the kernel's cached pages of every file. From a worker thread, as
-        the kernel may ask the daemon to write dirty mmap pages back first."""
+        (it ends), or forget pages whose writeback was refused (a fault on writes is
+        healed, ``Disk.refused_writeback``): drop the kernel's cached pages of every
+        file. From a worker thread, as the kernel may ask the daemon to write dirty mmap
+        pages back first."""
         import trio
 
         def drop() -> None:
@@ -311,6 +313,7 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
         reads = self.disk.read_faults()
         if command == "heal":
             self.disk.heal()
+            reads = self.disk.refused_writeback() or reads  # evict what the disk never got
         else:
             try:
                 self.disk.start(json.loads(command[len("disk "):]))

@@ -250,3 +250,25 @@ class _NamedOnly:
 
 def _bits_apart(a: bytes, b: bytes) -> int:
     return sum(bin(x ^ y).count("1") for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("spec", "op", "refused"),
+    [
+        ({"kind": "full", "bytes": 0}, "write", True),
+        ({"kind": "error", "ops": ["write"], "once": True}, "write", True),
+        ({"kind": "error", "ops": ["fsync"]}, "fsync", False),
+        ({"kind": "error", "ops": ["read"]}, "read", False),
+    ],
+)
+def test_a_refused_write_is_told_once_so_the_glue_evicts_its_pages(
+    served: Served, spec: dict[str, object], op: str, refused: bool
+) -> None:
+    log = served.file("0.log")
+    served.disk.start(spec)
+    call = {"write": lambda: served.write(log, 0, b"x"), "fsync": lambda: served.fsync(log),
+            "read": lambda: served.read(log, 0, 1)}[op]
+    _errno_of(call)
+    served.disk.heal()
+    assert served.disk.refused_writeback() is refused
+    assert served.disk.refused_writeback() is False  # told once

@@ -334,3 +334,37 @@ def test_sync_f_then_the_control_files_sync_makes_cached_writes_durable(
         assert (backing / "meta.properties").read_bytes() == b"m" * 300
     finally:
         fs.unmount()
+
+
+def test_a_heal_after_a_refused_writeback_reads_what_the_disk_holds(
+    dirs: tuple[Path, Path],
+) -> None:
+    """The page whose writeback the full disk refused stays in the kernel's cache until
+    the heal, which evicts it (``Disk.refused_writeback``): a broker restarted after the
+    heal reads what the disk holds (the file's length, zeros where the refused bytes
+    were), and reads the same bytes after it truncates the segment. Left cached, the
+    refused bytes read back until the truncate and zeros after it, as FUSE drops a
+    file's every cached page when it is truncated."""
+    backing, point = dirs
+    fs = Mount(backing, point)
+    try:
+        log = point / "0.log"
+        _append_sync(log, b"a" * 4096, fsync=True)
+        _control(point, 'disk {"kind": "full", "bytes": 0}')
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"b" * 4096)
+            with pytest.raises(OSError) as full:
+                os.fsync(fd)
+            assert full.value.errno == errno.ENOSPC
+        finally:
+            os.close(fd)
+        assert log.read_bytes() == b"a" * 4096 + b"b" * 4096  # cached, not on the disk
+        assert (backing / "0.log").read_bytes() == b"a" * 4096
+        _control(point, "heal")
+        seen = log.read_bytes()  # the disk's: the file's length, not the refused bytes
+        assert seen == b"a" * 4096 + bytes(len(seen) - 4096)
+        os.truncate(log, 6144)  # as a recovery that keeps what it validated
+        assert log.read_bytes() == seen[:6144]  # the same bytes after the truncate
+    finally:
+        fs.unmount()
