@@ -311,9 +311,10 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
     async def _disk_control(self, command: str, size: int) -> int:
         """``disk {json}`` starts a fault (``faults.parse``), ``heal`` ends them all."""
         reads = self.disk.read_faults()
+        refused = False  # a healed fault refused writebacks: evict what the disk never got
         if command == "heal":
             self.disk.heal()
-            reads = self.disk.refused_writeback() or reads  # evict what the disk never got
+            refused = self.disk.refused_writeback()
         else:
             try:
                 self.disk.start(json.loads(command[len("disk "):]))
@@ -321,7 +322,7 @@ class LazyFs(pyfuse3.Operations):  # type: ignore[misc]
                 self._control_error = str(err)
                 raise FsError(errno.EINVAL) from None
         self._control_error = ""
-        if reads or self.disk.read_faults():
+        if reads or refused or self.disk.read_faults():
             await self._drop_cached_pages()
         return size
 

@@ -81,8 +81,7 @@ def test_smoke_asks_idempotence_only_where_the_version_serves_it(
     monkeypatch.setattr(smoke, "admin", lambda bootstrap: _Admin())
     monkeypatch.setattr(smoke, "producer", fake.producer)
     monkeypatch.setattr(smoke, "consumer", fake.consumer)
-    offset, message = smoke.write_and_read_back(
-"n1:9092", 3, release(version))
+    offset, message = smoke.write_and_read_back("n1:9092", 3, release(version))
     assert fake.producer_conf["enable.idempotence"] is asked
     assert fake.producer_conf["acks"] == "all"
     assert (offset, fake.log[offset].decode()) == (0, message)
