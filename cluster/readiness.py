@@ -8,6 +8,7 @@ the tail of its log: that is what a user needs to see first.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
@@ -33,6 +34,12 @@ def unanswering_brokers(cluster: Cluster, timeout_s: float = 5.0) -> list[str]:
     truncation is not allowed") can hang in its own shutdown with its socket
     server closed, and a write replicated to two brokers still succeeds around it.
     """
+    up = set(answering(cluster, list(cluster.nodes), timeout_s))
+    return [name for name in cluster.nodes if name not in up]
+
+
+def answering(cluster: Cluster, names: Collection[str], timeout_s: float = 5.0) -> list[str]:
+    """Those of ``names`` whose broker answers a metadata request sent to it alone."""
     from cluster.model import each_node  # model imports nothing of this module's users
 
     def answers(node_address: str) -> bool:
@@ -42,8 +49,9 @@ def unanswering_brokers(cluster: Cluster, timeout_s: float = 5.0) -> list[str]:
             return False
         return True
 
-    answered = each_node(lambda n: answers(n.address), cluster.nodes.values())
-    return [name for name, ok in answered.items() if not ok]
+    asked = [cluster.nodes[n] for n in names if n in cluster.nodes]
+    answered = each_node(lambda n: answers(n.address), asked)
+    return [name for name, ok in answered.items() if ok]
 
 
 def _dead_node_error(cluster: Cluster) -> ClusterError | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cluster.broker_config import DATA_DIR
 from cluster.metadata import PartitionState, active_controller, partitions, registered
+from cluster.readiness import answering
 from cluster.remote import sh
 from nemesis.impact import of_nodes
 from nemesis.in_force import How, InForce, Ledger, narrow_down
@@ -177,6 +178,7 @@ def cluster_facts(cluster: Cluster, topics: Iterable[str] | None = None,
         partitions=lambda: workload_partitions(cluster, wanted, prefix),
         controller=lambda: controller_of(cluster),
         brokers=lambda: registered(cluster),
+        answering=lambda names: answering(cluster, names),
         txn_state=lambda: {p.partition: p for p in partitions(
             cluster.bootstrap, [TXN_STATE_TOPIC]).values()},
         offsets=lambda: {p.partition: p for p in partitions(

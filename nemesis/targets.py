@@ -90,6 +90,10 @@ class Facts:
     partitions: Callable[[], Mapping[str, PartitionState]]
     controller: Callable[[], str]
     brokers: Callable[[], Collection[str]] | None = None
+    #: which of the named nodes' brokers answer a metadata request sent to each alone;
+    #: asked only by the recovery check. Registration outlives a broker that lost its
+    #: power: until its session expires, metadata still names it, and as a leader.
+    answering: Callable[[Collection[str]], Collection[str]] | None = None
     #: the partitions of ``__transaction_state`` by number; None when the source cannot tell
     txn_state: Callable[[], Mapping[int, PartitionState]] | None = None
     #: the partitions of ``__consumer_offsets`` by number; None when the source cannot tell

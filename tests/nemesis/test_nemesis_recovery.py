@@ -97,6 +97,41 @@ def test_unanswered_metadata_is_what_it_waits_for() -> None:
     assert value["recovered"] is True and value["polls"] == 2  # calls 2 and 3
 
 
+def test_a_registered_broker_that_does_not_answer_is_waited_for_with_what_it_leads() -> None:
+    """A broker whose power was cut stays registered, and its partitions' leader, until
+    its session expires: metadata alone would call the cluster recovered at once."""
+    asked: list[list[str]] = []
+
+    def answering(names: Any) -> list[str]:
+        asked.append(sorted(names))
+        return [n for n in names if n != "n3" or len(asked) >= 3]  # n3 answers at look 3
+
+    parts = {"t0-0": led("t0-0", "n3"), "t0-1": led("t0-1", "n1")}
+    facts = Facts(partitions=lambda: parts, controller=lambda: "n1",
+                  brokers=lambda: set(NODES), answering=answering)
+    assert missing(facts, NODES) == ["broker n3 (registered, does not answer)",
+                                     "leader of t0-0 (n3, which does not answer)"]
+    cluster, _ = fake_cluster(3)
+    nem, _t = recovery(lambda _c: facts)
+    value = nem.invoke(cluster, {"f": AWAIT, "value": None})["value"]
+    assert value["recovered"] is True and value["polls"] == 2  # looks 2 and 3
+    assert value["waited-for"] == ["broker n3 (registered, does not answer)",
+                                   "leader of t0-0 (n3, which does not answer)"]
+
+
+def test_a_broker_a_fault_keeps_away_or_not_registered_is_not_asked() -> None:
+    asked: list[list[str]] = []
+
+    def answering(names: Any) -> list[str]:
+        asked.append(sorted(names))
+        return list(names)
+
+    facts = Facts(partitions=lambda: {"t0-0": led("t0-0", "n1")}, controller=lambda: "n1",
+                  brokers=lambda: {"n1", "n2"}, answering=answering)
+    assert missing(facts, NODES, {"n2": "paused"}) == ["broker n3"]
+    assert asked == [["n1"]]  # a paused broker would only make the probe wait
+
+
 def test_without_a_broker_source_only_leaders_are_checked() -> None:
     facts = Facts(partitions=lambda: {"t0-0": PartitionState("t0", 0, None, (), ())},
                   controller=lambda: "n1")
