@@ -92,10 +92,18 @@ class KafkaNode:
     peers: Mapping[str, str] = field(default_factory=dict)
     #: TCP ports the provisioner reaches the node through (SSH's): no fault may drop them.
     control_ports: tuple[int, ...] = ()
+    #: Where the power-loss filesystem's package lies on the node: the image's copy in a
+    #: container, the one ``cluster.ssh.host_setup`` puts under an SSH host's base_dir.
+    lazyfs_home: str = power_loss_fs.LAZYFS_HOME
 
     def at(self, path: str) -> str:
         """Where the fixed node path ``path`` (``DATA_DIR``, ...) lies on this node."""
         return self.root + path
+
+    @property
+    def data_mount(self) -> power_loss_fs.Mount:
+        """The power-loss filesystem under this node's data directory."""
+        return power_loss_fs.Mount(self.remote, self.root, self.lazyfs_home)
 
     @property
     def roles(self) -> list[str]:
@@ -159,7 +167,7 @@ class KafkaNode:
         write_file(self.remote, self.at(CONFIG_PATH), text)
         self.remote.exec(["mkdir", "-p", "--", self.at(DATA_DIR), self.at(KAFKA_LOG_DIR)])
         if self.spec.power_loss_fs:  # before anything (the KRaft format) writes there
-            power_loss_fs.mount(self.remote)
+            power_loss_fs.mount(self.data_mount)
         if self.zookeeper is not None:
             zoo = render_zoo_cfg(self.spec, peers=self.peers, data_dir=self.at(ZK_DATA_DIR))
             write_file(self.remote, self.at(ZK_CONFIG_PATH), zoo)
@@ -192,7 +200,7 @@ class KafkaNode:
                 f"on {self.name}: formatting KRaft storage failed: {' | '.join(tail)}"
             )
         if self.spec.power_loss_fs:  # a power cut loses the run's writes, not the setup
-            power_loss_fs.sync_all(self.remote)
+            power_loss_fs.sync_all(self.data_mount)
 
     # -- processes: kill, restart, pause ---------------------------------------
     # Each is one command on the node (``Daemon``): the ``*_if_*`` forms, which the
@@ -212,7 +220,7 @@ class KafkaNode:
         """A power-loss cluster's data is served by lazyfs, which a power cut stops: the
         one extra command a start costs there (``power_loss_fs.mount`` checks first)."""
         if self.spec.power_loss_fs:
-            power_loss_fs.mount(self.remote)
+            power_loss_fs.mount(self.data_mount)
 
     def kill(self) -> int | None:
         """SIGKILL the broker and wait until its pid is reaped, not just a zombie.
@@ -255,11 +263,11 @@ class KafkaNode:
         if self.state() != "stopped":
             raise ClusterError(f"on {self.name}: stop the broker before wiping its data")
         if self.spec.power_loss_fs:
-            power_loss_fs.unmount(self.remote)
-            sh(self.remote, 'rm -rf -- "$1" && mkdir -p -- "$1"', power_loss_fs.BACKING)
+            power_loss_fs.unmount(self.data_mount)
+            sh(self.remote, 'rm -rf -- "$1" && mkdir -p -- "$1"', self.data_mount.backing)
         sh(self.remote, 'rm -rf -- "$1" && mkdir -p -- "$1"', self.at(DATA_DIR))
         if self.spec.power_loss_fs:
-            power_loss_fs.mount(self.remote)
+            power_loss_fs.mount(self.data_mount)
 
     # -- logs ------------------------------------------------------------------
     def log_files(self) -> list[str]:

@@ -44,10 +44,10 @@ NO_FS = ("power-loss needs the power-loss filesystem under the brokers' data: ru
 def cut_power(node: KafkaNode) -> tuple[State, dict[str, Any]]:
     """Drop what ``node`` never fsynced, kill its broker, take the dead mount away: the
     broker's state (as the kill found it) and what was dropped."""
-    dropped = (power_loss_fs.lose(node.remote) if power_loss_fs.is_mounted(node.remote)
+    dropped = (power_loss_fs.lose(node.data_mount) if power_loss_fs.is_mounted(node.data_mount)
                else {"files": 0, "bytes": 0, "entries": 0})  # already cut, never powered on
     state, pid = node.kill_if_up()
-    power_loss_fs.unmount(node.remote)
+    power_loss_fs.unmount(node.data_mount)
     return state, {"pid": pid, **dropped}
 
 

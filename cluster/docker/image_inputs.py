@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from cluster import power_loss_fs
 from cluster.docker.engine import Host, RealHost
 from harness.base.errors import EnvironmentProblem
 
@@ -39,7 +40,7 @@ __all__ = [
 IMAGE_FILES = Path(__file__).with_name("image_files")
 #: The power-loss filesystem's package (``cluster.lazyfs``), copied into the image as
 #: ``/usr/local/lib/insync/lazyfs`` (``cluster.power_loss_fs.LAZYFS_HOME``).
-LAZYFS = Path(__file__).parent.parent / "lazyfs"
+LAZYFS = power_loss_fs.PACKAGE
 # Bump when the build recipe changes in a way the other inputs do not show.
 RECIPE_VERSION = "2"  # 2: merged-/usr hook
 
@@ -193,7 +194,7 @@ def _hash(parts: Iterable[str]) -> str:
 
 def lazyfs_files(directory: Path = LAZYFS) -> list[Path]:
     """The power-loss filesystem's modules, as the image gets them."""
-    return sorted(directory.glob("*.py"))
+    return power_loss_fs.package_files(directory)
 
 
 def image_files_digest(directory: Path = IMAGE_FILES, lazyfs: Path = LAZYFS) -> str:

@@ -4,8 +4,9 @@
 pure Python, tested without FUSE), ``fusefs`` the pyfuse3 glue that serves it,
 run as ``python3 -m lazyfs BACKING MOUNTPOINT``.
 This package imports nothing from insync: it is copied as-is into the node
-image (``cluster.docker.image_inputs.LAZYFS``), where Debian's python3 and
-python3-pyfuse3 run it. ``cluster.power_loss_fs`` drives it on a node.
+image (``cluster.docker.image_inputs.LAZYFS``) and onto SSH hosts
+(``cluster.ssh.host_setup``), where Debian's python3 and python3-pyfuse3 run it.
+``cluster.power_loss_fs`` drives it on a node.
 """
 
 #: The control file at the mount's root (not listed): write ``sync`` to make everything

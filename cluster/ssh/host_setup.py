@@ -5,7 +5,13 @@ faults use (Java 17+ for the broker, ``iptables`` that works for partitions,
 libfaketime for clock faults, ``ps``/``setsid``/``kill`` for the daemons and
 process faults, ``sha256sum`` for the jar manifest, ``python3`` for the ZooKeeper
 readiness check), so a user learns every
-gap of every host from one error, not one per attempt.
+gap of every host from one error, not one per attempt. A cluster on the
+power-loss filesystem (power-loss and disk faults) also needs FUSE: python3's
+pyfuse3, ``fusermount3`` and a usable ``/dev/fuse``; ``sync_lazyfs`` copies the
+filesystem's package under base_dir and ``try_fuse`` mounts it once on a scratch
+directory there, so a host that has every file but may not mount (a container
+without ``SYS_ADMIN``) is refused before the cluster starts, not at its first
+fault.
 
 ``sync_jars`` keeps a manifest (relative path -> sha256) next to the copy of
 the Kafka distribution on the host; only files whose hash differs (or that
@@ -23,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cluster import power_loss_fs
 from cluster.kafka_node import FAKETIME_LIB
 from cluster.remote import Remote, read_if_there, sh, write_file
 
@@ -37,6 +44,13 @@ COMMANDS: Mapping[str, str] = {
     "sha256sum": "the jar manifest",
     "tail": "log excerpts",
 }
+#: What the power-loss filesystem needs, and how to get it (said when it is missing).
+FUSE_NEEDS: Mapping[str, str] = {
+    "pyfuse3": "python3's pyfuse3 (the power-loss filesystem; Debian: python3-pyfuse3)",
+    "fusermount3": "fusermount3 (the power-loss filesystem; Debian: fuse3)",
+    "/dev/fuse": "a readable and writable /dev/fuse (the power-loss filesystem; a container "
+                 "needs --device /dev/fuse and --cap-add SYS_ADMIN)",
+}
 MANIFEST = ".insync-manifest.json"
 
 _PROBE = f"""
@@ -46,6 +60,30 @@ command -v java >/dev/null 2>&1 && java -version 2>&1 | head -n 1 | sed 's/^/jav
 command -v iptables >/dev/null 2>&1 && {{
   iptables -w 10 -S >/dev/null 2>&1 || echo "iptables-denied"; }}
 true
+"""
+_FUSE_PROBE = """
+python3 -c 'import pyfuse3' >/dev/null 2>&1 || echo "missing pyfuse3"
+command -v fusermount3 >/dev/null 2>&1 || echo "missing fusermount3"
+[ -c /dev/fuse ] && [ -r /dev/fuse ] && [ -w /dev/fuse ] || echo "missing /dev/fuse"
+true
+"""
+#: $1: a scratch directory (removed after), $2: the package's home. Mounts the filesystem
+#: there, checks that it serves, unmounts; on failure prints the daemon's last words.
+_TRY_FUSE = """
+d="$1"; rm -rf -- "$d"; mkdir -p -- "$d/backing" "$d/mnt" || exit 1
+PYTHONPATH="$2" setsid python3 -m lazyfs "$d/backing" "$d/mnt" >"$d/log" 2>&1 &
+pid=$!; ok=1; i=0
+while [ $i -lt 100 ]; do
+  if grep -qF " $d/mnt fuse.lazyfs " /proc/mounts && [ -e "$d/mnt/.insync-lazyfs" ]; then
+    ok=0; break; fi
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1; i=$((i+1))
+done
+[ $ok -eq 0 ] || tail -n 3 "$d/log"
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+fusermount3 -u -z -- "$d/mnt" 2>/dev/null || umount -l -- "$d/mnt" 2>/dev/null
+rm -rf -- "$d"
+exit $ok
 """
 
 
@@ -61,14 +99,17 @@ def java_major(line: str) -> int | None:
     return int(found.group(2) or 0) if major == 1 else major
 
 
-def missing(remote: Remote) -> list[str]:
-    """What the host lacks, one phrase each (empty: nothing)."""
-    lines = sh(remote, _PROBE, check=False).stdout.splitlines()
+def missing(remote: Remote, *, fuse: bool = False) -> list[str]:
+    """What the host lacks, one phrase each (empty: nothing); ``fuse``: also what the
+    power-loss filesystem needs."""
+    lines = sh(remote, _PROBE + (_FUSE_PROBE if fuse else ""), check=False).stdout.splitlines()
     gaps = []
     for line in lines:
         if line.startswith("missing "):
             what = line.removeprefix("missing ")
-            if what == "libfaketime":
+            if what in FUSE_NEEDS:
+                gaps.append(FUSE_NEEDS[what])
+            elif what == "libfaketime":
                 gaps.append(f"libfaketime ({FAKETIME_LIB}, clock faults; Debian: libfaketime)")
             else:
                 gaps.append(f"{what} ({COMMANDS.get(what, 'needed')})")
@@ -83,14 +124,41 @@ def missing(remote: Remote) -> list[str]:
 
 def local_manifest(root: Path) -> dict[str, str]:
     """Every file under ``root`` (relative POSIX path) and its sha256."""
-    out = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest = hashlib.sha256()
-        with path.open("rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
-        out[path.relative_to(root).as_posix()] = digest.hexdigest()
-    return out
+    return {path.relative_to(root).as_posix(): _sha256(path)
+            for path in sorted(p for p in root.rglob("*") if p.is_file())}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def lazyfs_home(base_dir: str) -> str:
+    """Where a host keeps the power-loss filesystem's package (kept by ``down``, as the
+    jars are): the ``PYTHONPATH`` its daemon runs with (``KafkaNode.lazyfs_home``)."""
+    return f"{base_dir}/lib"
+
+
+def sync_lazyfs(remote: Remote, base_dir: str) -> Synced:
+    """Copy the power-loss filesystem's package to the host, only what changed."""
+    files = power_loss_fs.package_files()
+    manifest = {p.name: _sha256(p) for p in files}
+    return sync_jars(remote, power_loss_fs.PACKAGE, f"{lazyfs_home(base_dir)}/lazyfs", manifest)
+
+
+def try_fuse(remote: Remote, base_dir: str) -> str | None:
+    """Mount the power-loss filesystem once on a scratch directory and take it away:
+    ``None`` when it served, else why not (the daemon's last lines)."""
+    scratch = f"{lazyfs_home(base_dir)}/fuse-trial"
+    result = sh(remote, _TRY_FUSE, scratch, lazyfs_home(base_dir), timeout=60, check=False)
+    if result.ok:
+        return None
+    said = " | ".join(ln.strip() for ln in result.stdout.splitlines() if ln.strip())
+    return ("mounting the power-loss filesystem failed"
+            + (f": {said}" if said else f" (exit {result.exit_code})"))
 
 
 @dataclass(frozen=True)

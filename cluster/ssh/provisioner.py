@@ -3,15 +3,18 @@
 Layout on each host, all under the inventory's ``base_dir`` (``KafkaNode.root``)::
 
     <base_dir>/kafka/<version>/        the Kafka distribution, synced by hash (kept by down)
+    <base_dir>/lib/lazyfs/             the power-loss filesystem, when the cluster uses it (kept)
     <base_dir>/cluster.json            the spec of the cluster running here (for attach)
     <base_dir>/etc, var/...            configs, data, logs, pidfiles, the faketime file
 
 ``up`` resolves the Kafka build first (``cluster.deploy``), connects to every
 host at once (host keys checked, ``cluster.ssh.host_keys``), says in one error
-what any host lacks, syncs the jars, then reuses a matching running cluster or
-stops what runs, wipes the cluster state and hands the nodes to
-``cluster.deploy``. ``down`` stops every daemon insync started there (brokers,
-ZooKeeper, a clock strobe loop; SIGCONT first, so a paused one dies too),
+what any host lacks, syncs the jars (and, for a cluster on the power-loss
+filesystem, its package, mounted once to prove FUSE works), then reuses a
+matching running cluster or stops what runs, wipes the cluster state and hands
+the nodes to ``cluster.deploy``. ``down`` stops every daemon insync started there
+(brokers, ZooKeeper, a clock strobe loop, the power-loss filesystem; SIGCONT
+first, so a paused one dies too), takes away the FUSE mounts under base_dir,
 removes insync's iptables chains and the cluster state, and keeps the synced
 jars (the next ``up`` is warm). Nothing outside ``base_dir`` is created or
 removed, except insync's own iptables chains, and under it ``down`` removes
@@ -58,18 +61,25 @@ def kafka_home(host: Host, spec: ClusterSpec) -> str:
     return f"{host.base_dir}/kafka/{home_name(spec)}"
 
 
-#: Stop every process insync started on the host ($1: its pidfile directory) and remove
-#: insync's iptables chains. Pidfiles name the processes (brokers, ZooKeeper, the clock
-#: strobe loop); each gets SIGCONT (a paused one), SIGTERM, then SIGKILL after 20 s.
+#: Stop every process insync started on the host ($1: its pidfile directory), take away
+#: the FUSE mounts under its base directory ($2) and remove insync's iptables chains.
+#: Pidfiles name the processes (brokers, ZooKeeper, the clock strobe loop, the power-loss
+#: filesystem's daemon, stopped last: the broker may write until it dies); each gets
+#: SIGCONT (a paused one), SIGTERM, then SIGKILL after 20 s. A dead filesystem daemon
+#: leaves its mount behind, which nothing under it could be removed through.
 HEAL_SCRIPT = f"""
-for f in "$1"/*.pid; do
-  [ -f "$f" ] || continue
-  p=$(cat "$f"); case "$p" in ''|*[!0-9]*) rm -f "$f"; continue;; esac
+stop() {{
+  f=$1; [ -f "$f" ] || return 0
+  p=$(cat "$f"); case "$p" in ''|*[!0-9]*) rm -f "$f"; return 0;; esac
   kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null
   i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
   kill -KILL "$p" 2>/dev/null
   rm -f "$f"
-done
+}}
+for f in "$1"/*.pid; do [ "${{f##*/}}" = lazyfs.pid ] || stop "$f"; done
+stop "$1/lazyfs.pid"
+awk -v d="$2/" 'index($2, d) == 1 && $3 ~ /^fuse/ {{print $2}}' /proc/mounts |
+  while read -r m; do fusermount3 -u -z -- "$m" 2>/dev/null || umount -l -- "$m"; done
 ipt="iptables -w 10"
 for c in $($ipt -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^{CHAIN_PREFIX}/ {{print $2}}'); do
   while $ipt -D INPUT -j "$c" 2>/dev/null; do :; done
@@ -80,8 +90,8 @@ true
 
 
 def heal(remote: Remote, host: Host) -> None:
-    """Run ``HEAL_SCRIPT`` on the host, its pidfile directory passed as ``$1``."""
-    sh(remote, HEAL_SCRIPT, f"{host.base_dir}{RUN_DIR}", timeout=120)
+    """Run ``HEAL_SCRIPT`` on the host, its pidfile and base directories as ``$1``, ``$2``."""
+    sh(remote, HEAL_SCRIPT, f"{host.base_dir}{RUN_DIR}", host.base_dir, timeout=120)
 
 
 @dataclass
@@ -118,7 +128,8 @@ class SSHProvisioner:
             release = deploy.release_for(spec)
         with stage(say, f"{len(hosts)} host(s) connected and checked"):
             remotes = _each(hosts, lambda h: SSHRemote(h.node, self._connection(inv, h)))
-            gaps = _each(hosts, lambda h: host_setup.missing(remotes[h.node]))
+            gaps = _each(hosts, lambda h: host_setup.missing(remotes[h.node],
+                                                             fuse=spec.power_loss_fs))
             _refuse_gaps(gaps)
         with stage(say, f"Kafka {release.version.version} jars synced to {len(hosts)} host(s)"):
             manifest = host_setup.local_manifest(release.root)
@@ -128,6 +139,11 @@ class SSHProvisioner:
             size = sum(s.bytes for s in synced.values())
             say(f"copied {copied} file(s), {size / 2**20:.1f} MiB "
                 f"({'cold' if copied else 'warm'})")
+        if spec.power_loss_fs:
+            with stage(say, f"power-loss filesystem mounted on {len(hosts)} host(s)"):
+                _each(hosts, lambda h: host_setup.sync_lazyfs(remotes[h.node], h.base_dir))
+                failed = _each(hosts, lambda h: host_setup.try_fuse(remotes[h.node], h.base_dir))
+                _refuse_gaps({n: [why] for n, why in failed.items() if why})
         cluster = self._cluster(spec, release.version, inv, hosts)
         running = _each(hosts, lambda h: _state_of(remotes[h.node], h))
         same = not fresh and all(s == spec for s in running.values())
@@ -187,11 +203,18 @@ class SSHProvisioner:
         return f"{len(cleared)} host(s) stopped, healed and cleared (jars kept)"
 
     def prepare(self, *, rebuild: bool = False) -> str:
+        """Refuse hosts that lack what Kafka and the faults need; say whether they can
+        also run the power-loss filesystem (only power-loss and disk faults need it)."""
         inv = self._inventory()
         gaps = _each(inv.hosts, lambda h: host_setup.missing(
-            SSHRemote(h.node, self._connection(inv, h))))
-        _refuse_gaps(gaps)
-        return f"{len(inv.hosts)} host(s) of {inv.path} have what Kafka and the faults need"
+            SSHRemote(h.node, self._connection(inv, h)), fuse=True))
+        fuse = {n: [g for g in found if g in host_setup.FUSE_NEEDS.values()]
+                for n, found in gaps.items()}
+        _refuse_gaps({n: [g for g in found if g not in fuse[n]] for n, found in gaps.items()})
+        lacking = "; ".join(f"{n}: {', '.join(g)}" for n, g in fuse.items() if g)
+        return (f"{len(inv.hosts)} host(s) of {inv.path} have what Kafka and the faults need"
+                + (f"; power-loss and disk faults need what some lack ({lacking})"
+                   if lacking else ", the power-loss filesystem's included"))
 
     def _cluster(self, spec: ClusterSpec, version: KafkaVersion, inv: Inventory,
                  hosts: Mapping[str, Host]) -> Cluster:
@@ -206,6 +229,7 @@ class SSHProvisioner:
                 root=h.base_dir,
                 peers=peers,
                 control_ports=(h.port,),
+                lazyfs_home=host_setup.lazyfs_home(h.base_dir),
             )
         return Cluster(spec, version, nodes)
 

@@ -62,19 +62,22 @@ def inventory_text(known_hosts: Path, hosts: list[tuple[str, str]], key_file: Pa
     return "\n".join(lines) + "\n"
 
 
-def make_lab(name: str, nodes: int, directory: Path, *, known: bool = True) -> Lab:
+def make_lab(name: str, nodes: int, directory: Path, *, known: bool = True,
+             fuse: bool = False) -> Lab:
     """``nodes`` containers running sshd, and the inventory that reaches them.
 
     ``known``: write their host keys to known_hosts (as their administrator would
     hand them over); without it known_hosts stays empty, and connecting needs
-    ``--accept-new-host-keys``.
+    ``--accept-new-host-keys``. ``fuse``: the containers get ``/dev/fuse`` and what
+    mounting needs, as a host that can run the power-loss filesystem; without it
+    they cannot, as a container host without those rights.
     """
     directory.mkdir(parents=True, exist_ok=True)
     key_file, known_hosts = directory / "id", directory / "known_hosts"
     public = client_key(key_file)
     ensure_engine()
     image = ensure_image(None)
-    spec = ClusterSpec(name=name, nodes=nodes)
+    spec = ClusterSpec(name=name, nodes=nodes, power_loss_fs=fuse)
     containers.remove(name)
     empty = directory / "no-kafka"  # the SSH path copies Kafka itself: nothing is mounted
     empty.mkdir(exist_ok=True)
@@ -98,9 +101,10 @@ def remove_lab(lab: Lab | str) -> None:
 
 
 @contextmanager
-def ssh_lab(name: str, nodes: int, directory: Path, *, known: bool = True) -> Iterator[Lab]:
+def ssh_lab(name: str, nodes: int, directory: Path, *, known: bool = True,
+            fuse: bool = False) -> Iterator[Lab]:
     """A lab for the duration of a ``with``; removed afterwards whatever happened."""
     try:
-        yield make_lab(name, nodes, directory, known=known)
+        yield make_lab(name, nodes, directory, known=known, fuse=fuse)
     finally:
         remove_lab(name)

@@ -48,10 +48,9 @@ DRAWN: tuple[dict[str, Any], ...] = (
     {"kind": "full", "bytes": 0}, {"kind": "full", "bytes": 4 << 20},
     {"kind": "corrupt", "files": "*.log"},
 )
-#: The refusal when the cluster has no power-loss filesystem (SSH hosts have none).
+#: The refusal when the cluster has no power-loss filesystem.
 NO_FS = ("disk faults need the power-loss filesystem under the brokers' data: run with "
-         "--power-loss-fs on Docker nodes (insync run turns it on by itself when --nemesis "
-         "has disk)")
+         "--power-loss-fs (insync run turns it on by itself when --nemesis has disk)")
 
 
 def start_op(opts: NemesisOptions, rng: Rng) -> dict[str, Any]:
@@ -82,9 +81,9 @@ def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
 
 def residue(node: KafkaNode) -> list[str]:
     """Disk faults still in force in a node's filesystem."""
-    if not (node.spec.power_loss_fs and power_loss_fs.is_mounted(node.remote)):
+    if not (node.spec.power_loss_fs and power_loss_fs.is_mounted(node.data_mount)):
         return []
-    return [f"disk fault in force: {f}" for f in power_loss_fs.disk_state(node.remote)]
+    return [f"disk fault in force: {f}" for f in power_loss_fs.disk_state(node.data_mount)]
 
 
 class DiskNemesis:
@@ -111,7 +110,7 @@ class DiskNemesis:
             hit = self.resolver.hit(cluster, target)
         except Exception as err:  # a bad fault, metadata unavailable, bad target: recorded
             return completion({"target": target, "fault": args}, f"{type(err).__name__}: {err}")
-        landed = on_nodes_timed(lambda n: power_loss_fs.disk_fault(n.remote, args), cluster,
+        landed = on_nodes_timed(lambda n: power_loss_fs.disk_fault(n.data_mount, args), cluster,
                                 hit.nodes)
         value = landed.recorded({"target": target, "nodes": sorted(landed.results),
                                  "fault": args, "disk": dict(sorted(landed.results.items())),
@@ -120,10 +119,11 @@ class DiskNemesis:
 
     def _heal(self, cluster: Cluster) -> dict[str, Any]:
         killed = self.resolver.in_force.state.killed
-        mounted = [n for n, node in cluster.nodes.items() if power_loss_fs.is_mounted(node.remote)]
+        mounted = [n for n, node in cluster.nodes.items()
+                   if power_loss_fs.is_mounted(node.data_mount)]
 
         def heal(node: KafkaNode) -> tuple[list[dict[str, Any]], int | None]:
-            healed = power_loss_fs.heal_disk(node.remote)
+            healed = power_loss_fs.heal_disk(node.data_mount)
             if node.name in killed or not healed:
                 return healed, None
             _, pid = node.start_if_down()  # it shut down on the failed disk
@@ -139,8 +139,8 @@ class DiskNemesis:
 
     def teardown(self, cluster: Cluster) -> None:
         def heal(node: KafkaNode) -> None:
-            if node.spec.power_loss_fs and power_loss_fs.is_mounted(node.remote):
-                power_loss_fs.heal_disk(node.remote)
+            if node.spec.power_loss_fs and power_loss_fs.is_mounted(node.data_mount):
+                power_loss_fs.heal_disk(node.data_mount)
 
         _, errors = on_nodes(heal, cluster, cluster.nodes)
         if errors:

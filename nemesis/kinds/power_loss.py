@@ -34,6 +34,6 @@ def make_nemesis(resolver: Resolver, opts: NemesisOptions) -> Nemesis:
 
 def residue(node: KafkaNode) -> list[str]:
     """A node whose power was cut and never restored has no filesystem under its data."""
-    if node.spec.power_loss_fs and not power_loss_fs.is_mounted(node.remote):
+    if node.spec.power_loss_fs and not power_loss_fs.is_mounted(node.data_mount):
         return ["power-loss filesystem not mounted (power never restored)"]
     return []

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from cluster import Cluster, power_loss_fs
+from cluster import Cluster
+from cluster.broker_config import DATA_DIR
+from cluster.lazyfs import CONTROL
 from cluster.lazyfs.faults import Disk, parse
 from cluster.spec import ClusterSpec
 from harness.base.faults import fault_kind, fault_spans
@@ -52,7 +54,7 @@ class DiskNode(PowerNode):
                 except ValueError:
                     return 1, self._state(), ""
             return 0, self._state(), ""
-        if argv == ("cat", power_loss_fs.CONTROL_PATH):
+        if argv == ("cat", "--", f"{DATA_DIR}/{CONTROL}"):
             return 0, self._state(), ""
         return super().handle(argv, stdin)
 

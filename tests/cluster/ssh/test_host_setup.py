@@ -10,7 +10,15 @@ import paramiko
 import pytest
 from fake_remote import FakeRemote
 
-from cluster.ssh.host_setup import MANIFEST, java_major, local_manifest, missing, sync_jars
+from cluster.ssh.host_setup import (
+    FUSE_NEEDS,
+    MANIFEST,
+    java_major,
+    local_manifest,
+    missing,
+    sync_jars,
+    try_fuse,
+)
 from cluster.ssh.inventory import Host
 from cluster.ssh.provisioner import _refuse_gaps
 from cluster.ssh.ssh_remote import Connection, SSHRemote
@@ -46,6 +54,38 @@ def test_every_gap_of_every_host_is_in_one_error() -> None:
     assert "Java 17 or later (found: openjdk version \"11.0.2\")" in line
     assert "n2: permission to run iptables" in line
     assert "n3" not in line
+
+
+def test_the_power_loss_filesystem_is_asked_for_only_when_the_cluster_uses_it() -> None:
+    scripts: list[str] = []
+
+    def host_without_fuse(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
+        scripts.append(argv[2])
+        out = 'java openjdk version "17.0.9"\n'
+        if "pyfuse3" in argv[2]:  # the FUSE probe's three checks, all failing
+            out += "missing pyfuse3\nmissing fusermount3\nmissing /dev/fuse\n"
+        return 0, out, ""
+
+    remote = FakeRemote("n1", host_without_fuse)
+    assert missing(remote) == [] and "pyfuse3" not in scripts[-1]
+    gaps = missing(remote, fuse=True)
+    assert gaps == list(FUSE_NEEDS.values())
+    assert "Debian: python3-pyfuse3" in gaps[0] and "Debian: fuse3" in gaps[1]
+    assert "--device /dev/fuse" in gaps[2]
+
+
+def test_a_host_that_cannot_mount_says_why_in_one_phrase() -> None:
+    said = ("  pyfuse3.init(ops, mountpoint, options)\n"
+            "RuntimeError: fuse_session_mount failed\n")
+    refused = FakeRemote("n1", lambda argv, stdin: (1, said, ""))
+    why = try_fuse(refused, "/srv/insync")
+    assert why == ("mounting the power-loss filesystem failed: pyfuse3.init(ops, mountpoint, "
+                   "options) | RuntimeError: fuse_session_mount failed")
+    (call,) = refused.calls
+    assert call[-2:] == ("/srv/insync/lib/fuse-trial", "/srv/insync/lib")  # paths as arguments
+    assert try_fuse(FakeRemote("n1", lambda argv, stdin: (0, "", "")), "/srv/insync") is None
+    silent = FakeRemote("n1", lambda argv, stdin: (1, "", ""))
+    assert try_fuse(silent, "/srv/insync") == "mounting the power-loss filesystem failed (exit 1)"
 
 
 def test_jars_are_copied_cold_then_not_again_then_only_what_changed(tmp_path: Path) -> None:
