@@ -87,6 +87,12 @@ def graph() -> nx.DiGraph:
     return g
 
 
+@pytest.fixture(scope="module")
+def import_graph() -> nx.DiGraph:
+    """Built once for the three tests that read it: parsing every module costs seconds."""
+    return graph()
+
+
 def upward(g: nx.DiGraph) -> list[str]:
     bad = []
     for a, b in g.edges:
@@ -103,12 +109,12 @@ def test_every_module_is_on_a_floor() -> None:
         floor(name)
 
 
-def test_imports_point_down() -> None:
-    assert upward(graph()) == []
+def test_imports_point_down(import_graph: nx.DiGraph) -> None:
+    assert upward(import_graph) == []
 
 
-def test_no_import_cycles() -> None:
-    cycles = [sorted(c) for c in nx.strongly_connected_components(graph()) if len(c) > 1]
+def test_no_import_cycles(import_graph: nx.DiGraph) -> None:
+    cycles = [sorted(c) for c in nx.strongly_connected_components(import_graph) if len(c) > 1]
     assert cycles == []
 
 
@@ -127,8 +133,8 @@ def private_crossings(edges: list[tuple[str, str]]) -> list[str]:
     )
 
 
-def test_no_package_imports_another_packages_private_module() -> None:
-    assert private_crossings(list(graph().edges)) == []
+def test_no_package_imports_another_packages_private_module(import_graph: nx.DiGraph) -> None:
+    assert private_crossings(list(import_graph.edges)) == []
 
 
 def test_the_private_rule_sees_a_crossing() -> None:
