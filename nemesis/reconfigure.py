@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from cluster import Cluster
 
 START, STOP = "reconfigure", "restore-config"
+#: How long a change is read back until the brokers serve it.
+READ_BACK_S = 10.0
 
 
 class Configs(Protocol):
@@ -63,12 +65,17 @@ class ReconfigureNemesis:
     """``reconfigure`` changes dynamic configs; ``restore-config`` puts them back."""
 
     def __init__(self, resolver: Resolver | None = None, prefix: str = "",
-                 configs: Configs | None = None) -> None:
+                 configs: Configs | None = None, *, read_back_s: float = READ_BACK_S,
+                 poll_s: float = 0.2) -> None:
         self.resolver = resolver or Resolver()
         self.prefix = prefix
         self.configs: Configs = configs or admin_configs
+        self.read_back_s = read_back_s
+        self.poll_s = poll_s
         #: resource -> key -> the dynamic value it had before this nemesis first changed it
         self.undo: dict[Resource, dict[str, str | None]] = {}
+        #: resource -> key -> the value this nemesis last set (what a restore moves away from)
+        self.set_to: dict[Resource, dict[str, str]] = {}
 
     def fs(self) -> frozenset[str]:
         return frozenset({START, STOP})
@@ -99,6 +106,23 @@ class ReconfigureNemesis:
             if res == ("broker", "") else res
         return self.configs.effective(cluster.bootstrap, concrete, keys)
 
+    def _read_back(self, cluster: Cluster, res: Resource, want: Mapping[str, str | None]
+                   ) -> dict[str, str | None]:
+        """The values in force once the brokers serve ``want``, or as served when
+        ``read_back_s`` has passed. A ``None`` (a dynamic value deleted) is served once
+        the value this nemesis had set is not. The controller applies an alteration and
+        the brokers learn it from the metadata log later: read at once, a loaded 3-node
+        4.1.2 cluster still served the old value."""
+        old = self.set_to.get(res, {})
+        deadline = time.monotonic() + self.read_back_s
+        while True:
+            seen = self._in_force(cluster, res, want)
+            done = all(seen.get(k) == v if v is not None
+                       else k not in old or seen.get(k) != old[k] for k, v in want.items())
+            if done or time.monotonic() >= deadline:
+                return seen
+            time.sleep(self.poll_s)
+
     def _change(self, cluster: Cluster, op: Mapping[str, Any]) -> dict[str, Any]:
         args = op.get("value") if isinstance(op.get("value"), Mapping) else {}
         assert isinstance(args, Mapping)
@@ -113,7 +137,11 @@ class ReconfigureNemesis:
                 self.configs.alter(cluster.bootstrap, res, changes)
                 for key in changes:  # the first value found is the one to put back
                     self.undo.setdefault(res, {}).setdefault(key, dynamic[res][key])
-            after = {label(r): self._in_force(cluster, r, changes) for r in resources}
+            after: dict[str, dict[str, str | None]] = {}
+            for r in resources:
+                after[label(r)] = self._read_back(cluster, r, changes)
+                self.set_to.setdefault(r, {}).update(
+                    {k: v for k, v in changes.items() if v is not None})
         except Exception as err:  # metadata unavailable, a key Kafka refuses: recorded
             return completion(record, f"{type(err).__name__}: {err}")
         record.update({"before": before, "after": after,
@@ -127,7 +155,8 @@ class ReconfigureNemesis:
         for res, values in list(self.undo.items()):
             try:
                 self.configs.alter(cluster.bootstrap, res, values)
-                after[label(res)] = self._in_force(cluster, res, values)
+                after[label(res)] = self._read_back(cluster, res, values)
+                self.set_to.pop(res, None)
             except Exception as err:  # kept for the next heal
                 errors[label(res)] = f"{type(err).__name__}: {err}"
                 continue

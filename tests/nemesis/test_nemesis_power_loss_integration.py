@@ -113,7 +113,7 @@ def test_power_loss_keeps_the_flushed_head_and_drops_the_unflushed_tail(
         assert "error" not in out, out
         lost = out["value"]["lost"]["n1"]
         assert lost["pid"] is not None and lost["bytes"] > 0, lost
-        assert node.state() == "stopped" and not power_loss_fs.is_mounted(node.remote)
+        assert node.state() == "stopped" and not power_loss_fs.is_mounted(node.data_mount)
 
         on = nem.invoke(cluster, {"f": "power-on", "value": "all"})
         assert list(on["value"]["started"]) == ["n1"], on

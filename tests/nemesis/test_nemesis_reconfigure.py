@@ -128,3 +128,41 @@ def test_bad_values_are_refused(value: object, problem: str) -> None:
 def test_drawn_changes_are_valid_scripts(seed: int) -> None:
     op = KIND.start_op(NemesisOptions(faults=frozenset({"reconfigure"})), Rng(seed))
     assert KIND.validate(op["f"], op["value"], 3) is None  # type: ignore[attr-defined]
+
+
+class LaggingConfigs(FakeConfigs):
+    """Brokers that serve an alteration only at the third read after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads_since_alter = 0
+        self.served: dict[Resource, dict[str, str]] = {}
+
+    def alter(self, bootstrap: str, res: Resource, changes: Mapping[str, str | None]) -> None:
+        self.served = {r: dict(v) for r, v in self.dynamic.items()}
+        super().alter(bootstrap, res, changes)
+        self.reads_since_alter = 0
+
+    def effective(self, bootstrap: str, res: Resource, keys: Iterable[str]
+                  ) -> dict[str, str | None]:
+        self.reads_since_alter += 1
+        if self.reads_since_alter < 3:
+            return {k: self.served.get(res, {}).get(k, STATIC.get(k)) for k in keys}
+        return super().effective(bootstrap, res, keys)
+
+
+def test_the_after_values_are_read_back_until_the_brokers_serve_them() -> None:
+    cluster, _ = fake_cluster(3)
+    configs = LaggingConfigs()
+    nem = ReconfigureNemesis(Resolver(1, facts), "p.", configs,  # type: ignore[arg-type]
+                             poll_s=0)
+    out = nem.invoke(cluster, {"f": "reconfigure",
+                               "value": {"topic": "t0", "set": {"min.insync.replicas": 1}}})
+    assert out["value"]["after"] == {"topic p.t0": {"min.insync.replicas": "1"}}
+    out = nem.invoke(cluster, {"f": "restore-config", "value": None})
+    assert out["value"]["after"] == {"topic p.t0": {"min.insync.replicas": "2"}}
+    stuck = ReconfigureNemesis(Resolver(1, facts), "p.", LaggingConfigs(),  # type: ignore[arg-type]
+                               read_back_s=0, poll_s=0)
+    out = stuck.invoke(cluster, {"f": "reconfigure",
+                                 "value": {"topic": "t0", "set": {"min.insync.replicas": 1}}})
+    assert out["value"]["after"] == {"topic p.t0": {"min.insync.replicas": "2"}}  # as served
