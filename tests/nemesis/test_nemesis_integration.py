@@ -345,7 +345,7 @@ def test_planned_operations_restart_reassign_and_elect_with_kafkas_own_tools(
 
         before = partitions(cluster.bootstrap, [TOPIC])[key]
         out = nem.invoke(cluster, {"f": "reassign", "value": {"key": key}})
-        assert "error" not in out, out
+        assert "error" not in out, (out["error"], out["value"].get("output"))  # the tool's words
         to = out["value"]["moves"][key]["to"]
         assert out["value"]["done"] is True and to[0] != before.replicas[0]
         assert partitions(cluster.bootstrap, [TOPIC])[key].replicas == tuple(to)
