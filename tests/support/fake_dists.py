@@ -12,14 +12,22 @@ from pathlib import Path
 VERSION_ENTRY = "kafka/kafka-version.properties"
 
 
+def _entry(name: str) -> zipfile.ZipInfo:
+    return zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+
+
 def fake_jar(version: str | None, commit: str | None = "0123456789abcdef") -> bytes:
-    """A jar holding a version file (none when ``version`` is None)."""
+    """A jar holding a version file (none when ``version`` is None).
+
+    Entries carry a fixed date, so the same arguments give the same bytes
+    whenever they are called: tests compare jars made seconds apart.
+    """
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as jar:
-        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+        jar.writestr(_entry("META-INF/MANIFEST.MF"), "Manifest-Version: 1.0\n")
         if version is not None:
             lines = [f"version={version}"] + ([f"commitId={commit}"] if commit else [])
-            jar.writestr(VERSION_ENTRY, "#generated\n" + "\n".join(lines) + "\n")
+            jar.writestr(_entry(VERSION_ENTRY), "#generated\n" + "\n".join(lines) + "\n")
     return buf.getvalue()
 
 
