@@ -93,14 +93,33 @@ def is_mounted(m: Mount) -> bool:
 
 
 def mount(m: Mount, timeout_s: float = 30.0) -> None:
-    """Serve the backing directory at the data directory (moving what it holds first)."""
+    """Serve the backing directory at the data directory (moving what it holds first).
+
+    A daemon that exits before its mount appears (FUSE refused, pyfuse3 broken) ends
+    the wait at once, with its log's last lines in the error."""
     if is_mounted(m):
         return
     unmount(m)  # a dead daemon's mount, or a daemon whose power was cut
     sh(m.remote, _PREPARE, m.data_dir, m.backing)
-    daemon(m).start()
-    wait_until(lambda: is_mounted(m), timeout_s=timeout_s, backoff_s=0.1,
-               message=f"on {m.name}: lazyfs mounted at {m.data_dir} (see {m.log})")
+    served = daemon(m)
+    served.start()
+
+    def settled() -> str | None:
+        if is_mounted(m):
+            return "mounted"
+        return "exited" if served.state() == "stopped" else None
+
+    outcome = wait_until(settled, timeout_s=timeout_s, backoff_s=0.1,
+                         message=f"on {m.name}: lazyfs mounted at {m.data_dir} (see {m.log})")
+    if outcome == "exited":
+        said = " | ".join(log_tail(m)) or f"see {m.log}"
+        raise ClusterError(f"on {m.name}: lazyfs exited before mounting {m.data_dir}: {said}")
+
+
+def log_tail(m: Mount, lines: int = 3) -> list[str]:
+    """The daemon log's last non-blank lines, stripped (none if it cannot be read)."""
+    out = m.remote.exec(["tail", "-n", str(lines), "--", m.log], check=False).stdout
+    return [line.strip() for line in out.splitlines() if line.strip()]
 
 
 def sync_all(m: Mount) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from cluster import power_loss_fs
 from cluster.kafka_node import FAKETIME_LIB
 from cluster.remote import Remote, read_if_there, sh, write_file
+from harness.base.errors import ClusterError
 
 MIN_JAVA = 17
 #: Commands every host needs on PATH, and what each is for (said when it is missing).
@@ -69,22 +70,6 @@ true
 """
 #: $1: a scratch directory (removed after), $2: the package's home. Mounts the filesystem
 #: there, checks that it serves, unmounts; on failure prints the daemon's last words.
-_TRY_FUSE = """
-d="$1"; rm -rf -- "$d"; mkdir -p -- "$d/backing" "$d/mnt" || exit 1
-PYTHONPATH="$2" setsid python3 -m lazyfs "$d/backing" "$d/mnt" >"$d/log" 2>&1 &
-pid=$!; ok=1; i=0
-while [ $i -lt 100 ]; do
-  if grep -qF " $d/mnt fuse.lazyfs " /proc/mounts && [ -e "$d/mnt/.insync-lazyfs" ]; then
-    ok=0; break; fi
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1; i=$((i+1))
-done
-[ $ok -eq 0 ] || tail -n 3 "$d/log"
-kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-fusermount3 -u -z -- "$d/mnt" 2>/dev/null || umount -l -- "$d/mnt" 2>/dev/null
-rm -rf -- "$d"
-exit $ok
-"""
 
 
 def java_major(line: str) -> int | None:
@@ -149,16 +134,24 @@ def sync_lazyfs(remote: Remote, base_dir: str) -> Synced:
     return sync_jars(remote, power_loss_fs.PACKAGE, f"{lazyfs_home(base_dir)}/lazyfs", manifest)
 
 
-def try_fuse(remote: Remote, base_dir: str) -> str | None:
+def try_fuse(remote: Remote, base_dir: str, timeout_s: float = 10.0) -> str | None:
     """Mount the power-loss filesystem once on a scratch directory and take it away:
-    ``None`` when it served, else why not (the daemon's last lines)."""
-    scratch = f"{lazyfs_home(base_dir)}/fuse-trial"
-    result = sh(remote, _TRY_FUSE, scratch, lazyfs_home(base_dir), timeout=60, check=False)
-    if result.ok:
-        return None
-    said = " | ".join(ln.strip() for ln in result.stdout.splitlines() if ln.strip())
-    return ("mounting the power-loss filesystem failed"
-            + (f": {said}" if said else f" (exit {result.exit_code})"))
+    ``None`` when it served, else why not (the daemon's last lines).
+
+    The trial is a ``Mount`` rooted at the scratch directory, so it runs the very
+    commands a broker's data directory is mounted and unmounted with."""
+    home = lazyfs_home(base_dir)
+    trial = power_loss_fs.Mount(remote, root=f"{home}/fuse-trial", home=home)
+    remote.exec(["rm", "-rf", "--", trial.root], check=False)  # an interrupted trial's
+    try:
+        power_loss_fs.mount(trial, timeout_s=timeout_s)
+    except ClusterError as err:
+        said = " | ".join(power_loss_fs.log_tail(trial)) or err.message
+        return f"mounting the power-loss filesystem failed: {said}"
+    finally:
+        power_loss_fs.unmount(trial)
+        remote.exec(["rm", "-rf", "--", trial.root], check=False)
+    return None
 
 
 @dataclass(frozen=True)

@@ -74,18 +74,59 @@ def test_the_power_loss_filesystem_is_asked_for_only_when_the_cluster_uses_it() 
     assert "--device /dev/fuse" in gaps[2]
 
 
+def _fuse_host(mounts: bool, log: str = "") -> FakeRemote:
+    """A host whose lazyfs daemon mounts (``mounts``) or exits at once, writing ``log``."""
+    started: list[bool] = []
+
+    def handler(argv: tuple[str, ...], stdin: str | None) -> tuple[int, str, str]:
+        text = " ".join(argv)
+        if "/proc/mounts && stat" in text:  # is_mounted
+            return (0 if mounts and started else 1), "", ""
+        if "setsid" in argv:  # the daemon's launch
+            started.append(True)
+            return 0, "stopped 4242\n", ""
+        if "ps -o stat=" in text and "kill -" not in text:  # the daemon's state
+            return 0, ("4242 S\n" if mounts else ""), ""
+        if "insync-signal" in argv:  # the daemon's kill
+            return 0, ("running 4242\n" if started and mounts else "stopped\n"), ""
+        if argv[0] == "tail":
+            return 0, log, ""
+        return 0, "", ""
+
+    return FakeRemote("n1", handler)
+
+
 def test_a_host_that_cannot_mount_says_why_in_one_phrase() -> None:
-    said = ("  pyfuse3.init(ops, mountpoint, options)\n"
+    said = ("=== insync: starting lazyfs at 2026-11-29T04:00:00Z\n"
+            "  pyfuse3.init(ops, mountpoint, options)\n"
             "RuntimeError: fuse_session_mount failed\n")
-    refused = FakeRemote("n1", lambda argv, stdin: (1, said, ""))
+    refused = _fuse_host(mounts=False, log=said)
     why = try_fuse(refused, "/srv/insync")
-    assert why == ("mounting the power-loss filesystem failed: pyfuse3.init(ops, mountpoint, "
-                   "options) | RuntimeError: fuse_session_mount failed")
-    (call,) = refused.calls
-    assert call[-2:] == ("/srv/insync/lib/fuse-trial", "/srv/insync/lib")  # paths as arguments
-    assert try_fuse(FakeRemote("n1", lambda argv, stdin: (0, "", "")), "/srv/insync") is None
-    silent = FakeRemote("n1", lambda argv, stdin: (1, "", ""))
-    assert try_fuse(silent, "/srv/insync") == "mounting the power-loss filesystem failed (exit 1)"
+    assert why == ("mounting the power-loss filesystem failed: === insync: starting lazyfs at "
+                   "2026-11-29T04:00:00Z | pyfuse3.init(ops, mountpoint, options) | "
+                   "RuntimeError: fuse_session_mount failed")
+    trial = "/srv/insync/lib/fuse-trial"
+    (launch,) = [c for c in refused.calls if "setsid" in c]
+    # the trial runs the broker mount's own commands, rooted at the scratch directory,
+    # with every path an argument
+    assert launch[-5:] == ("python3", "-m", "lazyfs", f"{trial}/var/lib/kafka/durable",
+                           f"{trial}/var/lib/kafka/data")
+    assert "PYTHONPATH=/srv/insync/lib" in launch and f"{trial}/var/lib/kafka/data" in launch
+    assert refused.calls[0] == ("rm", "-rf", "--", trial)
+    assert refused.calls[-1] == ("rm", "-rf", "--", trial)  # taken away, refused or not
+    silent = _fuse_host(mounts=False)
+    assert try_fuse(silent, "/srv/insync") == (
+        "mounting the power-loss filesystem failed: on n1: lazyfs exited before mounting "
+        f"{trial}/var/lib/kafka/data: see {trial}/var/log/kafka/lazyfs.log")
+
+
+def test_a_host_that_mounts_passes_the_trial_and_keeps_nothing() -> None:
+    host = _fuse_host(mounts=True)
+    assert try_fuse(host, "/srv/insync") is None
+    trial = "/srv/insync/lib/fuse-trial"
+    kills = [c for c in host.calls if "insync-signal" in c]
+    assert kills and "KILL" in kills[-1]  # the daemon is stopped after the trial
+    assert host.calls[-1] == ("rm", "-rf", "--", trial)
 
 
 def test_jars_are_copied_cold_then_not_again_then_only_what_changed(tmp_path: Path) -> None:
