@@ -66,7 +66,7 @@ from harness.base.contract import (
     PROCESS_UNIT,
 )
 from harness.base.errors import HistoryError
-from harness.base.waits import AWAIT_STATE, not_held
+from harness.base.waits import not_as_written
 
 # The outcome codes, the client ops and the packed per-line layout are the
 # contract's (``harness.base.contract``); these names are the checker's handles on them.
@@ -111,7 +111,8 @@ class Scanner:
         self.lines = first_line
         self.nemesis_ops = 0
         #: why the fault script did not run as written: each ``await-state`` completion
-        #: that did not hold (``harness.base.waits.not_held``), in file order
+        #: that did not hold, or premise step that did not apply
+        #: (``harness.base.waits.not_as_written``), in file order
         self.waits_not_held: list[str] = []
         self.never_completed = 0
         #: True once a line's fields call for the group rules (``check_fields``)
@@ -250,10 +251,9 @@ class Scanner:
         wait that did not hold is noted (it makes the verdict unknown)."""
         self.nemesis_ops += 1
         self.meta.append(NEMESIS_META)
-        if op.get("f") == AWAIT_STATE:
-            reason = not_held(op)
-            if reason is not None:
-                self.waits_not_held.append(reason)
+        reason = not_as_written(op)
+        if reason is not None:
+            self.waits_not_held.append(reason)
         index = op.get("index")
         if index is not None and (type(index) is not int or index != line - 1):
             raise index_error(index, line)

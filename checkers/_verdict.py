@@ -118,7 +118,8 @@ def assemble(
     An engine other than ``memory`` looks for only some types: the verdict says
     which (``engine``, ``checked-types``, from the registry's ``engines``).
 
-    ``waits_not_held``: the fault script's waits that did not hold. The run then did
+    ``waits_not_held``: the fault script's waits that did not hold and premise steps
+    that did not apply (``harness.base.waits.not_as_written``). The run then did
     not test what its script meant to test, so it is ``unknown`` whatever was found
     (the anomalies are still listed); they lead the ``error``.
     """

@@ -57,7 +57,8 @@ from checkers.spark.rules import (
 )
 from harness.base.contract import FAIL, INFO, NEMESIS, OK, mop_fs
 from harness.base.errors import HistoryError
-from harness.base.waits import AWAIT_STATE, not_held
+from harness.base.faults import premise_fs
+from harness.base.waits import AWAIT_STATE, not_as_written
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -259,18 +260,19 @@ def read_histories(
 
 
 def _waits_not_held(parsed: DataFrame) -> dict[str, list[str]]:
-    """hid -> the reasons of its scripted waits that did not hold, in line order.
+    """hid -> the reasons its fault script did not run as written, in line order.
 
     The only lines that pass through Python here, on purpose: the ``await-state``
-    completions are a few per run (one per scripted wait), and each is judged by
-    the memory engine's one rule (``harness.base.waits.not_held``) on its own text.
+    and premise-step completions are a few per run (one per scripted step), and each
+    is judged by the memory engine's one rule (``harness.base.waits.not_as_written``)
+    on its own text.
     """
     import orjson
     from pyspark.sql import functions as F
 
     rows = (
         parsed.where(
-            (F.col("process") == NEMESIS) & (F.col("f") == AWAIT_STATE)
+            (F.col("process") == NEMESIS) & F.col("f").isin(AWAIT_STATE, *sorted(premise_fs()))
             & F.col("type").isNotNull() & (F.col("type") != "invoke")
         )
         .select("hid", "line", "raw")
@@ -278,7 +280,7 @@ def _waits_not_held(parsed: DataFrame) -> dict[str, list[str]]:
     )
     found: dict[str, list[str]] = {}
     for r in sorted(rows, key=lambda r: (r["hid"], r["line"])):
-        reason = not_held(orjson.loads(r["raw"]))
+        reason = not_as_written(orjson.loads(r["raw"]))
         if reason is not None:
             found.setdefault(r["hid"], []).append(reason)
     return found

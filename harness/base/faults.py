@@ -55,6 +55,11 @@ class FaultKind:
     #: Brokers' data must sit on the power-loss filesystem (``ClusterSpec.power_loss_fs``),
     #: for the same reason.
     needs_power_loss_fs: bool = False
+    #: A start of this kind sets up what the rest of a script relies on (a configuration
+    #: change), so a start whose completion records an error means the script did not
+    #: run as written: the checker makes the verdict unknown
+    #: (``harness.base.waits.not_as_written``).
+    premise: bool = False
 
     def __post_init__(self) -> None:
         if not self.starts:
@@ -100,7 +105,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
               "nemesis.kinds.elect_leader"),
     FaultKind("reassign", ("reassign",), "reassign-back", None, 96, "nemesis.kinds.reassign"),
     FaultKind("reconfigure", ("reconfigure",), "restore-config", None, 45,
-              "nemesis.kinds.reconfigure"),
+              "nemesis.kinds.reconfigure", premise=True),
     FaultKind("upgrade", ("upgrade",), "end-upgrade", "all", 86, "nemesis.kinds.upgrade"),
     FaultKind("downgrade", ("downgrade",), "end-downgrade", "all", 87,
               "nemesis.kinds.downgrade"),
@@ -161,6 +166,11 @@ def fault_spans(names: Iterable[str] | None = None) -> dict[str, tuple[str, str]
 def start_fs() -> tuple[str, ...]:
     """Every op that puts a fault in force, in registry order (for reports and analysis)."""
     return tuple(f for k in FAULT_KINDS for f in k.starts)
+
+
+def premise_fs() -> frozenset[str]:
+    """The starts whose failure means a script did not run as written (``premise``)."""
+    return frozenset(f for k in FAULT_KINDS if k.premise for f in k.starts)
 
 
 def stop_fs() -> tuple[str, ...]:

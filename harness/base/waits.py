@@ -16,6 +16,13 @@ the op's name and on what "did not hold" means, so both are here, on the
 ground floor, once: :func:`not_held` is the one rule, and it words the reason
 the verdict gives.
 
+A script may also rest on a change it makes: a ``reconfigure`` step lowers
+``min.insync.replicas`` so that a later fault can lose writes. Such a start
+(``FaultKind.premise``) whose completion records an ``error`` did not apply, or
+applied only in part, so the script did not run as written either:
+:func:`not_as_written` is the one rule for both, and the verdict lists its
+reasons in ``waits-not-held``.
+
 ``await-state`` is not a fault kind (no entry in ``harness.base.faults``): it
 opens and closes no fault window in spans, coverage or reports.
 """
@@ -24,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from harness.base.faults import premise_fs
 
 #: The nemesis op of a scripted wait.
 AWAIT_STATE = "await-state"
@@ -72,3 +81,26 @@ def not_held(op: Mapping[str, Any]) -> str | None:
     if error:
         reason += f" ({error})" if isinstance(error, str) else f" ({error!r})"
     return reason
+
+
+def not_applied(op: Mapping[str, Any]) -> str | None:
+    """Why the premise step behind ``op`` did not apply, if ``op`` is the completion of
+    a ``FaultKind.premise`` start that records an error; else None."""
+    if op.get("f") not in premise_fs() or op.get("type") in (None, "invoke"):
+        return None
+    error = op.get("error")
+    if not error and op.get("type") == "ok":
+        return None
+    value = op.get("value")
+    value = value if isinstance(value, Mapping) else {}
+    what = ", ".join(str(r) for r in value.get("resources") or []) or "its resources"
+    why = (error if isinstance(error, str)
+           else "; ".join(f"{k}: {v}" for k, v in error.items()) if isinstance(error, Mapping)
+           else repr(error) if error else f"completed {op.get('type')}")
+    return f"{op.get('f')} of {what} did not apply ({why})"
+
+
+def not_as_written(op: Mapping[str, Any]) -> str | None:
+    """Why the fault script did not run as written, if ``op`` shows it: a wait that did
+    not hold (:func:`not_held`) or a premise step that did not apply (:func:`not_applied`)."""
+    return not_held(op) or not_applied(op)

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wait_histories import HELD, NOT_HELD, REASON, history
+from wait_histories import (
+    CHANGE_ERROR,
+    CHANGE_REASON,
+    HELD,
+    NOT_HELD,
+    REASON,
+    history,
+    reconfigured,
+)
 
 from checkers import check_file, check_history, exit_code
 from checkers._fork import can_fork
@@ -72,3 +80,27 @@ def test_the_same_verdict_from_a_file_read_in_chunks(tmp_path: Path) -> None:
     assert scanner.waits_not_held == whole["waits-not-held"] == [REASON]
     if can_fork():
         assert check_file(path, jobs=3)["waits-not-held"] == [REASON]
+
+
+def test_a_premise_step_that_did_not_apply_makes_the_run_unknown_too() -> None:
+    """A ``reconfigure`` that timed out partway: the script's later faults ran on a
+    cluster it had not fully set up, so what was found (still listed) proves less
+    than the scenario claims, and what was not found proves nothing."""
+    assert check_history(reconfigured(None).ops)["valid"] is True
+    assert check_history(reconfigured(None, lose=True).ops)["valid"] is False
+    for lose in (False, True):
+        verdict = check_history(reconfigured(CHANGE_ERROR, lose=lose).ops)
+        assert verdict["valid"] == "unknown" and exit_code(verdict) == 2
+        assert verdict["waits-not-held"] == [CHANGE_REASON]
+        assert verdict["error"].startswith(CHANGE_REASON)
+    assert ("lost-write" in
+            check_history(reconfigured(CHANGE_ERROR, lose=True).ops)["bad-anomaly-types"])
+
+
+def test_a_restore_that_failed_is_not_a_premise() -> None:
+    """The heal putting a config back is not what the script relied on."""
+    h = reconfigured(None)
+    h.add("nemesis", "invoke", "restore-config", None)
+    h.add("nemesis", "info", "restore-config", {"restored": {}, "after": {}},
+          error={"topic t0": "TimeoutError: x"})
+    assert check_history(h.ops)["valid"] is True

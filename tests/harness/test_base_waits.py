@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.base.faults import all_fs, kind_of
-from harness.base.waits import AWAIT_STATE, CONDITIONS, not_held
+from harness.base.waits import AWAIT_STATE, CONDITIONS, not_applied, not_held
 
 
 def done(value: Any, **extra: Any) -> dict[str, Any]:
@@ -43,3 +43,17 @@ def test_await_state_is_no_fault_kind_so_it_opens_no_fault_window() -> None:
     assert kind_of(AWAIT_STATE) is None and AWAIT_STATE not in all_fs()
     assert list(CONDITIONS) == ["isr-is-leader", "left-isr", "in-isr", "leader-changed",
                                 "leader-is", "recovered"]
+
+
+def test_only_a_premise_start_that_failed_did_not_apply() -> None:
+    base = {"f": "reconfigure", "value": {"resources": ["topic t0"]}}
+    assert not_applied({**base, "type": "invoke"}) is None
+    assert not_applied({**base, "type": "ok"}) is None
+    assert not_applied({**base, "type": "info", "error": "KafkaException: refused"}) == (
+        "reconfigure of topic t0 did not apply (KafkaException: refused)")
+    assert not_applied({**base, "type": "fail", "error": {"topic t0": "x", "topic t1": "y"}}) == (
+        "reconfigure of topic t0 did not apply (topic t0: x; topic t1: y)")
+    assert not_applied({"f": "reconfigure", "type": "info"}) == (
+        "reconfigure of its resources did not apply (completed info)")
+    assert not_applied({"f": "kill", "type": "info", "error": "x"}) is None  # not a premise
+    assert not_applied({"f": "restore-config", "type": "info", "error": "x"}) is None

@@ -147,6 +147,8 @@ WAITS = {
     "cut-short": wh.history({"held": False, "seconds": 12.5, "cut-short": True}),
     "failed-with-an-error": wh.history({}, error="ClusterError: no metadata"),
     "invoke-only": wh.history(None),
+    "reconfigure-applied": wh.reconfigured(None),
+    "reconfigure-failed-lost-write": wh.reconfigured(wh.CHANGE_ERROR, lose=True),
 }
 
 
@@ -176,6 +178,9 @@ def test_scripted_waits_that_did_not_hold_agree(spark: Any, tmp_path: Path) -> N
     assert got["not-held"]["waits-not-held"] == [wh.REASON]
     assert got["held-then-not-held"]["waits-not-held"] == [wh.REASON.replace("3", "5", 1)]
     assert got["invoke-only"]["valid"] is True
+    assert got["reconfigure-applied"]["valid"] is True
+    assert got["reconfigure-failed-lost-write"]["valid"] == "unknown"
+    assert got["reconfigure-failed-lost-write"]["waits-not-held"] == [wh.CHANGE_REASON]
     assert got["nothing-to-judge"]["error"].startswith(wh.REASON + "; nothing to judge")
 
 

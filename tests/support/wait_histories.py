@@ -27,3 +27,25 @@ def history(completion: dict[str, Any] | None, *, lose: bool = False,
     h.send(0, "t0-0", 1, 2)
     h.poll(1, {"t0-0": [[1, 2]] if lose else [[0, 1], [1, 2]]})
     return h
+
+
+#: A scripted ``reconfigure`` that lowered t0 and timed out on t3 (a premise step).
+CHANGE = {"topic": "*", "set": {"min.insync.replicas": 1}}
+CHANGE_ERROR = "TimeoutError: alter topic t3 timed out"
+CHANGE_REASON = f"reconfigure of topic t0, topic t3 did not apply ({CHANGE_ERROR})"
+
+
+def reconfigured(error: str | None, *, lose: bool = False) -> Hist:
+    """Two acknowledged sends around a scripted ``reconfigure`` that applied (``error``
+    None) or recorded ``error``, and a poll that reads one (``lose``) or both."""
+    h = Hist()
+    h.send(0, "t0-0", 0, 1)
+    h.add("nemesis", "invoke", "reconfigure", CHANGE)
+    done = {"set": {"min.insync.replicas": "1"}, "resources": ["topic t0", "topic t3"]}
+    if error is None:
+        h.add("nemesis", "ok", "reconfigure", done)
+    else:
+        h.add("nemesis", "info", "reconfigure", done, error=error)
+    h.send(0, "t0-0", 1, 2)
+    h.poll(1, {"t0-0": [[1, 2]] if lose else [[0, 1], [1, 2]]})
+    return h
