@@ -2,7 +2,8 @@
 
 Needs FUSE (``/dev/fuse``, ``fusermount3``) and a system ``python3`` with pyfuse3
 (Debian: ``apt-get install fuse3 python3-pyfuse3``), as the node image has;
-skipped with the reason otherwise. It needs no Docker, but it is marked
+installed when missing and the tests run as root (as on CI), skipped with the
+reason otherwise. It needs no Docker, but it is marked
 ``integration`` because it mounts a filesystem.
 """
 
@@ -42,8 +43,27 @@ def _why_not() -> str | None:
     return None
 
 
-if (_reason := _why_not()) is not None:
-    pytestmark = [pytest.mark.integration, pytest.mark.skip(reason=_reason)]
+#: What Debian ships the daemon's needs in (the node image installs the same).
+FUSE_PACKAGES = ("fuse3", "python3-pyfuse3")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fuse_on_this_host() -> None:
+    """FUSE's tools and pyfuse3, installed with apt when missing (needs root, as on CI);
+    skipped with the reason on a host without ``/dev/fuse`` or where installing is not
+    possible."""
+    why = _why_not()
+    if why is None or not os.path.exists("/dev/fuse"):
+        if why is not None:
+            pytest.skip(why)
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip(f"{why}; installing it needs root and apt-get")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *FUSE_PACKAGES], check=True, env=env)
+    still = _why_not()
+    assert still is None, f"apt-get installed {' '.join(FUSE_PACKAGES)}, yet: {still}"
 
 
 class Mount:
