@@ -76,6 +76,9 @@ class Collector:
         #: process -> the keys whose inherited positions survived its assigns so far
         #: (absent: all of them)
         self.inherit_filter: dict[int, set[str]] = {}
+        #: process -> the keys whose inherited read positions an op of this chunk made
+        #: unknown (``forget``): they survive no filter
+        self.inherit_drop: dict[int, set[str]] = {}
 
     def key(self, name: str) -> KeyState:
         """The state of key ``name``, created on first use."""
@@ -110,12 +113,25 @@ class Collector:
             kept = self.inherit_filter.get(process)
             self.inherit_filter[process] = set(keys) if kept is None else kept & set(keys)
 
+    def forget(self, process: int, value: Any) -> None:
+        """A ``fail`` op whose reads the client kept (``"reads-kept": true``): the process's
+        read position of each key its polls returned is unknown, as after an assign that
+        does not list the key (docs/HISTORY.md, "Positions per process")."""
+        keys = {k for mop in value if type(mop) is list and len(mop) == 2 and mop[0] == "poll"
+                and type(mop[1]) is dict for k, records in mop[1].items() if records}
+        last = self.last_read.get(process)
+        if last:
+            for k in keys:
+                last.pop(k, None)
+        if self.inherits and keys:
+            self.inherit_drop.setdefault(process, set()).update(keys)
+
     def _stub(  # noqa: PLR0917 - rare: a process's first touch of a key in a chunk
         self, table: int, ks: KeyState, k: str, process: int, v: int, o: int, index: int
     ) -> None:
         """Where a pair with a position inherited from before the chunk would go."""
         kept = self.inherit_filter.get(process)
-        if kept is None or k in kept:
+        if (kept is None or k in kept) and (table or k not in self.inherit_drop.get(process, ())):
             at = len(ks.proc_send if table else ks.proc_poll)
             self.stubs.append((table, k, process, v, o, index, at))
 

@@ -58,6 +58,7 @@ from checkers.groups._shape import ALLOWED_IN, check_fields, check_group_op, che
 from harness.base import contract
 from harness.base.contract import (
     F_UNIT,
+    FAIL,
     INFO,
     INVOKE,
     NEMESIS,
@@ -94,6 +95,10 @@ class OpSink(Protocol):
         self, index: int, process: int, f: str, kind: int, value: Any, line: int
     ) -> None:
         """Any other client op completed (assign, subscribe, crash, ...)."""
+
+    def forget(self, process: int, value: Any) -> None:
+        """A ``fail`` completion said ``"reads-kept": true`` (docs/HISTORY.md): the
+        process's read positions of the keys its polls (in ``value``) returned are unknown."""
 
 
 class Scanner:
@@ -193,8 +198,11 @@ class Scanner:
                 if f_code is None:
                     raise f_error(f, line)
                 meta_append(process * process_unit + f_code * f_unit + kind)
-                if len(op) > 6 and check_fields(op, line):  # more than every op's six fields
-                    self.saw_groups = True
+                kept = False
+                if len(op) > 6:  # more than every op's six fields
+                    if check_fields(op, line):
+                        self.saw_groups = True
+                    kept = kind == FAIL and op.get("reads-kept") is True
                 if kind == INVOKE:
                     if process in pending:
                         raise second_invoke_error(process, pending[process], line)
@@ -223,6 +231,8 @@ class Scanner:
                         value = invoke[2]  # info/fail without a value: the invoke's
                 if f in txn_fs:
                     txn(index, process, kind, value, line, f)
+                    if kept:
+                        self.sink.forget(process, value)
                 else:
                     other(index, process, f, kind, value, line)
         except orjson.JSONDecodeError as err:

@@ -277,7 +277,7 @@ def _join(into: Collector, other: Collector) -> list[tuple[str, int, int]]:
             into.keys[k] = ks
         else:
             _join_key(k, mine, ks, conflicts)
-    _carry_positions(into.last_read, other.last_read, other.inherit_filter)
+    _carry_positions(into.last_read, other.last_read, other.inherit_filter, other.inherit_drop)
     _carry_positions(into.last_send, other.last_send, other.inherit_filter)
     into.info_ops.extend(other.info_ops)
     into.cycle_readers.extend(other.cycle_readers)
@@ -320,12 +320,16 @@ def _carry_positions(
     mine: dict[int, dict[str, tuple[int, int, int]]],
     theirs: dict[int, dict[str, tuple[int, int, int]]],
     kept: dict[int, set[str]],
+    dropped: dict[int, set[str]] | None = None,
 ) -> None:
-    """Each process's positions after the later chunk: its own, else what survived it."""
-    for process in set(mine) | set(theirs) | set(kept):
+    """Each process's positions after the later chunk: its own, else what survived it
+    (the keys it kept through its assigns, less those an op made unknown)."""
+    for process in set(mine) | set(theirs) | set(kept) | set(dropped or ()):
         inherited = mine.get(process, {})
         keep = kept.get(process)
-        now = {k: v for k, v in inherited.items() if keep is None or k in keep}
+        gone = (dropped or {}).get(process, ())
+        now = {k: v for k, v in inherited.items()
+               if (keep is None or k in keep) and k not in gone}
         now.update(theirs.get(process, {}))
         if now or process in mine or process in theirs:
             mine[process] = now

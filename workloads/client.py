@@ -32,12 +32,15 @@ class Completed:
     ``reset``: the client's state can no longer be trusted (a consumer that
     could not seek back after a failed op, a fatal producer): the worker closes
     it and continues as a fresh process, whatever ``type`` says.
+    ``fields``: optional fields of the completion line beside these (docs/HISTORY.md
+    names each, e.g. ``reads-kept``).
     """
 
     type: Literal["ok", "fail", "info"]
     value: Any
     error: Any = None
     reset: bool = False
+    fields: Mapping[str, Any] | None = None
 
 
 class Client(Protocol):

@@ -132,12 +132,14 @@ class HistoryWriter:
         return self.append({"process": process, "type": "invoke", "f": f, "value": value})
 
     def complete(
-        self, invoke_op: Mapping[str, Any], type: Completion, value: Any, error: Any = None
+        self, invoke_op: Mapping[str, Any], type: Completion, value: Any, error: Any = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> Op:
         """Record the completion of ``invoke_op``: ``ok``, ``fail`` or ``info``.
 
         ``error`` (any JSON) says why a ``fail`` or ``info`` happened; it is left
-        out of the line when None.
+        out of the line when None. ``fields``: the completion's optional fields
+        (docs/HISTORY.md), written after the others.
         """
         if invoke_op.get("type") != "invoke":
             raise ValueError(f"complete() needs an invoke op, got {invoke_op!r}")
@@ -149,6 +151,8 @@ class HistoryWriter:
         }
         if error is not None:
             op["error"] = error
+        if fields:
+            op.update(fields)
         return self.append(op)
 
     def nemesis(self, f: str, value: Any, error: Any = None) -> Op:

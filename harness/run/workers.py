@@ -194,7 +194,8 @@ class ClientWorker(_Worker):
             if self._stage == "abandoned":  # recorded by the interpreter, thread replaced
                 self._close()
                 return
-            completion = self.history.complete(invoke, done.type, done.value, done.error)
+            completion = self.history.complete(invoke, done.type, done.value, done.error,
+                                              done.fields)
             self._stage, self._invoke = "idle", None
         reset = done.reset or done.type == "info"
         if reset:

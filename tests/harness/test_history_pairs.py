@@ -104,6 +104,9 @@ class _Recorder:
     ) -> None:
         self.calls.append((index, kind))
 
+    def forget(self, process: int, value: Any) -> None:
+        """Positions are not this recorder's concern."""
+
 
 def checker_pairs(ops: list[Op]) -> tuple[list[Paired], int]:
     """What the checker's scanner pairs, in the order it hands ops on, and its nemesis count.

@@ -26,6 +26,11 @@ SubVia = Literal["assign", "subscribe"]
 CommitMode = Literal["auto", "sync"]
 #: The group protocol of subscribed consumers: ``classic``, or KIP-848's ``consumer``.
 GroupProtocol = Literal["classic", "consumer"]
+#: What a transactional client does to its consumer after an abort that succeeded:
+#: ``seek``, back to the first offset the transaction read of each key (the op leaves no
+#: trace); ``none``, nothing, so its next poll shows where the consumer itself stands
+#: (KAFKA-17582: rewinding is the application's job). Either way the op is ``fail``.
+AfterAbort = Literal["seek", "none"]
 #: Most records one poll op returns and records, by default. Every process reads each key
 #: it holds from its first record, so the records read per acknowledged send are bounded
 #: by the poll ops' capacity, not by what was written: at 500 a fault-free 30 s bench run
@@ -74,6 +79,7 @@ class ClientOptions:
     group_protocol: GroupProtocol = "classic"
     txn_id_prefix: str = "insync"
     abort_p: float = 0.1
+    after_abort: AfterAbort = "seek"
     poll_ms: int = 100
     max_poll_records: int = MAX_POLL_RECORDS
     #: librdkafka's ``check.crcs``: whether consumers (the drain's too) verify each

@@ -90,6 +90,10 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
     Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
          "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
+    Spec("txn_after_abort", choice("seek", "none"), "with --txn: what a client does to its "
+         "consumer after an abort: seek, back over what the transaction read; none, "
+         "nothing, so the next poll shows where the consumer itself stands, and the abort "
+         "is recorded reads-kept (docs/HISTORY.md) (default: seek)", "seek|none"),
     Spec("idempotence", boolean, "enable.idempotence (default: true when --acks all and the "
          f"brokers support it, Kafka {feature_since('idempotence')}+)", "true|false"),
     Spec("retries", opt_whole, "producer retries (default: librdkafka's)",
@@ -138,6 +142,7 @@ class QueueSettings:
     group_protocol: str = "classic"
     txn: bool = False
     txn_abort_p: float = 0.1
+    txn_after_abort: str = "seek"
     idempotence: bool | None = None
     retries: int | None = None
     max_in_flight: int = 5
@@ -178,6 +183,9 @@ def validate(s: QueueSettings, version: KafkaVersion) -> None:
             f"--idempotence needs --acks all, got --acks {s.acks}",
             hint="pass --idempotence false",
         )
+    if s.txn_after_abort == "none" and not s.txn:
+        raise UsageError("--txn-after-abort none needs --txn (only transactions abort)",
+                         hint="pass --txn true or drop --txn-after-abort")
     if s.txn and s.idempotence is False:
         raise UsageError(
             "--txn needs idempotence (transactions require it)",
@@ -264,6 +272,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "max_in_flight": s.max_in_flight,
         "txn": s.txn,
         "txn_abort_p": s.txn_abort_p,
+        "txn_after_abort": s.txn_after_abort,
         "sub_via": s.sub_via,
         "commit": s.commit,
         "groups": s.groups,
@@ -308,6 +317,7 @@ def client_options(
         group_protocol="consumer" if s.group_protocol == "consumer" else "classic",
         txn_id_prefix=f"{token}-txn",
         abort_p=s.txn_abort_p if s.txn else 0.0,
+        after_abort="none" if s.txn and s.txn_after_abort == "none" else "seek",
         poll_ms=s.poll_ms,
         max_poll_records=s.max_poll_records,
         check_crcs=s.check_crcs,

@@ -8,8 +8,11 @@ probability ``abort_p`` the client aborts on purpose: the op is ``fail``.
 
 An abort that succeeded is ``fail`` (Kafka never shows an aborted record to a
 ``read_committed`` consumer), after seeking the consumer back over what the
-transaction read; an abort that raised is ``info``. Whether an error means
-``fail`` or ``info`` is decided by ``workloads.outcomes``.
+transaction read; an abort that raised is ``info``. With ``--txn-after-abort none``
+the client leaves the consumer where it is, so that its next poll shows what the
+consumer itself does after an abort, and says so on the completion (``reads-kept``,
+docs/HISTORY.md): the checker then makes no claim on the next poll's position.
+Whether an error means ``fail`` or ``info`` is decided by ``workloads.outcomes``.
 
 Every wait of one op (``init_transactions``, delivery reports, sending offsets,
 commit attempts, the abort) draws on one budget, ``op_budget_s``: a paused
@@ -35,6 +38,8 @@ from workloads.queue.sending import Reports, Sender, sent
 
 COMMIT_ATTEMPTS = 3
 OUT_OF_TIME = "the op's time ran out before its transaction was settled: producer replaced"
+#: The completion field of an aborted op whose reads the client did not seek back over.
+READS_KEPT = {"reads-kept": True}
 
 
 class _Aborted(Exception):
@@ -140,4 +145,7 @@ class Transactions:
             outcome = Outcome("fail", "aborted on purpose", "intentional abort")
         else:
             outcome = classify(err, "txn-aborted")
+        if self.opts.after_abort == "none" and outcome.type == "fail" and any(read.values()):
+            return Completed("fail", value, outcome.error, reset=outcome.recreate,
+                             fields=READS_KEPT)
         return self.reader.undo(outcome, value, read)

@@ -272,6 +272,26 @@ def test_intentional_abort_is_fail_and_rewinds_the_reads() -> None:
     assert done.value == [["send", "t0-2", [3, 7]], ["poll", {"t0-1": [[0, 10], [1, 11]]}]]
 
 
+def test_after_abort_none_leaves_the_consumer_where_it_is_and_says_so() -> None:
+    producer = FakeProducer(ok_at(3))
+    consumer = FakeConsumer({("run1-t0", 1): [10, 11, 12]})
+    c = client(producer, consumer, txn=True, abort_p=0.999999, after_abort="none",
+               max_poll_records=2)
+    c.invoke({"f": "assign", "value": ["t0-1"]})
+    done = c.invoke({"f": "txn", "value": [["poll"]]})
+    assert (done.type, done.fields, done.reset) == ("fail", {"reads-kept": True}, False)
+    assert producer.calls == ["begin", "abort"]
+    assert consumer.seeks == []
+    assert c.invoke({"f": "poll"}).value == [["poll", {"t0-1": [[2, 12]]}]]
+
+
+def test_after_abort_none_marks_only_an_abort_that_read() -> None:
+    c = client(FakeProducer(ok_at(3)), FakeConsumer({}), txn=True, abort_p=0.999999,
+               after_abort="none")
+    done = c.invoke({"f": "txn", "value": [["send", "t0-2", 7], ["poll"]]})
+    assert (done.type, done.fields) == ("fail", None)
+
+
 def test_a_committed_transaction_commits_offsets_only_when_it_read() -> None:
     producer = FakeProducer(ok_at(3))
     c = client(producer, FakeConsumer({}), txn=True, abort_p=0.0)

@@ -55,6 +55,17 @@ def test_group_options_that_would_be_ignored_are_refused(settings: QueueSettings
     assert message in err.value.one_line()
 
 
+def test_after_abort_none_needs_txn_and_reaches_the_clients() -> None:
+    with pytest.raises(UsageError) as err:
+        options.validate(QueueSettings(txn_after_abort="none"), NEW)
+    assert "--txn-after-abort none needs --txn" in err.value.one_line()
+    asked = QueueSettings(txn=True, txn_after_abort="none")
+    options.validate(asked, NEW)
+    assert options.client_options(asked).after_abort == "none"
+    assert options.block(asked)["txn_after_abort"] == "none"
+    assert options.client_options(QueueSettings(txn=True)).after_abort == "seek"
+
+
 def test_the_consumer_group_protocol_needs_kafka_4() -> None:
     asked = replace(SUB, commit="sync", groups=3, group_protocol="consumer")
     options.validate(asked, NEW)
