@@ -16,6 +16,9 @@ Public surface::
     read_stalls_in(path)       # the read_committed stalls of a history (stats' block), or
                                # None when it has no txn op (docs/HISTORY.md "Read stalls")
     describe_stall(stall)      # one stall in words
+    REWIND_CLASSES             # where a consumer reads after an aborted transaction
+    describe_rewinds(block)    # stats' abort-rewinds in words (docs/HISTORY.md "After
+                               # an abort")
 
 Both checks raise ``harness.base.errors.HistoryError`` for malformed input and
 never raise while judging: trouble there becomes ``valid: "unknown"``.
@@ -23,16 +26,20 @@ never raise while judging: trouble there becomes ``valid: "unknown"``.
 
 from checkers._check import DEFAULT_CYCLE_BUDGET_S, check, check_file, check_history
 from checkers._explain import render_verdict
+from checkers._rewinds import CLASSES as REWIND_CLASSES
+from checkers._rewinds import describe_rewinds
 from checkers._stalls import describe_stall, read_stalls_in
 from checkers._verdict import ANOMALY_TYPES, anomaly_ops, exit_code, without_drain
 
 __all__ = [
     "ANOMALY_TYPES",
     "DEFAULT_CYCLE_BUDGET_S",
+    "REWIND_CLASSES",
     "anomaly_ops",
     "check",
     "check_file",
     "check_history",
+    "describe_rewinds",
     "describe_stall",
     "exit_code",
     "read_stalls_in",

@@ -29,12 +29,23 @@ from checkers._input import (
 )
 from checkers._key_parts import judge_in_parts
 from checkers._parallel import chunk_count, read_parallel
+from checkers._rewinds import abort_rewinds
 from checkers._stalls import read_stalls
 from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
 from checkers.groups import judge_groups
 from harness.base import contract
-from harness.base.contract import ENGINES, F_MASK, F_SHIFT, FAIL, INFO, NEMESIS_F, OK, TYPE_NAMES
+from harness.base.contract import (
+    ENGINES,
+    F_MASK,
+    F_SHIFT,
+    FAIL,
+    INFO,
+    KIND_MASK,
+    NEMESIS_F,
+    OK,
+    TYPE_NAMES,
+)
 from harness.base.errors import HistoryError
 
 #: How long the G0/G1c search may take before the verdict becomes "unknown".
@@ -227,15 +238,23 @@ def _stalls(
     scanner: Scanner, again: Callable[[], Iterable[dict[str, Any]]] | None
 ) -> dict[str, Any]:
     """``stats``' ``read-committed-stalls`` (``checkers._stalls``) of a history that holds a
-    ``txn`` op (its readers are read_committed), from one more pass over its lines. A
-    liveness measure: whatever happens here, ``valid`` does not change."""
+    ``txn`` op (its readers are read_committed), and its ``abort-rewinds``
+    (``checkers._rewinds``) if a ``txn`` op failed, each from one more pass over its
+    lines. Measures, not anomalies: whatever happens here, ``valid`` does not change."""
     txn = contract.f_codes()["txn"]
     if again is None or not any((m >> F_SHIFT) & F_MASK == txn for m in scanner.meta):
         return {}
     try:
-        return {"read-committed-stalls": read_stalls(again())}
+        stats: dict[str, Any] = {"read-committed-stalls": read_stalls(again())}
     except Exception as err:
-        return {"read-committed-stalls": {"error": _internal(err, "measuring read stalls")}}
+        stats = {"read-committed-stalls": {"error": _internal(err, "measuring read stalls")}}
+    aborted = txn << F_SHIFT | FAIL
+    if any(m & (F_MASK << F_SHIFT | KIND_MASK) == aborted for m in scanner.meta):
+        try:
+            stats["abort-rewinds"] = abort_rewinds(again())
+        except Exception as err:
+            stats["abort-rewinds"] = {"error": _internal(err, "classifying abort rewinds")}
+    return stats
 
 
 def _proven_info_ops(collector: Collector) -> set[int]:

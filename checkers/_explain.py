@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from checkers._rewinds import describe_rewinds
 from checkers._stalls import describe_stall
 
 Anomaly = dict[str, Any]
@@ -21,8 +22,8 @@ SHOWN_PER_TYPE = 10
 def render_verdict(verdict: dict[str, Any], *, per_type: int = SHOWN_PER_TYPE) -> str:
     """A verdict for a person: the outcome, then each anomaly type with explained examples."""
     ops: dict[str, dict[str, Any]] = verdict.get("ops", {})
-    lines = [_headline(verdict), _stats_line(verdict.get("stats", {})),
-             *_stall_lines(verdict.get("stats", {}))]
+    stats = verdict.get("stats", {})
+    lines = [_headline(verdict), _stats_line(stats), *_stall_lines(stats), *_rewind_lines(stats)]
     if verdict.get("error"):
         lines.append(f"Could not decide everything: {verdict['error']}.")
     for kind, n in (verdict.get("not-judged-counts") or {}).items():
@@ -68,6 +69,13 @@ def _stats_line(stats: dict[str, Any]) -> str:
     if stats.get("never-completed"):
         text += f" ({stats['never-completed']} never completed, counted as info)"
     return text + f"; {stats.get('nemesis-ops', 0)} nemesis ops; {stats.get('keys', 0)} keys."
+
+
+def _rewind_lines(stats: dict[str, Any]) -> list[str]:
+    """Where consumers read after aborted transactions (a measure: never the verdict)."""
+    block = stats.get("abort-rewinds")
+    text = describe_rewinds(block) if isinstance(block, dict) else ""
+    return [f"Reads after aborted transactions (informational): {text}."] if text else []
 
 
 def _stall_lines(stats: dict[str, Any]) -> list[str]:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from checkers import read_stalls_in
+from checkers import describe_rewinds, read_stalls_in
 from harness.base.contract import analysis_groups
 from harness.base.drain import drain_finished
 from harness.base.errors import HistoryError
@@ -53,7 +53,7 @@ RUN_SCHEMA = (
     "bad_anomaly_types string, "
     + "".join(f"{column} long, " for column in analysis_groups())
     + "history_ops long, duration_s double, cut_short boolean, read_stall_s double, "
-    "path string, "
+    "abort_rewinds string, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -246,6 +246,7 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         # the drain never finished (a signal, an error, a kill): unseen was not judged
         "cut_short": drain_finished(test) is False or summary.get("interrupted") is True,
         "read_stall_s": read_stall(d, stats, work),
+        "abort_rewinds": describe_rewinds(stats.get("abort-rewinds") or {}) or None,
         "path": str(d.resolve()),
         **scenario_columns(test),
         **coverage_columns(cov),

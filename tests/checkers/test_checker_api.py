@@ -9,10 +9,12 @@ def test_public_names_are_pinned() -> None:
     assert sorted(checkers.__all__) == [
         "ANOMALY_TYPES",
         "DEFAULT_CYCLE_BUDGET_S",
+        "REWIND_CLASSES",
         "anomaly_ops",
         "check",
         "check_file",
         "check_history",
+        "describe_rewinds",
         "describe_stall",
         "exit_code",
         "read_stalls_in",

@@ -59,6 +59,13 @@ def test_the_row_has_every_column_of_the_schema_in_order(stalled: Path) -> None:
     assert names[-len(COVERAGE_COLUMNS):] == list(COVERAGE_COLUMNS)
 
 
+def test_the_abort_rewinds_block_is_a_column_in_words(stalled: Path) -> None:
+    assert row_of(stalled)["abort_rewinds"] is None
+    block = {"kept": {"aborts": 2, "observations": 3, "carries-on": 2, "unobserved": 1}}
+    edit_verdict(stalled, lambda v: v["stats"].update({"abort-rewinds": block}))
+    assert row_of(stalled)["abort_rewinds"] == "after kept aborts (2): carries-on 2, unobserved 1"
+
+
 def test_a_stored_block_gives_time_based_figures_and_the_poor_flag(stalled: Path) -> None:
     row = row_of(stalled)
     block = json.loads((stalled / "results.json").read_text())["run"]["coverage"]
