@@ -50,7 +50,7 @@ TOP_KEYS = ("name", "bug", "story", "sources", "versions", "settings", "broker",
 REQUIRED = ("name", "bug", "story", "sources", "versions", "step", "expect")
 VERSION_KEYS = ("min", "max", "modes")
 EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "replicas", "read-stall-s",
-               "note")
+               "abort-observed", "note")
 VARIANT_KEYS = ("name", "story", "settings", "broker", "versions", "expect")
 #: Run options a scenario does not set, and why (the rest of ``OPTIONS`` it may).
 NOT_SETTINGS = {
@@ -173,6 +173,10 @@ class _File:
             if stall is not None and (type(stall) not in (int, float) or not stall > 0):
                 raise self.bad(f"{at}.read-stall-s", f"expected seconds above 0, got "
                                f"{shown(stall)}", "read-stall-s = 60")
+            observed = e.get("abort-observed")
+            if observed is not None and (type(observed) is not int or observed < 1):
+                raise self.bad(f"{at}.abort-observed", f"expected a count above 0, got "
+                               f"{shown(observed)}", "abort-observed = 50")
             if valid is None and (anomalies or not (absent or replicas or stall)):
                 raise self.bad(f"{at}.valid", "missing",
                                "valid = true|false, or no valid with only absent = [...], "
@@ -182,7 +186,8 @@ class _File:
                 raise self.bad(f"{at}.note", f"expected text, got {shown(note)}", 'note = "..."')
             out.append(Expectation(self.range(e.get("versions"), f"{at}.versions"), valid,
                                    anomalies, absent, " ".join(note.split()), any_of,
-                                   replicas, None if stall is None else float(stall)))
+                                   replicas, None if stall is None else float(stall),
+                                   observed))
         return tuple(out)
 
 

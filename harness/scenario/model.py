@@ -77,7 +77,11 @@ class Expectation:
       ``stats``' ``read-committed-stalls``, docs/HISTORY.md "Read stalls") lasted at
       least N seconds, with any of the above or alone: a liveness finding (a stuck last
       stable offset), which no anomaly type names; a run whose verdict has no such
-      measure (not transactional, or judged before the checker took it) never matches it.
+      measure (not transactional, or judged before the checker took it) never matches it;
+    * ``abort_observed`` N: the checker classified at least N reads that followed an
+      aborted transaction whose reads the client kept (``stats``' ``abort-rewinds``,
+      docs/HISTORY.md "After an abort"), with any of the above: an informational
+      scenario's proof that it measured what it is about.
 
     ``absent`` may also narrow ``valid = false``.
     """
@@ -90,20 +94,25 @@ class Expectation:
     any: tuple[str, ...] = ()
     replicas: str | None = None
     read_stall_s: float | None = None
+    abort_observed: int | None = None
 
     @property
     def bug_shows(self) -> bool:
-        """Whether the scenario's bug is expected to show here (the version is affected)."""
+        """Whether the scenario's bug (or measured behaviour) is expected to show here."""
         return (self.valid is False or self.replicas in ("diverged", "offsets-backwards")
-                or self.read_stall_s is not None)
+                or self.read_stall_s is not None or self.abort_observed is not None)
 
     def matches(self, valid: bool | str, anomalies: Collection[str],
-                replicas: bool | str | None = None, stall_s: float | None = None) -> bool:
+                replicas: bool | str | None = None, stall_s: float | None = None,
+                kept_observed: int | None = None) -> bool:
         """Whether a verdict (its ``valid`` and the anomaly types found; ``replicas``: the
         replica comparison's ``valid``, ``"offsets-backwards"`` for a failed one in which a
         log went back, None if none ran; ``stall_s``: its longest read_committed stall,
-        None if not measured) is this outcome; an ``unknown`` verdict never is."""
+        None if not measured; ``kept_observed``: the reads it classified after aborts whose
+        reads were kept) is this outcome; an ``unknown`` verdict never is."""
         if not isinstance(valid, bool):
+            return False
+        if self.abort_observed is not None and (kept_observed or 0) < self.abort_observed:
             return False
         if self.replicas is not None and not _replicas_match(self.replicas, replicas):
             return False
@@ -133,6 +142,9 @@ class Expectation:
             text += f"; replicas {self.replicas}"
         if self.read_stall_s is not None:
             text += f"; a read_committed stall of at least {self.read_stall_s:g} s"
+        if self.abort_observed is not None:
+            text += (f"; at least {self.abort_observed} reads after aborts whose reads were "
+                     "kept, classified")
         return text + (f" ({self.note})" if self.note else "")
 
 

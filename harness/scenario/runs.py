@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from checkers import describe_rewinds
 from cluster.kafka_dist import KafkaDist
 from cluster.versions import KafkaVersion
 from harness.base.errors import InsyncError, UsageError
@@ -172,7 +173,8 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
     if case.expected.valid is True and valid is True and untested(verdict, case.tests):
         return False
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
-                                 replicas_of(verdict), stall_of(verdict))
+                                 replicas_of(verdict), stall_of(verdict),
+                                 kept_observed(verdict))
 
 
 def stall_of(verdict: Mapping[str, Any]) -> float | None:
@@ -181,6 +183,18 @@ def stall_of(verdict: Mapping[str, Any]) -> float | None:
     block = (verdict.get("stats") or {}).get("read-committed-stalls")
     longest = block.get("longest-s") if isinstance(block, Mapping) else None
     return float(longest) if isinstance(longest, int | float) else None
+
+
+def rewinds_of(verdict: Mapping[str, Any]) -> dict[str, Any]:
+    """The checker's ``abort-rewinds`` block (docs/HISTORY.md "After an abort"), or {}."""
+    block = (verdict.get("stats") or {}).get("abort-rewinds")
+    return block if isinstance(block, dict) else {}
+
+
+def kept_observed(verdict: Mapping[str, Any]) -> int:
+    """How many reads after aborts whose reads were kept the checker classified."""
+    kept = rewinds_of(verdict).get("kept") or {}
+    return int(kept.get("observations", 0)) - int(kept.get("unobserved", 0))
 
 
 def replicas_of(verdict: Mapping[str, Any]) -> bool | str | None:
@@ -212,6 +226,9 @@ def run_line(k: int, verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> 
     stall = stall_of(verdict)
     if stall:
         tail += f"; longest read_committed stall {stall:g} s"
+    rewinds = describe_rewinds(rewinds_of(verdict))
+    if rewinds:
+        tail += f"; {rewinds}"
     return f"run {k}: {word}{tail}"
 
 
@@ -264,6 +281,7 @@ def scenario_block(case: Case) -> dict[str, Any]:
         "expected": {"versions": str(e.versions), "valid": e.valid,
                      "anomalies": list(e.anomalies), "any": list(e.any),
                      "replicas": e.replicas, "read-stall-s": e.read_stall_s,
+                     "abort-observed": e.abort_observed,
                      "absent": list(e.absent),
                      "note": e.note, "text": e.describe()},
     }  # fmt: skip

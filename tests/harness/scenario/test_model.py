@@ -239,3 +239,17 @@ def test_a_read_stall_expectation_reads_the_longest_read_committed_stall(
     assert e.matches(valid, found, None, stall_s) is matches
     assert e.bug_shows is True
     assert e.describe() == "any verdict; a read_committed stall of at least 30 s"
+
+
+@pytest.mark.parametrize(
+    ("valid", "observed", "matches"),
+    [(True, 50, True), (True, 49, False), (True, None, False), (False, 80, False)],
+    ids=["enough", "too-few", "not-measured", "invalid"],
+)
+def test_an_abort_observed_expectation_needs_that_many_classified_reads(
+        valid: bool, observed: int | None, matches: bool) -> None:
+    e = Expectation(_ANY, True, abort_observed=50)
+    assert e.matches(valid, [] if valid else ["lost-write"], None, None, observed) is matches
+    assert e.bug_shows is True
+    assert e.describe() == ("valid; at least 50 reads after aborts whose reads were kept, "
+                            "classified")
