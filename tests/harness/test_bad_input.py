@@ -105,8 +105,10 @@ def test_client_features_old_brokers_lack_are_refused_before_docker(
                        "Kafka 3.9"),
         (["run", "--commit", "sync"], "--commit sync needs --sub-via subscribe"),
         (["matrix", "--groups", "2"], "--groups 2 needs --sub-via subscribe"),
+        (["run", "--txn-after-abort", "none"], "--txn-after-abort none needs --txn"),
     ],
-    ids=["run-consumer-protocol-on-3.9", "run-sync-commits-with-assign", "matrix-groups-assign"],
+    ids=["run-consumer-protocol-on-3.9", "run-sync-commits-with-assign", "matrix-groups-assign",
+         "run-after-abort-without-txn"],
 )
 def test_group_options_are_refused_before_docker(
     engine: Engine, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
