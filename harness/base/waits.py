@@ -89,14 +89,14 @@ def not_applied(op: Mapping[str, Any]) -> str | None:
     if op.get("f") not in premise_fs() or op.get("type") in (None, "invoke"):
         return None
     error = op.get("error")
-    if not error and op.get("type") == "ok":
+    if not error:  # a nemesis completes every op info; only an error says it did not apply
         return None
     value = op.get("value")
     value = value if isinstance(value, Mapping) else {}
     what = ", ".join(str(r) for r in value.get("resources") or []) or "its resources"
     why = (error if isinstance(error, str)
            else "; ".join(f"{k}: {v}" for k, v in error.items()) if isinstance(error, Mapping)
-           else repr(error) if error else f"completed {op.get('type')}")
+           else repr(error))
     return f"{op.get('f')} of {what} did not apply ({why})"
 
 
