@@ -85,6 +85,9 @@ class ClientOptions:
     #: librdkafka's ``check.crcs``: whether consumers (the drain's too) verify each
     #: fetched batch's CRC; librdkafka's default, off, leaves a corrupt batch to the checker
     check_crcs: bool = False
+    #: ``--record-keys``: each record's key is its value (unique in the run), which a
+    #: compacted topic requires of every record; readers still know a record by its value
+    record_keys: bool = False
     #: seconds thread 0's member stops polling once, past its max.poll.interval.ms (0: never)
     stall_member_s: float = 0.0
     #: ``--members-from``: members make their consumers only once they join, this many

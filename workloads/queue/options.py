@@ -111,6 +111,9 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("check_crcs", boolean, "consumers check each fetched batch's CRC (librdkafka's "
          "check.crcs); off by default, as librdkafka's is: a client trusts its broker",
          "true|false"),
+    Spec("record_keys", boolean, "each record carries a key, its own value (unique in the "
+         "run), as a compacted topic requires (cleanup.policy=compact); compaction then "
+         "removes none of them (default: false, records without keys)", "true|false"),
     Spec("pin_keys", keys, "keys never retired while their partition stalls, e.g. t0-0 "
          "(a scenario pins the keys its fault script names)", "K1,K2"),
     Spec("check_replicas", keys, "after the run, read every replica's log of these keys' "
@@ -151,6 +154,7 @@ class QueueSettings:
     poll_ms: int = 100
     max_poll_records: int = MAX_POLL_RECORDS
     check_crcs: bool = False
+    record_keys: bool = False
     pin_keys: list[str] = field(default_factory=list)
     check_replicas: list[str] = field(default_factory=list)
     members_from: float = 0.0
@@ -287,6 +291,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "poll_ms": s.poll_ms,
         "max_poll_records": s.max_poll_records,
         "check_crcs": s.check_crcs,
+        "record_keys": s.record_keys,
         "pin_keys": list(s.pin_keys),
         "check_replicas": list(s.check_replicas),
         "crash_client_interval": s.crash_client_interval,
@@ -321,6 +326,7 @@ def client_options(
         poll_ms=s.poll_ms,
         max_poll_records=s.max_poll_records,
         check_crcs=s.check_crcs,
+        record_keys=s.record_keys,
         stall_member_s=s.stall_member if s.sub_via == "subscribe" and s.commit == "sync" else 0.0,
         members_from_s=s.members_from,
         seed=seed,

@@ -6,6 +6,9 @@ load), then serves delivery reports until every record of *this* op has one
 (several records in flight per producer); the
 completion carries ``[offset, value]`` where a report gave an offset. Whether
 an error means ``fail`` or ``info`` is decided by ``workloads.outcomes`` alone.
+With ``--record-keys`` each record's key is its value, unique in the run: a
+compacted topic refuses records without a key, and unique keys leave compaction
+nothing to remove (the history still names records by value alone).
 Transactions (``workloads.queue.txn``) use the same producer, ``produce`` and
 ``await_reports``.
 """
@@ -148,10 +151,11 @@ class Sender:
         records that never entered the queue, by position, with why (each is ``fail``)."""
         topic, partition = self.topics.real(mops[start][1])
         messages: list[dict[str, Any]] = []
+        keyed = self.opts.record_keys
         for i in range(start, end):
             payload = str(mops[i][2]).encode()
             reports.expect(payload, i)
-            messages.append({"value": payload})
+            messages.append({"value": payload, "key": payload} if keyed else {"value": payload})
         try:
             producer.produce_batch(topic, messages, partition=partition, on_delivery=reports)
         except (BufferError, KafkaException) as err:  # none of them entered the queue
@@ -165,7 +169,8 @@ class Sender:
         topic, partition = self.topics.real(key)
         payload = str(value).encode()
         reports.expect(payload, i)
-        producer.produce(topic, value=payload, partition=partition, on_delivery=reports)
+        producer.produce(topic, value=payload, key=payload if self.opts.record_keys else None,
+                         partition=partition, on_delivery=reports)
 
     def close(self) -> None:
         """Drop the producer without waiting: what was not delivered stays unknown."""

@@ -26,7 +26,7 @@ class Msg:
     offset_: int
     value_: bytes
     error_: KafkaError | None = None
-    key_: bytes | None = None  # the workload's records have none
+    key_: bytes | None = None  # the workload's records have none, unless --record-keys
 
     def topic(self) -> str:
         return self.topic_
@@ -83,14 +83,17 @@ class FakeProducer:
     polls: int = 0
     refuse: Callable[[int], BaseException | KafkaError | None] = lambda queued: None
     batches: list[int] = field(default_factory=list)  # the size of each produce_batch
+    keys: list[bytes | None] = field(default_factory=list)  # each queued record's key
 
-    def produce(self, topic: str, value: bytes, partition: int, on_delivery: Any) -> None:
+    def produce(self, topic: str, value: bytes, partition: int, on_delivery: Any,
+                key: bytes | None = None) -> None:
         error = self.refuse(len(self.queued))
         if isinstance(error, BaseException):
             raise error
         if error is not None:
             raise KafkaException(error)
-        self.queued.append((on_delivery, Msg(topic, partition, -1, value)))
+        self.keys.append(key)
+        self.queued.append((on_delivery, Msg(topic, partition, -1, value, key_=key)))
 
     def produce_batch(self, topic: str, messages: list[dict[str, Any]], partition: int,
                       on_delivery: Any) -> int:
@@ -103,7 +106,9 @@ class FakeProducer:
             if error is not None:
                 m["_error"] = error
                 continue
-            self.queued.append((on_delivery, Msg(topic, partition, -1, m["value"])))
+            self.keys.append(m.get("key"))
+            self.queued.append((on_delivery, Msg(topic, partition, -1, m["value"],
+                                                 key_=m.get("key"))))
             queued += 1
         return queued
 

@@ -180,3 +180,13 @@ def test_check_crcs_is_a_row_that_reaches_the_consumers_and_test_json() -> None:
     assert options.block(opts)["check_crcs"] is True
     assert options.client_options(opts).consumer_config()["check.crcs"] is True
     assert options.block(parse([]).resolved())["check_crcs"] is False
+
+
+def test_record_keys_is_a_row_that_reaches_the_producers_and_test_json() -> None:
+    from harness.run.options import parse
+
+    opts = parse(["--record-keys", "true"]).resolved()
+    assert options.block(opts)["record_keys"] is True
+    assert options.client_options(opts).record_keys is True
+    assert options.block(parse([]).resolved())["record_keys"] is False
+    assert options.client_options(parse([]).resolved()).record_keys is False
