@@ -75,7 +75,9 @@ def _probe_write(bootstrap: str, rf: int, timeout_s: float, *, ask_first: bool =
             PROBE_TOPIC,
             num_partitions=1,
             replication_factor=rf,
-            config={"min.insync.replicas": str(min(2, rf))},
+            # The probe's record has no key: its topic is never compacted, whatever the
+            # brokers' log.cleanup.policy (a compacted topic refuses records without a key).
+            config={"min.insync.replicas": str(min(2, rf)), "cleanup.policy": "delete"},
         )
         try:
             client.create_topics([new], request_timeout=timeout_s)[PROBE_TOPIC].result(timeout_s)

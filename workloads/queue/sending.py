@@ -90,7 +90,8 @@ class Sender:
         producer = self.producer()
         if not self.opts.txn:
             topic = self.topics.warm_up_topic()
-            producer.produce(topic, value=b"warm-up", partition=0)
+            key = b"warm-up" if self.opts.record_keys else None  # a compacted topic needs one
+            producer.produce(topic, value=b"warm-up", key=key, partition=0)
             if producer.flush(self.opts.op_budget_s):
                 raise RuntimeError("the warm-up write was not acknowledged in time")
 

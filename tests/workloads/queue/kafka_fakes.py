@@ -85,8 +85,8 @@ class FakeProducer:
     batches: list[int] = field(default_factory=list)  # the size of each produce_batch
     keys: list[bytes | None] = field(default_factory=list)  # each queued record's key
 
-    def produce(self, topic: str, value: bytes, partition: int, on_delivery: Any,
-                key: bytes | None = None) -> None:
+    def produce(self, topic: str, value: bytes, partition: int,
+                on_delivery: Any = lambda err, msg: None, key: bytes | None = None) -> None:
         error = self.refuse(len(self.queued))
         if isinstance(error, BaseException):
             raise error

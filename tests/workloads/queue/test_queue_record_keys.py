@@ -55,3 +55,10 @@ def test_readers_keep_the_workload_s_keyed_records_by_value() -> None:
     records: dict[str, Any] = {}
     reader._take([Msg("run1-t0", 0, 10, b"7", key_=b"7"), Msg("run1-t0", 0, 11, b"8")], records)
     assert records == {"t0-0": [[10, 7], [11, 8]]}
+
+
+def test_the_warm_up_write_carries_a_key_with_the_option() -> None:
+    for keyed, expected in ((True, [b"warm-up"]), (False, [None])):
+        producer = FakeProducer(lambda topic, partition, value: (None, 0))
+        client(producer, record_keys=keyed).sender.warm_up()
+        assert producer.keys == expected
