@@ -8,7 +8,9 @@ Py4J traceback.
 
 Defaults are for a 2-core laptop or CI box: ``local[2]``, a small driver, no
 web UI, everything bound to 127.0.0.1 (no traffic leaves the machine), logs
-at ERROR. ``--master URL`` points the same code at any cluster.
+at ERROR, and a code-generation cache large enough that a second check in
+the same session reuses the first one's compiled classes. ``--master URL``
+points the same code at any cluster.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_DRIVER_MEMORY = "2g"
+#: generated classes the JVM keeps (Spark's default is 100): one check compiles about 330,
+#: so with the default every check in a shared session (a test suite, ``insync analyze``
+#: over many runs) compiles them all again; kept, a later check compiles a handful
+CODEGEN_CACHE_ENTRIES = 1000
 LOOPBACK = "127.0.0.1"
 #: master URL schemes Spark understands; anything else is a usage error before the JVM starts
 MASTER_PREFIXES = ("local", "spark://", "yarn", "k8s://", "mesos://")
@@ -79,6 +85,7 @@ def get_session(
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
         # malformed history input must become NULL (then a HistoryError naming the line),
