@@ -141,6 +141,7 @@ def test_fault_bands_have_short_labels_and_their_value_one_click_away(
     assert all("{" not in b["label"] and len(b["label"]) < 48 for b in bands), bands
     assert p.inner_text("#range").startswith("0.000 s .. ")  # the axis starts at 0, in s
     first = bands[0]
+    p.locator("#tl").scroll_into_view_if_needed()  # panels above it may push it below the fold
     box, view = p.locator("#tl").bounding_box(), p.evaluate("window.insync.view")
     mid = (first["start"] + first["stop"]) / 2
     x = 64 + (mid - view[0]) / (view[1] - view[0]) * (box["width"] - 64 - 12)
