@@ -15,15 +15,10 @@ from html import escape
 from typing import Any
 
 from checkers import REWIND_CLASSES
+from results.report.stall_panel import op_link
 
 PARTS = {"kept": "the client kept the aborted reads (the consumer's own position)",
          "sought": "the client sought back over the aborted reads"}
-
-
-def _op(index: Any) -> str:
-    if type(index) is not int:
-        return "-"
-    return f'<a class="op" data-op="{index}">op {index}</a>'
 
 
 def panel_html(verdict: Mapping[str, Any]) -> str:
@@ -46,8 +41,8 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
                 continue
             e = examples.get((part == "kept", cls)) or {}
             where = (f"{escape(str(e.get('key')))}: read {escape(str(e.get('first-read')))}"
-                     f"..{escape(str(e.get('last-read')))} in {_op(e.get('abort'))}, next "
-                     f"{escape(str(e.get('next-read')))} in {_op(e.get('poll'))}"
+                     f"..{escape(str(e.get('last-read')))} in {op_link(e.get('abort'))}, next "
+                     f"{escape(str(e.get('next-read')))} in {op_link(e.get('poll'))}"
                      if e.get("poll") is not None else escape(str(e.get("why", ""))))
             rows.append(f"<tr><td>{escape(words)} ({escape(str(counts.get('aborts')))})</td>"
                         f"<td>{escape(cls)}</td><td>{escape(str(counts[cls]))}</td>"

@@ -19,7 +19,8 @@ from typing import Any
 SHOWN = 5
 
 
-def _op(index: Any) -> str:
+def op_link(index: Any) -> str:
+    """An op number as a link the history table answers ("-" when there is none)."""
     if type(index) is not int:
         return "-"
     return f'<a class="op" data-op="{index}">op {index}</a>'
@@ -41,13 +42,13 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
     for s in stalls[:SHOWN]:
         held = s.get("held-back") or {}
         ended = ("until the end of the run" if s.get("until-end")
-                 else f"{_op(s.get('ended-by'))} at {escape(str(s.get('ended-s')))} s")
+                 else f"{op_link(s.get('ended-by'))} at {escape(str(s.get('ended-s')))} s")
         rows.append(
             f"<tr><td>{escape(str(s.get('key')))}</td><td>{escape(str(s.get('seconds')))} s</td>"
             f"<td>{escape(str(s.get('start-s')))} s</td><td>{escape(str(s.get('end-s')))} s</td>"
             f"<td>{ended}</td><td>offset {escape(str(held.get('offset')))} "
-            f"({_op(held.get('op'))})</td><td>{escape(str(s.get('polls')))}: "
-            f"{_op(s.get('first-poll'))} to {_op(s.get('last-poll'))}</td>"
+            f"({op_link(held.get('op'))})</td><td>{escape(str(s.get('polls')))}: "
+            f"{op_link(s.get('first-poll'))} to {op_link(s.get('last-poll'))}</td>"
             f"<td>{escape(str(s.get('stalls')))}</td></tr>")
     more = len(stalls) - SHOWN
     tail = f"<p>{more} more stalled keys: see results.json.</p>" if more > 0 else ""
