@@ -4,9 +4,10 @@ Resume rule: run ``k`` of a combination is done when some
 ``<results-dir>/<test-name>/*/`` holds a ``test.json`` whose optional
 ``matrix`` block (written by :func:`mark` after each run) names the same
 combination, the same run number and the same settings (every run option but
-seed, name, results dir, cluster name and teardown; an unset option is the same
-as one the block does not name), and a ``results.json`` of a run that was not
-interrupted. Everything else is run (again); a finished run of the combination
+seed, name, results dir, cluster name and teardown; an option the block does
+not name is the same as one unset or at its default now, since a run stored
+before the option existed ran as its default does), and a ``results.json`` of
+a run that was not interrupted. Everything else is run (again); a finished run of the combination
 whose settings differ is left where it is, and the rerun says in one line which
 settings changed (:func:`not_reused`).
 """
@@ -14,12 +15,17 @@ settings changed (:func:`not_reused`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from harness.base.rundir import RunDir, read_json, write_json
 from harness.matrix.grid import Combination
+from harness.run.options import RunOptions
+
+#: Each run option's default: what a run stored before the option existed ran with.
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunOptions)
+                            if f.default is not MISSING}
 
 
 def matrix_block(combo: Combination, run_no: int) -> dict[str, Any]:
@@ -109,14 +115,19 @@ def _finished(
 
 def same_settings(stored: Any, settings: dict[str, Any]) -> bool:
     """Do a stored block's settings equal these? An unset (None) option counts as absent,
-    so a run stored before an option existed (``--controllers``, ``--base-image``) still
-    resumes while that option is left unset."""
+    and an absent one as its default, so a run stored before an option existed
+    (``--controllers``, ``--record-keys``) still resumes while that option is left unset
+    or at its default."""
     return isinstance(stored, dict) and not settings_diff(stored, settings)
 
 
 def settings_diff(stored: Any, settings: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """option -> (stored, now) for each option whose set values differ (None is unset)."""
-    was = {k: v for k, v in stored.items() if v is not None} if isinstance(stored, dict) else {}
+    """option -> (stored, now) for each option whose set values differ (None is unset; an
+    option the stored block does not name is taken at its default)."""
+    block = stored if isinstance(stored, dict) else {}
+    was = {k: v for k, v in block.items() if v is not None}
+    was.update({k: DEFAULTS[k] for k in settings.keys() - block.keys()
+                if DEFAULTS.get(k) is not None})
     now = {k: v for k, v in settings.items() if v is not None}
     return {k: (was.get(k), now.get(k)) for k in sorted(was.keys() | now.keys())
             if was.get(k) != now.get(k)}

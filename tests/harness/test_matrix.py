@@ -512,3 +512,22 @@ def test_a_stopped_run_joins_neither_the_tallies_nor_the_table(tmp_path: Path) -
     assert sorted(out.verdicts[combo.name]) == [1] and after == [1]
     assert any(line.endswith("run 2: interrupted") or " run 2: interrupted " in line
                for line in lines)
+
+
+def test_a_run_stored_before_an_option_existed_resumes_only_at_its_default(
+    tmp_path: Path,
+) -> None:
+    """A block written before --record-keys and --txn-after-abort existed ran as their
+    defaults do: it matches while they stay at their defaults, and not once one is set."""
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    assert combo.settings()["record_keys"] is False  # the defaults, written explicitly
+    assert combo.settings()["txn_after_abort"] == "seek"
+    ok = {"valid": True, "run": {"interrupted": False}}
+    before = {k: v for k, v in combo.settings().items()
+              if k not in ("record_keys", "txn_after_abort")}
+    stored(tmp_path, combo, 1, results=ok, settings=before)
+    assert sorted(mx.done_runs(tmp_path, combo)) == [1]
+    (kept,), _ = mx.expand(flags(f"--acks all --record-keys true --results-dir {tmp_path}"))
+    assert mx.done_runs(tmp_path, kept) == {}
+    (changed,) = changed_runs(tmp_path, kept)
+    assert changed.diff == {"record_keys": (False, True)}
