@@ -20,7 +20,13 @@ The decision depends on the call that raised, the :data:`Kind`:
     (``NOT_ENOUGH_REPLICAS``: Kafka checks the in-sync replica count before it
     appends) proves only that *that* attempt was not appended: an earlier attempt
     whose response was lost may have been. Such errors are ``fail`` only when the
-    caller knows there was one attempt (``retried=False``). Errors sent after the
+    caller knows there was one attempt (``retried=False``). No librdkafka
+    producer knows that, whatever its ``retries``: after an error it marks not
+    persisted (``NOT_LEADER_FOR_PARTITION`` from a leader that appended the
+    request and stepped down before the followers had it) librdkafka sends the
+    request again without counting a retry, so ``retries`` 0 still writes twice
+    (Kafka 1.1.1 runs of ``offsets-expiry-clock``, docs/FINDINGS.md). The
+    workloads therefore always pass ``retried=True``. Errors sent after the
     append or with no answer at all are always ``info``: timeouts, transport
     errors, ``NOT_ENOUGH_REPLICAS_AFTER_APPEND`` (appended on the leader, may
     survive), ``NOT_LEADER_OR_FOLLOWER`` (the old leader may have appended it

@@ -189,8 +189,3 @@ class ClientOptions:
             conf["queued.max.messages.kbytes"] = QUEUED_MAX_KBYTES
             conf["fetch.queue.backoff.ms"] = FETCH_QUEUE_BACKOFF_MS
         return conf
-
-    @property
-    def sends_retried(self) -> bool:
-        """Whether a record may have been sent more than once (see ``workloads.outcomes``)."""
-        return self.retries != 0

@@ -126,7 +126,7 @@ class Sender:
             else:
                 error, _ = reports[i]
                 outcomes.append(None if error is None else
-                                classify(error, "send", retried=self.opts.sends_retried))
+                                classify(error, "send"))
         value = sent(mops, reports)
         outcome = merge(outcomes)
         return Completed("ok", value) if outcome is None else outcome.completed(value)
