@@ -180,7 +180,9 @@ class Member:
         if err is not None:
             if err.fatal():
                 raise KafkaException(err)
-            LOG.debug("group consumer of process %s: %s", self.process, err)
+            # kept in the run's log: a partition error (an offset fetch the coordinator
+            # refuses) is the only trace of an assigned partition left unread
+            LOG.info("group consumer of process %s: %s", self.process, err)
             return
         topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
         if topic is None or partition is None or offset is None:

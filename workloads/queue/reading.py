@@ -115,7 +115,9 @@ class Reader:
             if err is not None:
                 if err.fatal():
                     raise KafkaException(err)
-                LOG.debug("consumer of process %s: %s", self.process, err)
+                # kept in the run's log: a partition error (an offset lookup the
+                # coordinator refuses) is the only trace of a partition left unread
+                LOG.info("consumer of process %s: %s", self.process, err)
                 continue
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if topic is None or partition is None or offset is None:
