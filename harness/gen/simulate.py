@@ -9,7 +9,8 @@ completion back through ``gen.update``, and retires a client's process after an
 is not asked again (ops in flight still complete and update it), as in the runner:
 a simulator that asked again would hide main phases that end early. With
 ``op_timeout`` it abandons, as the interpreter does, a client op that would run
-longer: the op completes ``info`` at its deadline and its process is retired. The
+longer: the op completes ``info`` at its deadline, with no value (what it did is
+unknown), and its process is retired. The
 fakes are plain functions (a handler, like ``httpx.MockTransport``), so a test
 states its Kafka in a few lines.
 
@@ -36,8 +37,9 @@ LatencyFn = Callable[[Op, random.Random], int]
 """How long (ns) an invoked op takes, given the invoke op and the simulation's RNG."""
 
 OutcomeFn = Callable[[Op, random.Random], Mapping[str, Any]]
-"""How an invoked op ends: ``{"type": "ok"|"fail"|"info", "value"?: ..., "error"?: ...}``.
-A missing ``value`` keeps the invoke's value."""
+"""How an invoked op ends: ``{"type": "ok"|"fail"|"info", "value"?: ..., "error"?: ...,
+"fields"?: {...}}``. A missing ``value`` keeps the invoke's value; ``fields`` are further
+fields of the completion line (an ``assign``'s ``committed``, docs/HISTORY-GROUPS.md)."""
 
 _SET_HERE = frozenset({"index", "time", "process", "type", "f", "value"})
 POLL_INTERVAL = 1_000_000  # ns: how often a pending generator with no wake time is asked again
@@ -114,11 +116,14 @@ def simulate(
         done = heapq.heappop(inflight)
         now = max(now, done.done)
         free.add(done.thread)
-        end = {"type": "info", "error": ABANDONED} if done.abandoned else outcome(done.invoke, rnd)
+        end: Mapping[str, Any] = ({"type": "info", "value": None, "error": ABANDONED}
+                                  if done.abandoned else outcome(done.invoke, rnd))
         completion: Op = {"process": done.invoke["process"], "type": end["type"],
                           "f": done.invoke["f"], "value": end.get("value", done.invoke["value"])}
         if end.get("error") is not None:
             completion["error"] = end["error"]
+        if end.get("fields"):
+            completion.update(end["fields"])
         ops.append(history.append(completion))
         if g is not None:
             g = g.update(context(), ops[-1])

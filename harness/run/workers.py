@@ -177,7 +177,8 @@ class ClientWorker(_Worker):
             done = self.client.invoke(op)
         except Exception as err:  # unknown: it may have happened
             LOG.debug("process %s: %s raised", process, op["f"], exc_info=True)
-            done = Completed("info", op.get("value"), describe(err))
+            # no value, as for an abandoned op: what it read and committed is unknown
+            done = Completed("info", None, describe(err))
         self._report(written, done)
 
     def _invoked(self, invoke: Op) -> Op | None:

@@ -122,3 +122,13 @@ def test_outcome_values_and_errors_reach_the_history() -> None:
                        outcome_fn=handler)
     assert history[1] == {"index": 1, "time": MS, "process": 0, "type": "ok", "f": "send",
                           "value": [["send", "t0-0", [0, 5]]]}
+
+
+def test_outcome_fields_reach_the_completion_line() -> None:
+    def handler(op: Op, rng: random.Random) -> Mapping[str, Any]:
+        return {"type": "ok", "fields": {"committed": {"t0-0": None}}}
+
+    history = simulate(clients({"f": "assign", "value": ["t0-0"], "seek": "committed"}),
+                       concurrency=1, outcome_fn=handler)
+    assert history[1] == {"index": 1, "time": MS, "process": 0, "type": "ok", "f": "assign",
+                          "value": ["t0-0"], "committed": {"t0-0": None}}

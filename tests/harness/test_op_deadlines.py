@@ -82,7 +82,7 @@ def test_paused_leaders_hold_no_phase_and_no_fault_past_its_time() -> None:
     assert max(holds) < 20.0, holds  # held as the nemesis drew, whatever the clients did
     assert resumes[-1]["time"] == ns(T)  # the final heal: at the time limit, not after ops
     abandoned = [op for op in history if op.get("error") == ABANDONED]
-    assert abandoned and all(op["type"] == "info" for op in abandoned)
+    assert abandoned and all(op["type"] == "info" and op["value"] is None for op in abandoned)
     by_index = {op["index"]: op for op in history}
     for op in abandoned:  # each at its invoke's deadline, exactly
         invoke = max((i for i in history if i["type"] == "invoke"

@@ -117,6 +117,7 @@ def test_an_exception_is_info_and_the_thread_goes_on_as_a_fresh_process(tmp_path
     ops, _, _, mem = run_fake(tmp_path, handler=flaky)
     infos = [op for op in ops if op["type"] == "info" and op["f"] == "send"]
     assert infos and all("RuntimeError: broker on fire" in op["error"] for op in infos)
+    assert all(op["value"] is None for op in infos)  # what it did is unknown, as abandoned
     for op in infos:  # the process never invokes again; its thread does, as process + 3
         later = [o for o in ops if o["index"] > op["index"] and o["type"] == "invoke"]
         assert all(o["process"] != op["process"] for o in later)
