@@ -10,7 +10,9 @@ job per module:
 * ``setup``: one run's topics and clients; ``topics``: topics created on demand;
 * ``client``: the ``QueueClient`` (``config``, ``sending``, ``reading``, ``txn``);
 
-and its histories are judged by docs/HISTORY.md's checker.
+and its histories are judged by docs/HISTORY.md's checker, and by the group rules of
+docs/HISTORY-GROUPS.md where they record groups: ``--txn`` (offsets committed inside
+transactions, assigns from the committed offsets) and ``--sub-via subscribe``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ at a time:
 ``poll``, ``assign``, ``subscribe``
     the consumer's;
 ``txn``
-    sends and polls in one transaction;
+    sends and polls in one transaction, and with ``["commit"]`` the consumer's
+    positions committed inside it (docs/HISTORY-GROUPS.md);
 ``committed``
     a group's committed offsets (docs/HISTORY-GROUPS.md);
 ``crash``

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workloads.queue.shape import OFFSET_RESET
+from workloads.queue.shape import OFFSET_RESET, TXN_GROUP, group_name
 
 Acks = Literal["0", "1", "all"]
 
@@ -145,6 +145,15 @@ class ClientOptions:
         (``--commit sync``)."""
         return self.sub_via == "subscribe" and self.commit == "sync"
 
+    def group_of(self, process: int) -> str | None:
+        """The group ``process``'s main-phase consumer is a member of, as histories name it
+        (docs/HISTORY-GROUPS.md): its recorded group with ``--sub-via subscribe``, the one
+        group transactions commit to with ``--txn``, else None: the run's unnamed group
+        (``group_id``), whose members commit nothing, as the drain's consumers."""
+        if self.records_groups:
+            return group_name(process, self.groups)
+        return TXN_GROUP if self.txn else None
+
     def group_id_of(self, group: str) -> str:
         """The ``group.id`` on the cluster of the group a history names ``group``."""
         return self.group_prefix + group
@@ -153,7 +162,7 @@ class ClientOptions:
                         ) -> dict[str, Any]:
         """A consumer's settings; ``draining``: one made to re-read every key from the
         start at the end of a run, which keeps librdkafka's prefetch (see below);
-        ``group``: a member of that group (as histories name it), committing explicitly."""
+        ``group``: a member of that group (as histories name it, :meth:`group_of`)."""
         auto_commit = self.sub_via == "subscribe" and not self.txn and self.commit == "auto"
         conf: dict[str, Any] = {
             "group.id": self.group_id if group is None else self.group_id_of(group),

@@ -27,8 +27,10 @@ budget has left), ``poll`` (one micro-op), ``txn`` (1 to ``max_txn_len`` sends
 and polls; each send writes 1 to ``sends_per_op`` records to its key, as a ``send`` op
 does, so that a transaction carries as many records as a send op, over several
 partitions: one record per transaction made a transactional run's rate that of its
-commits), ``assign`` (a random non-empty subset of the active keys),
-``subscribe`` (the active keys; the runner subscribes to their topics),
+commits; with ``--txn`` one that polls ends in ``["commit"]``, the consumer's
+positions it commits, docs/HISTORY-GROUPS.md), ``assign`` (a random non-empty subset
+of the active keys; with ``--txn`` from the group's committed offsets, ``"seek":
+"committed"``), ``subscribe`` (the active keys; the runner subscribes to their topics),
 ``crash``. A ``crash`` op asks the runner to close the client and complete the op ``info``;
 the thread then goes on as a fresh process, which joins before it reads.
 
@@ -60,7 +62,14 @@ from typing import Any
 
 from harness.base.history import Op, Process
 from harness.gen.core import PENDING, Context, Gen, Pending, Rng, Step
-from workloads.queue.shape import OFFSET_RESET, OPS, QueueOptions, group_name, key_name
+from workloads.queue.shape import (
+    OFFSET_RESET,
+    OPS,
+    TXN_GROUP,
+    QueueOptions,
+    group_name,
+    key_name,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +193,19 @@ class QueueGen(Gen):
     @staticmethod
     def _invoke(ctx: Context, process: Process, f: str, value: Any, state: QueueGen) -> Step:
         """The invoke of ``f``; a recorded member's ``subscribe`` (every one, drawn or a
-        join) names its group and ``reset`` (docs/HISTORY-GROUPS.md)."""
+        join) names its group and ``reset`` (docs/HISTORY-GROUPS.md), and so does, with
+        ``txn``, every ``assign`` (with ``"seek": "committed"``) and ``subscribe``."""
         op = {"process": process, "time": ctx.time, "type": "invoke", "f": f, "value": value}
         if f == "subscribe" and state.opts.groups and isinstance(process, int):
             op["group"] = group_name(process, state.opts.groups)
             op["reset"] = OFFSET_RESET
             if state.opts.auto_commit:
                 op["auto-commit"] = True
+        elif state.opts.txn and f in ("assign", "subscribe"):
+            op["group"] = TXN_GROUP
+            op["reset"] = OFFSET_RESET
+            if f == "assign":
+                op["seek"] = "committed"
         return op, state
 
     def _open(self) -> list[int]:
@@ -262,6 +277,7 @@ class QueueGen(Gen):
         if f == "txn":
             n, rng = rng.below(self.opts.max_txn_len)
             mops: list[list[Any]] = []
+            polls = False
             for j in range(n + 1):
                 x, rng = rng.random()
                 keys = state._open() if x < self.opts.txn_send_ratio else []
@@ -272,6 +288,9 @@ class QueueGen(Gen):
                     mops += sent
                 else:
                     mops.append(["poll"])
+                    polls = True
+            if polls and self.opts.txn:  # it commits the positions its reads moved
+                mops.append(["commit"])
             return mops, state
         if f == "assign":
             picks = [n for j, n in enumerate(self.active) if rng.fork(j).below(2)[0]]

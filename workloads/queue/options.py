@@ -19,7 +19,7 @@ from harness.base.contract import parse_key
 from harness.base.errors import UsageError
 from harness.base.values import Range, Spec, boolean, choice, items, number, opt_whole, whole
 from workloads.queue.config import MAX_POLL_RECORDS, ClientOptions
-from workloads.queue.shape import QueueOptions, group_names
+from workloads.queue.shape import TXN_GROUP, QueueOptions, group_names
 
 #: librdkafka refuses more in-flight requests than this with enable.idempotence.
 IDEMPOTENT_MAX_IN_FLIGHT = 5
@@ -87,7 +87,9 @@ OPTIONS: tuple[Spec, ...] = (
     Spec("group_protocol", choice("classic", "consumer"), "with --sub-via subscribe, the "
          "members' group.protocol: classic, or KIP-848's consumer (Kafka "
          f"{feature_since('consumer_group_protocol')}+) (default: classic)"),
-    Spec("txn", boolean, "transactional producers and read_committed consumers", "true|false"),
+    Spec("txn", boolean, "transactional producers and read_committed consumers; each "
+         "transaction that polls commits the consumer's positions to group g0, recorded "
+         "(docs/HISTORY-GROUPS.md)", "true|false"),
     Spec("txn_abort_p", number, "with --txn: probability of aborting a transaction on purpose "
          "(default: 0.1)", "P", range=Range(0, 1, open_hi=True)),
     Spec("txn_after_abort", choice("seek", "none"), "with --txn: what a client does to its "
@@ -374,10 +376,14 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         auto_commit=s.commit == "auto",
         committed_every_ns=COMMITTED_EVERY_NS if s.commit == "auto" else None,
         join_from_ns=int(s.members_from * 1e9),
+        txn=s.txn,
     )
 
 
 def group_names_of(s: QueueSettings) -> tuple[str, ...]:
-    """The recorded groups (``--sub-via subscribe`` without ``--txn``): the drain reads
-    each one's committed offsets first."""
+    """The recorded groups (``--sub-via subscribe`` without ``--txn``, or with ``--txn``
+    the one its transactions commit to): the drain reads each one's committed offsets
+    first."""
+    if s.txn:
+        return (TXN_GROUP,)
     return group_names(s.groups) if client_options(s).records_groups else ()

@@ -4,8 +4,10 @@
     wait up to ``poll_ms`` for a first record, then take what is buffered (up to
     ``max_poll_records``); the completion maps each key to ``[[offset, value], ...]``.
 ``assign`` / ``subscribe``
-    assign the keys' partitions (keeping the position of keys already held, or
-    from the beginning for the drain's ``"seek": "beginning"``), or subscribe
+    assign the keys' partitions (keeping the position of keys already held; new ones
+    from the beginning for the drain's ``"seek": "beginning"``, from the group's
+    committed offsets for ``--txn``'s ``"seek": "committed"``, which the completion's
+    ``committed`` field records, docs/HISTORY-GROUPS.md), or subscribe
     to their topics in the run's one consumer group (auto-commit), or, with
     ``--commit sync``, in the process's own group as a member that commits what
     it polls (:mod:`workloads.queue.members`);
@@ -33,7 +35,7 @@ from workloads.client import Completed, Op
 from workloads.outcomes import Outcome, classify
 from workloads.queue.config import ClientOptions
 from workloads.queue.members import MAX_POLL_INTERVAL_S, Member, Stall
-from workloads.queue.shape import group_name, record_value
+from workloads.queue.shape import record_value
 from workloads.queue.topics import Topics
 
 LOG = logging.getLogger("insync.client")
@@ -59,9 +61,9 @@ class Reader:
         self.process = process
         self._consumer: Consumer | None = None
         self._assigned: set[str] = set()
-        #: with ``--sub-via subscribe``: this process's group, and with ``--commit sync``
-        #: its member (the drain's consumers are not members: they assign)
-        self.group = group_name(process, opts.groups) if opts.records_groups else None
+        #: this process's group (``ClientOptions.group_of``), and with ``--commit sync``
+        #: its member (the drain's consumers are in no named group: they assign)
+        self.group = opts.group_of(process)
         self.member: Member | None = None
         self._topics: list[str] | None = None  # what the member subscribed to last
 
@@ -160,9 +162,10 @@ class Reader:
         beginning (``nonmonotonic-poll`` that Kafka did not cause). So only the
         partitions that change are unassigned or assigned, and every partition
         added in the main phase starts at an offset named as a number, never at a
-        logical one (``OFFSET_BEGINNING``): with ``--txn`` the group's committed
-        offset (looked up before anything changes), otherwise (or where nothing is
-        committed) :data:`FIRST_OFFSET`. librdkafka 2.16 (its debug log, a 120 s
+        logical one (``OFFSET_BEGINNING``): with ``"seek": "committed"`` (every assign
+        of a ``--txn`` run) the group's committed offset (looked up before anything
+        changes), otherwise (or where nothing is committed) :data:`FIRST_OFFSET`.
+        librdkafka 2.16 (its debug log, a 120 s
         ``--txn`` run) answers a logical start with an offset query; a partition
         dropped while that query is out and added again at a numeric offset has the
         stale answer restart the query, which then moves the consumer, mid-read,
@@ -173,6 +176,11 @@ class Reader:
         partition left to the committed-offset lookup was read from offset 0 and
         then, inside one transaction, from the committed offset (``int-poll-skip``).
 
+        The lookup is a committed read (docs/HISTORY-GROUPS.md): the completion's
+        ``committed`` field holds what it returned for each new key (null where nothing
+        is committed; ``{}`` when every key was kept), whatever the op's outcome once
+        the lookup has answered. A kept key is not looked up: it keeps its position.
+
         Only the drain's ``"seek": "beginning"`` names the beginning logically (one
         fresh consumer per process, which reads from there anyway). Its consumers
         are fresh, so what one holds was added at the beginning already and is
@@ -181,17 +189,20 @@ class Reader:
         drop a partition whose logical start may still be being looked up.
         """
         keys: list[str] = list(op["value"])
-        beginning = op.get("seek") == "beginning"
+        seek = op.get("seek")
+        beginning = seek == "beginning"
         held = self._assigned
         drop = held - set(keys)
         add = [k for k in keys if k not in held]
         consumer = self.consumer(draining=beginning)
         changed = False
+        found: dict[str, dict[str, int | None]] | None = None  # the lookup, as recorded
         try:
             if beginning:
                 starts = [self._partition(k, OFFSET_BEGINNING) for k in add]
-            elif self.opts.txn and add:
-                starts = self._committed(consumer, add)
+            elif seek == "committed":
+                starts, committed = self._committed(consumer, add)
+                found = {"committed": committed}
             else:
                 starts = [self._partition(k, FIRST_OFFSET) for k in add]
             if drop:
@@ -202,18 +213,33 @@ class Reader:
         except Exception as err:
             outcome = classify(err, "assign")
             # half done (unassigned, not assigned): only a fresh consumer is certain
-            return Completed(outcome.type, keys, outcome.error, reset=changed or outcome.recreate)
+            return Completed(outcome.type, keys, outcome.error,
+                             reset=changed or outcome.recreate, fields=found)
         self._assigned = set(keys)
-        return Completed("ok", keys)
+        return Completed("ok", keys, fields=found)
 
-    def _committed(self, consumer: Consumer, keys: list[str]) -> list[TopicPartition]:
+    def _committed(self, consumer: Consumer, keys: list[str]
+                   ) -> tuple[list[TopicPartition], dict[str, int | None]]:
         """``keys``' partitions at the group's committed offsets (:data:`FIRST_OFFSET`
-        where none is committed); raises what the lookup raised."""
+        where none is committed), and what the lookup returned per key (None: nothing
+        committed). Raises what the lookup raised, or a partition's error: an error is
+        no answer, and recorded as null it would read as an offset lost."""
+        if not keys:
+            return [], {}
         found = consumer.committed([self._partition(k) for k in keys],
                                    timeout=self.opts.op_budget_s)
-        return [TopicPartition(tp.topic, tp.partition,
-                               tp.offset if tp.offset >= 0 else FIRST_OFFSET)
-                for tp in found]
+        starts: list[TopicPartition] = []
+        offsets: dict[str, int | None] = {}
+        for tp in found:
+            if tp.error is not None:
+                raise KafkaException(tp.error)
+            offsets[self.topics.key(tp.topic, tp.partition)] = (
+                tp.offset if tp.offset >= 0 else None)
+            starts.append(TopicPartition(tp.topic, tp.partition,
+                                         tp.offset if tp.offset >= 0 else FIRST_OFFSET))
+        if set(offsets) != set(keys):
+            raise ValueError(f"committed() answered {sorted(offsets)}, asked {sorted(keys)}")
+        return starts, {k: offsets[k] for k in keys}
 
     def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
         topic, partition = self.topics.real(key)

@@ -57,6 +57,12 @@ def group_name(process: int, groups: int) -> str:
     return f"g{process % groups}"
 
 
+#: With ``--txn``, the one consumer group of the main phase's consumers, as histories name
+#: it: every transaction that polls commits its consumer's positions to it, and every
+#: ``assign`` starts a new key at its committed offset (docs/HISTORY-GROUPS.md).
+TXN_GROUP = group_name(0, 1)
+
+
 def group_names(groups: int) -> tuple[str, ...]:
     """Every group of a run with ``groups`` groups, in order."""
     return tuple(f"g{i}" for i in range(groups))
@@ -99,6 +105,14 @@ class QueueOptions:
     every ``client_life_ns / clients`` on average, spaced uniformly at random from
     0 to twice that, whatever the op rate. Drawn per op they followed the rate: at
     600 ops/s a weight of 0.02 restarted a client every 0.4 s, at 50 ops/s every 5 s.
+    ``txn``: transactions commit their consumer's positions, recorded as
+    docs/HISTORY-GROUPS.md says for ``--txn``: a ``txn`` that polls is invoked with a last
+    ``["commit"]`` (the client fills in the positions it sends), and every ``assign`` or
+    ``subscribe`` of the main phase names :data:`TXN_GROUP` and ``reset``, an ``assign``
+    also ``"seek": "committed"`` (the client starts each new key at the group's committed
+    offset and records the lookup). A ``txn`` without a poll commits nothing: only reads
+    move a position worth committing, and an invoke that names no commit lets an op
+    abandoned at its deadline stand for no commit either.
     ``join_from_ns``: no process joins (subscribes or assigns) before this time of the
     main phase, and none reads a group's committed offsets: until then processes only
     send. A scenario that needs the group coordinator looked up first in a fault (the
@@ -123,6 +137,7 @@ class QueueOptions:
     auto_commit: bool = False
     committed_every_ns: int | None = None
     join_from_ns: int = 0
+    txn: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(OPS)
@@ -147,8 +162,9 @@ class QueueOptions:
             raise ValueError("refused_ns must be > 0")
         if self.join_from_ns < 0:
             raise ValueError("join_from_ns must be >= 0")
-        if self.groups < 0 or (self.groups and self.consume != "subscribe"):
-            raise ValueError("groups must be >= 0, and 0 unless consume is subscribe")
+        if self.groups < 0 or (self.groups and (self.consume != "subscribe" or self.txn)):
+            raise ValueError("groups must be >= 0, and 0 unless consume is subscribe "
+                             "without txn (transactions commit to TXN_GROUP)")
 
     @cached_property
     def draw_weights(self) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -2,9 +2,26 @@
 
 A ``txn`` op (and, with ``--txn``, every ``send``: a transactional producer
 writes only inside transactions) begins a transaction, runs its sends and polls
-in order, commits the consumer's positions inside it
-(``send_offsets_to_transaction``, only when it read), and commits. With
-probability ``abort_p`` the client aborts on purpose: the op is ``fail``.
+in order, commits the consumer's positions inside it when the op holds a
+``["commit"]`` micro-op (``send_offsets_to_transaction``; the generator gives one
+to every transaction that polls, as only reads move a position worth committing),
+and commits. With probability ``abort_p`` the client aborts on purpose instead,
+once the offsets are sent, so that Kafka's dropping of an aborted transaction's
+offsets is judged as well as its records: the op is ``fail``.
+
+The commit is recorded as docs/HISTORY-GROUPS.md says: the completion's commit
+micro-op holds every position sent, ``["commit", {key: offset}]``, filled in just
+before ``send_offsets_to_transaction`` is called, whatever follows. So an ``ok``
+op's offsets were committed; a ``fail`` op's were sent and aborted with the
+transaction (never applied); an ``info`` op's may have applied. Before that call
+nothing was attempted and the micro-op stays ``["commit"]`` (a send that failed, a
+poll that raised: never in an ``ok`` op). A consumer that knows no position (it
+holds no key, or has fetched none yet) sends nothing, and the commit records
+``{}``: an ``ok`` completion may not keep the bare ``["commit"]``, and an empty map
+commits nothing. An op abandoned at its deadline completes with no value: its
+invoke's ``["commit"]`` then stands for any offset of the group (an unknown
+commit), as it should, since the transaction may have committed before the
+client was replaced.
 
 An abort that succeeded is ``fail`` (Kafka never shows an aborted record to a
 ``read_committed`` consumer), after seeking the consumer back over what the
@@ -83,35 +100,47 @@ class Transactions:
         read: Records = {}
         out: list[Any] = list(mops)
         produced = 0
+        commit_at: int | None = None  # where the op's ["commit"] stands
         try:
             for i, mop in enumerate(mops):
                 if mop[0] == "send":
                     self.sender.produce(producer, mop[1], mop[2], reports, i)
                     produced += 1
-                else:
+                elif mop[0] == "poll":
                     records: Records = {}
                     out[i] = ["poll", records]
                     self.reader.poll_into(records)
                     for key, recs in records.items():
                         read.setdefault(key, []).extend(recs)
+                else:  # ["commit"]: the positions are sent last, once every send is acked
+                    commit_at = i
             if not self.sender.await_reports(producer, reports, produced, self._left()):
                 raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no delivery report"))
             failed = [err for err, _ in reports.values() if err is not None]
             if failed:
                 raise KafkaException(failed[0])
+            if commit_at is not None:
+                self._send_offsets(producer, out, commit_at)
             if self.opts.abort_p and self.rng.random() < self.opts.abort_p:
-                raise _Aborted("aborted on purpose")
-            if read or any(m[0] == "poll" for m in mops):
-                self._send_offsets(producer)  # only reads move positions worth committing
+                raise _Aborted("aborted on purpose")  # its offsets too: Kafka must drop them
         except Exception as err:
             return self._abort(producer, err, sent(out, reports), read)
         return self._commit(producer, sent(out, reports), read)
 
-    def _send_offsets(self, producer: Producer) -> None:
+    def _send_offsets(self, producer: Producer, out: list[Any], at: int) -> None:
+        """Commit the consumer's positions inside the transaction, recorded at ``out[at]``
+        before the call, so that whatever the call and the transaction then do, the
+        completion names every offset that may have been committed: ``["commit",
+        {key: offset}]``, every position sent (``{}`` when the consumer knows none, and
+        nothing is sent)."""
         committable = self.reader.committable()
-        if committable is not None:
-            positions, group = committable
-            producer.send_offsets_to_transaction(positions, group, max(self._left(), 0.001))
+        if committable is None:
+            out[at] = ["commit", {}]
+            return
+        positions, group = committable
+        key = self.reader.topics.key
+        out[at] = ["commit", {key(tp.topic, tp.partition): tp.offset for tp in positions}]
+        producer.send_offsets_to_transaction(positions, group, max(self._left(), 0.001))
 
     def _commit(self, producer: Producer, value: list[Any], read: Records) -> Completed:
         for _attempt in range(COMMIT_ATTEMPTS):

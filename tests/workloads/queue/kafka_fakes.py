@@ -70,6 +70,10 @@ class FakeProducer:
     ``refuse(queued)`` says whether the next record may enter the queue (None) or not (the
     error: ``produce`` raises it, ``produce_batch`` marks the message with it, as
     confluent-kafka does), given how many records are queued already.
+    ``offsets_answer`` runs in ``send_offsets_to_transaction`` after it noted the offsets
+    (raise to refuse them). ``group``: the group's committed offsets, shared with a
+    ``FakeConsumer``: a commit applies the offsets sent in its transaction, an abort
+    drops them (or, ``keeps_aborted``, applies them: a broken coordinator).
     """
 
     deliver: Deliver
@@ -84,6 +88,11 @@ class FakeProducer:
     refuse: Callable[[int], BaseException | KafkaError | None] = lambda queued: None
     batches: list[int] = field(default_factory=list)  # the size of each produce_batch
     keys: list[bytes | None] = field(default_factory=list)  # each queued record's key
+    offsets_answer: Callable[[], None] = lambda: None
+    sent_offsets: list[list[tuple[str, int, int]]] = field(default_factory=list)
+    group: dict[tuple[str, int], int] | None = None
+    keeps_aborted: bool = False
+    _pending: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def produce(self, topic: str, value: bytes, partition: int,
                 on_delivery: Any = lambda err, msg: None, key: bytes | None = None) -> None:
@@ -140,17 +149,27 @@ class FakeProducer:
 
     def begin_transaction(self) -> None:
         self.calls.append("begin")
+        self._pending = {}
 
-    def send_offsets_to_transaction(self, *args: Any) -> None:
+    def send_offsets_to_transaction(self, positions: list[TopicPartition], metadata: Any,
+                                    timeout: float = 0) -> None:
         self.calls.append("offsets")
+        sent = [(tp.topic, tp.partition, tp.offset) for tp in positions]
+        self.sent_offsets.append(sent)
+        self.offsets_answer()
+        self._pending.update(((t, p), o) for t, p, o in sent)
 
     def commit_transaction(self, timeout: float = 0) -> None:
         self.calls.append("commit")
         self.commit()
+        if self.group is not None:
+            self.group.update(self._pending)
 
     def abort_transaction(self, timeout: float = 0) -> None:
         self.calls.append("abort")
         self.abort()
+        if self.group is not None and self.keeps_aborted:
+            self.group.update(self._pending)
 
 
 @dataclass

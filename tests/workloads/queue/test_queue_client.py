@@ -228,26 +228,28 @@ def test_the_drains_assign_adds_partitions_at_the_logical_beginning_and_keeps_he
     assert c.invoke({"f": "poll"}).value == [["poll", {"t0-3": [[0, 30]]}]]
 
 
-def test_with_txn_a_new_partition_starts_at_the_committed_offset_named_explicitly() -> None:
+def test_seek_committed_starts_a_new_partition_at_the_committed_offset_named_explicitly(
+) -> None:
     # Looked up before the assignment changes and named in it: left to librdkafka's own
     # lookup, a consumer read from the reset offset and then jumped to the committed one.
     # Where nothing is committed, the first offset is named as a number too.
     consumer = FakeConsumer({("run1-t0", 2): [20, 21, 22], ("run1-t0", 3): [30]},
                             committed_offsets={("run1-t0", 2): 2})
     c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
-    assert c.invoke({"f": "assign", "value": ["t0-2", "t0-3"]}).type == "ok"
+    done = c.invoke({"f": "assign", "value": ["t0-2", "t0-3"], "seek": "committed"})
+    assert (done.type, done.fields) == ("ok", {"committed": {"t0-2": 2, "t0-3": None}})
     assert consumer.calls[-2:] == [("committed", [2, 3]),
                                    ("assign", [(2, 2), (3, FIRST_OFFSET)])]
     assert c.invoke({"f": "poll"}).value == [["poll", {"t0-2": [[2, 22]], "t0-3": [[0, 30]]}]]
 
 
-def test_with_txn_a_failed_offset_lookup_fails_the_assign_and_changes_nothing() -> None:
+def test_a_failed_offset_lookup_fails_the_assign_and_changes_nothing() -> None:
     consumer = FakeConsumer({}, committed_error=KafkaError(K.COORDINATOR_NOT_AVAILABLE))
     c = client(FakeProducer(ok_at(0)), consumer, txn=True, abort_p=0.0)
     consumer.assigned = [TopicPartition("run1-t0", 1)]
     c.reader._assigned = {"t0-1"}
-    done = c.invoke({"f": "assign", "value": ["t0-2"]})
-    assert done.type == "fail" and not done.reset
+    done = c.invoke({"f": "assign", "value": ["t0-2"], "seek": "committed"})
+    assert done.type == "fail" and not done.reset and done.fields is None  # no answer
     assert consumer.calls == [("committed", [2])]  # t0-1 still held, t0-2 not added
     assert c.reader._assigned == {"t0-1"}
 

@@ -21,7 +21,7 @@ from harness.gen import Op, plan_gen, run_phases, simulate
 from workloads.queue import QUEUE, QueueSettings, options
 from workloads.queue.drain import Drain
 from workloads.queue.generator import QueueGen
-from workloads.queue.shape import QueueOptions, group_name
+from workloads.queue.shape import TXN_GROUP, QueueOptions, group_name
 
 
 class GroupKafka:
@@ -103,9 +103,12 @@ def test_the_workload_record_deals_subscribed_members_into_groups() -> None:
     assert isinstance(drain, Drain) and drain.groups == ("g0", "g1", "g2")
     auto = options.generator_options(QueueSettings(sub_via="subscribe"))
     assert (auto.groups, auto.auto_commit) == (1, True) and auto.committed_every_ns
-    for unrecorded in (QueueSettings(), QueueSettings(sub_via="subscribe", txn=True)):
-        assert options.generator_options(unrecorded).groups == 0
-        assert options.group_names_of(unrecorded) == ()
+    assert options.generator_options(QueueSettings()).groups == 0
+    assert options.group_names_of(QueueSettings()) == ()
+    for txn in (QueueSettings(txn=True), QueueSettings(sub_via="subscribe", txn=True)):
+        shape = options.generator_options(txn)  # transactions commit to their one group
+        assert (shape.groups, shape.txn) == (0, True)
+        assert options.group_names_of(txn) == (TXN_GROUP,) == ("g0",)
 
 
 def test_the_auto_commit_probe_says_so_and_reads_committed_offsets_every_few_seconds(
