@@ -17,6 +17,7 @@ import orjson
 import pytest
 from mem_kafka import MemKafka, drive_in_memory
 from sim_kafka import FakeKafka
+from txn_kafka import TxnKafka
 
 from checkers import check_file, check_history
 from harness.base.contract import NEMESIS
@@ -88,11 +89,15 @@ def test_the_runners_plan_simulated_runs_its_phases_in_order_and_passes_the_chec
     opts, plan = runner_plan(txn=txn)
     assert opts.concurrency is not None and opts.seed is not None
     # Polls return up to a real consumer's max_poll_records: send ops carry up to
-    # --sends-per-op records, and the drain must read them all again in 3 s.
-    kafka = FakeKafka(batch=ClientOptions.max_poll_records)
+    # --sends-per-op records, and the drain must read them all again in 3 s. With --txn
+    # the transactions commit to the group, which the final committed read reads.
+    batch = ClientOptions.max_poll_records
+    kafka = TxnKafka(batch=batch) if txn else FakeKafka(batch=batch)
     history = simulate(plan_gen(plan), concurrency=opts.concurrency, seed=opts.seed,
                        outcome_fn=kafka, latency_fn=lambda op, r: r.randint(1, 40) * MS)
-    assert check_history(history)["valid"] is True
+    verdict = check_history(history)
+    assert verdict["valid"] is True
+    assert ("commits" in verdict["stats"]) is txn
     heal = next(op for op in invokes(history)
                 if op["process"] == NEMESIS and op["time"] >= ns(opts.time_limit))
     heal_done = next(op for op in history[heal["index"]:] if op["type"] == "info"
