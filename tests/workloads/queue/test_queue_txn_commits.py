@@ -137,7 +137,7 @@ def test_a_completion_names_every_offset_sent_and_only_what_was_sent(fates: Fate
                                              else -1),
                             offsets_answer=raising(fates.offsets),
                             commit=raising(fates.commit), abort=raising(fates.abort))
-    c = client(producer, FakeConsumer({("run1-t0", 1): [10, 11]}), retries=0,
+    c = client(producer, FakeConsumer({("run1-t0", 1): [10, 11]}),
                abort_p=0.999999 if fates.on_purpose else 0.0)
     holding(c, {("run1-t0", 2): 5})
     done = c.invoke({"f": "txn", "value": [["send", "t0-3", 9], *PC]})
