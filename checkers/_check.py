@@ -28,9 +28,8 @@ from checkers._input import (
     parse_lines,
 )
 from checkers._key_parts import judge_in_parts
+from checkers._measures import REWINDS, STALLS, Measures, Tap
 from checkers._parallel import chunk_count, read_parallel
-from checkers._rewinds import abort_rewinds
-from checkers._stalls import read_stalls
 from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
 from checkers.groups import judge_groups
@@ -133,7 +132,8 @@ def _check_source(
 
 def _reread(source: Source) -> Callable[[], Iterator[dict[str, Any]]]:
     """The lines of ``source`` once more, for the group rules (a second pass, taken only
-    by a history that uses HISTORY-GROUPS.md)."""
+    by a history that uses HISTORY-GROUPS.md) and for the measures when the check's own
+    pass could not feed them (``checkers._measures``)."""
     def lines() -> Iterator[dict[str, Any]]:
         with open_history(source.path) as handle:
             yield from parse_lines(handle, source)
@@ -150,8 +150,9 @@ def check_history(
     """Check a history given as op dicts in file order; returns the verdict dict.
 
     Raises ``HistoryError`` for malformed ops (the position in ``ops`` is the line).
-    A history that uses HISTORY-GROUPS.md is read twice, so ``ops`` is kept as a list
-    unless it is one already.
+    A history may be read twice (for the group rules of HISTORY-GROUPS.md, or for the
+    measures of one whose first ``txn`` op comes late, ``checkers._measures``), so ``ops``
+    is kept as a list unless it is one already.
     """
     kept = ops if isinstance(ops, list | tuple) else list(ops)
     return _check_ops(kept, lambda: iter(kept), ww_deps, max_anomalies, cycle_time_budget_s)
@@ -167,14 +168,18 @@ def _check_ops(
     collector = Collector()
     scanner = Scanner(collector)
     out = Anomalies(max_anomalies)
+    tap = Tap()
     try:
-        scanner.feed_all(ops)
+        lines = iter(ops)
+        scanner.feed_all(tap.head(lines), finish=False)
+        scanner.feed_all(tap.rest(lines))
     except HistoryError:
         raise
     except Exception as err:
         return _verdict(collector, scanner, out, [_internal(err, "while reading")], None)
     return _judge(
-        collector, scanner, out, ww_deps=ww_deps, budget_s=cycle_time_budget_s, again=again
+        collector, scanner, out, ww_deps=ww_deps, budget_s=cycle_time_budget_s, again=again,
+        tap=tap,
     )
 
 
@@ -187,6 +192,7 @@ def _judge(
     budget_s: float,
     again: Callable[[], Iterable[dict[str, Any]]] | None = None,
     parts: int = 1,
+    tap: Tap | None = None,
 ) -> dict[str, Any]:
     reasons: list[str] = []
     group_stats: dict[str, Any] = {}
@@ -221,7 +227,7 @@ def _judge(
                 group_stats = judge_groups(again(), out)
     except Exception as err:
         reasons.append(_internal(err, "while checking"))
-    group_stats = {**group_stats, **_stalls(scanner, again)}
+    group_stats = {**group_stats, **_measures(scanner, tap, again)}
     return _verdict(
         collector,
         scanner,
@@ -234,27 +240,28 @@ def _judge(
     )
 
 
-def _stalls(
-    scanner: Scanner, again: Callable[[], Iterable[dict[str, Any]]] | None
+def _measures(
+    scanner: Scanner, tap: Tap | None, again: Callable[[], Iterable[dict[str, Any]]] | None
 ) -> dict[str, Any]:
     """``stats``' ``read-committed-stalls`` (``checkers._stalls``) of a history that holds a
     ``txn`` op (its readers are read_committed), and its ``abort-rewinds``
-    (``checkers._rewinds``) if a ``txn`` op failed, each from one more pass over its
-    lines. Measures, not anomalies: whatever happens here, ``valid`` does not change."""
+    (``checkers._rewinds``) if a ``txn`` op failed: from the check's own pass when ``tap``
+    fed them the whole history, else from one more pass over its lines that feeds both
+    (``checkers._measures``). Measures, not anomalies: whatever happens here, ``valid``
+    does not change."""
     txn = contract.f_codes()["txn"]
-    if again is None or not any((m >> F_SHIFT) & F_MASK == txn for m in scanner.meta):
+    if not any((m >> F_SHIFT) & F_MASK == txn for m in scanner.meta):
         return {}
-    try:
-        stats: dict[str, Any] = {"read-committed-stalls": read_stalls(again())}
-    except Exception as err:
-        stats = {"read-committed-stalls": {"error": _internal(err, "measuring read stalls")}}
     aborted = txn << F_SHIFT | FAIL
+    wanted = [STALLS]
     if any(m & (F_MASK << F_SHIFT | KIND_MASK) == aborted for m in scanner.meta):
-        try:
-            stats["abort-rewinds"] = abort_rewinds(again())
-        except Exception as err:
-            stats["abort-rewinds"] = {"error": _internal(err, "classifying abort rewinds")}
-    return stats
+        wanted.append(REWINDS)
+    measures = tap.measures if tap is not None and tap.whole else None
+    if measures is None:
+        if again is None:
+            return {}
+        measures = Measures(wanted).read(again)
+    return measures.results(wanted, _internal)
 
 
 def _proven_info_ops(collector: Collector) -> set[int]:

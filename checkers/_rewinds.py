@@ -18,7 +18,7 @@ judged on the records the history shows exist: every offset some poll returned
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +65,11 @@ class _Proc:
 
 
 @dataclass
-class _Pass:
+class Rewinds:
+    """The pass that classifies the next reads after aborts, fed one line at a time (file
+    order), so that one pass over a history can feed it beside other measures
+    (``checkers._measures``)."""
+
     procs: dict[int, _Proc] = field(default_factory=dict)
     #: (group, key) -> the latest committed offset (commits in completion order)
     group_last: dict[tuple[Any, str], int] = field(default_factory=dict)
@@ -73,27 +77,28 @@ class _Pass:
     records: dict[str, set[int]] = field(default_factory=dict)
     done: list[_Watch] = field(default_factory=list)
 
-
-def abort_rewinds(lines: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """``stats``' ``abort-rewinds`` block for the history ``lines`` (file order): counts per
-    class for aborts whose reads were kept (``kept``) and for the others (``sought``),
-    and the first example of each. Never raises on a well-formed history."""
-    run = _Pass()
-    for op in lines:
+    def feed(self, op: dict[str, Any]) -> None:
+        """The next line of the history (file order)."""
         process = op.get("process")
         if type(process) is not int:
-            continue
-        proc = run.procs.setdefault(process, _Proc())
+            return
+        proc = self.procs.setdefault(process, _Proc())
         if op.get("type") == "invoke":
             proc.invoke_group = op.get("group")
-            proc.at_invoke = {k: run.group_last[(w.group, k)]
-                              for k, w in proc.watching.items() if (w.group, k) in run.group_last}
-            continue
-        _completion(run, proc, op)
-    for proc in run.procs.values():
-        for watch in proc.watching.values():
-            _end(run, watch, "the process read the key no more")
-    return _summary(run)
+            proc.at_invoke = {k: self.group_last[(w.group, k)] for k, w in proc.watching.items()
+                              if (w.group, k) in self.group_last}
+            return
+        _completion(self, proc, op)
+
+    def result(self) -> dict[str, Any]:
+        """The ``abort-rewinds`` block of the lines fed so far: counts per class for aborts
+        whose reads were kept (``kept``) and for the others (``sought``), and the first
+        example of each. It ends the watches still open (the history ended), so it is
+        taken once, at the end. Never raises on a well-formed history."""
+        for proc in self.procs.values():
+            for watch in proc.watching.values():
+                _end(self, watch, "the process read the key no more")
+        return _summary(self)
 
 
 def _group(proc: _Proc, op: dict[str, Any]) -> Any:
@@ -105,7 +110,7 @@ def _group(proc: _Proc, op: dict[str, Any]) -> Any:
     return proc.group
 
 
-def _completion(run: _Pass, proc: _Proc, op: dict[str, Any]) -> None:
+def _completion(run: Rewinds, proc: _Proc, op: dict[str, Any]) -> None:
     kind, f, value = op.get("type"), op.get("f"), op.get("value")
     if f in _ASSIGNS and kind in ("ok", "info") and isinstance(value, list):
         keys = {k for k in value if isinstance(k, str)}
@@ -150,7 +155,7 @@ def _completion(run: _Pass, proc: _Proc, op: dict[str, Any]) -> None:
                                       proc.own.get(k))
 
 
-def _poll(run: _Pass, proc: _Proc, op: dict[str, Any], result: dict[str, Any],
+def _poll(run: Rewinds, proc: _Proc, op: dict[str, Any], result: dict[str, Any],
           read: dict[str, tuple[int, int]]) -> None:
     """One poll micro-op: it ends the watches of keys it returned, and adds its records."""
     for k, records in result.items():
@@ -181,14 +186,14 @@ def _positions(proc: _Proc, op: dict[str, Any], read: dict[str, tuple[int, int]]
             proc.position[k] = first
 
 
-def _commit(run: _Pass, proc: _Proc, group: Any, offsets: dict[str, Any]) -> None:
+def _commit(run: Rewinds, proc: _Proc, group: Any, offsets: dict[str, Any]) -> None:
     for k, c in offsets.items():
         if isinstance(k, str) and isinstance(c, int):
             proc.own[k] = c
             run.group_last[(group, k)] = c
 
 
-def _end(run: _Pass, watch: _Watch, why: str) -> None:
+def _end(run: Rewinds, watch: _Watch, why: str) -> None:
     watch.why = why
     run.done.append(watch)
 
@@ -210,7 +215,7 @@ def classify(watch: _Watch, records: list[int]) -> str:
     return "rewinds-further" if f < watch.first else "rewinds-within"
 
 
-def _summary(run: _Pass) -> dict[str, Any]:
+def _summary(run: Rewinds) -> dict[str, Any]:
     out: dict[str, Any] = {}
     examples: list[dict[str, Any]] = []
     sorted_records = {k: sorted(v) for k, v in run.records.items()}

@@ -32,7 +32,7 @@ Per key, with ``P`` the highest offset any poll of the key has returned:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +64,9 @@ class _Key:
 
 
 @dataclass
-class _Pass:
-    """The state of one pass over a history."""
+class Stalls:
+    """The pass that measures stalls, fed one line at a time (file order), so that one
+    pass over a history can feed it beside other measures (``checkers._measures``)."""
 
     keys: dict[str, _Key] = field(default_factory=dict)
     #: process -> keys its latest assign/subscribe listed (absent: never assigned)
@@ -75,41 +76,42 @@ class _Pass:
     #: process -> the time its pending op was invoked
     invoked: dict[int, int] = field(default_factory=dict)
 
-
-def read_stalls(lines: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """``stats``' ``read-committed-stalls`` block for the history ``lines`` (file order).
-
-    ``longest-s`` is the longest stall of any key; ``stalls`` has each stalled key's
-    longest stall, longest first (with ``stalls``, how many that key had). Never raises
-    on a well-formed history (the caller has already judged the format).
-    """
-    run = _Pass()
-    for op in lines:
+    def feed(self, op: dict[str, Any]) -> None:
+        """The next line of the history (file order)."""
         process, kind, f = op.get("process"), op.get("type"), op.get("f")
         if type(process) is not int:
-            continue
+            return
         if kind == "invoke":
-            run.invoked[process] = op["time"]
-            continue
+            self.invoked[process] = op["time"]
+            return
         value = op.get("value")
         if f in _ASSIGNS and kind in ("ok", "info") and isinstance(value, list):
             keep = set(value)
-            run.assigned[process] = keep
-            held = run.position.get(process, {})
-            run.position[process] = {k: o for k, o in held.items() if k in keep}
+            self.assigned[process] = keep
+            held = self.position.get(process, {})
+            self.position[process] = {k: o for k, o in held.items() if k in keep}
         elif f in _READS and isinstance(value, list):
-            _op(run, op, value, kind == "ok")
-    stalls = []
-    for k, state in run.keys.items():
-        if state.open is not None:
-            _close(state, None, None)
-        if state.longest is not None:
-            stalls.append({"key": k, **state.longest, "stalls": state.count})
-    stalls.sort(key=lambda s: (-s["seconds"], s["key"]))
-    return {"longest-s": stalls[0]["seconds"] if stalls else 0.0, "stalls": stalls}
+            _op(self, op, value, kind == "ok")
+
+    def result(self) -> dict[str, Any]:
+        """The ``read-committed-stalls`` block of the lines fed so far; it closes the stalls
+        still open (they lasted until the end of the run), so it is taken once, at the end.
+
+        ``longest-s`` is the longest stall of any key; ``stalls`` has each stalled key's
+        longest stall, longest first (with ``stalls``, how many that key had). Never
+        raises on a well-formed history (the caller has already judged the format).
+        """
+        stalls = []
+        for k, state in self.keys.items():
+            if state.open is not None:
+                _close(state, None, None)
+            if state.longest is not None:
+                stalls.append({"key": k, **state.longest, "stalls": state.count})
+        stalls.sort(key=lambda s: (-s["seconds"], s["key"]))
+        return {"longest-s": stalls[0]["seconds"] if stalls else 0.0, "stalls": stalls}
 
 
-def _op(run: _Pass, op: dict[str, Any], value: list[Any], ok: bool) -> None:
+def _op(run: Stalls, op: dict[str, Any], value: list[Any], ok: bool) -> None:
     """One completion: its reads (they ran before its commit), then its committed sends."""
     index, time, process = op["index"], op["time"], op["process"]
     read: dict[str, int] = {}
@@ -199,15 +201,17 @@ def _close(state: _Key, index: int | None, time: int | None) -> None:
 
 
 def read_stalls_in(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """``read_stalls`` of a history file or run directory, None when it holds no ``txn``
-    op (its readers are not read_committed): for a run judged before the checker took the
-    measure (``insync analyze``). Raises ``HistoryError`` when the file is unreadable."""
+    """The ``read-committed-stalls`` block of a history file or run directory, None when it
+    holds no ``txn`` op (its readers are not read_committed): for a run judged before the
+    checker took the measure (``insync analyze``). Raises ``HistoryError`` when the file is
+    unreadable. One read: every line is fed, the result kept if one was a ``txn`` op."""
     source = open_source(path)
+    run, txn = Stalls(), False
     with open_history(source.path) as handle:
-        if not any(op.get("f") == "txn" for op in parse_lines(handle, source)):
-            return None
-    with open_history(source.path) as handle:
-        return read_stalls(parse_lines(handle, source))
+        for op in parse_lines(handle, source):
+            txn = txn or op.get("f") == "txn"
+            run.feed(op)
+    return run.result() if txn else None
 
 
 def describe_stall(stall: Mapping[str, Any]) -> str:

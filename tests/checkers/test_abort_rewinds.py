@@ -25,8 +25,9 @@ from support.history_builder import Hist
 from checkers import check_file, check_history
 from checkers._check import _judge, _reread
 from checkers._input import open_source
+from checkers._measures import fed
 from checkers._parallel import read_chunked
-from checkers._rewinds import CLASSES, abort_rewinds
+from checkers._rewinds import CLASSES, Rewinds
 from checkers._verdict import Anomalies
 
 READER, WRITER, DRAIN = 0, 9, 99
@@ -117,7 +118,7 @@ def counted(block: dict[str, Any]) -> Counter[tuple[bool, str]]:
 def test_each_abort_gets_the_class_of_where_the_consumer_went(
         gaps: list[bool], steps: list[tuple[str, int, bool, int]]) -> None:
     m = model(gaps, steps)
-    block = abort_rewinds(m.hist.ops)
+    block = fed(Rewinds(), m.hist.ops)
     assert counted(block) - Counter({(k, "unobserved"): 99 for k in (True, False)}) \
         == m.expected
 
@@ -206,7 +207,7 @@ def test_a_reassign_or_the_end_leaves_an_abort_unobserved(
     if between is not None:
         h.op(READER, between["f"], between["value"], between["value"])
         h.op(READER, "poll", [["poll"]], [["poll", {"other": [[0, 7]]}]])
-    block = abort_rewinds(h.ops)
+    block = fed(Rewinds(), h.ops)
     assert block["kept"]["unobserved"] == 1
     assert block["examples"][0]["why"] == why
 

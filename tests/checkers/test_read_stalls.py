@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers import check_history
-from checkers._stalls import read_stalls
+from checkers._measures import fed
+from checkers._stalls import Stalls
 
 MS = 1_000_000
 
@@ -96,7 +97,7 @@ GAPS = st.integers(100, 5000)
 def test_no_open_transaction_no_stall_longer_than_the_gap_between_polls(
         writes: list[Write], polls: int, gap_ms: int) -> None:
     ops, _ = model(writes, polls, gap_ms)
-    stalls = read_stalls(ops)
+    stalls = fed(Stalls(), ops)
     assert stalls["longest-s"] <= gap_ms / 1000
     assert all(s["seconds"] <= gap_ms / 1000 for s in stalls["stalls"])
 
@@ -116,7 +117,7 @@ def test_a_never_ended_transaction_before_committed_writes_stalls_to_the_end(
     early = [w for w in before if (w.slot, w.at) < (hang.slot, at)]
     first = Write(0, 0.5, True, 1)  # read by the poll after it: a key nobody read has no stall
     ops, truth = model([first, *early, committed], polls, gap_ms, hang=hang)
-    stalls = read_stalls(ops)
+    stalls = fed(Stalls(), ops)
     (stall,) = stalls["stalls"]
     start = max(truth["committed"], truth["moved_at"])
     assert stall["key"] == "k"
