@@ -19,7 +19,8 @@ op is dissolved into per-key tables as soon as it completes:
   numbers go in with ``fromlist([...])``: one resize, where ``extend((...))``
   grows the array once per item (a third of the cost for six).
 
-Micro-ops of completions are validated here, while they are walked anyway.
+Micro-ops of completions are validated here, while they are walked anyway; what one
+poll result or send stores in its key's tables is ``checkers._records``'.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from checkers._history import check_key_list
-from checkers._key_state import NO_OFFSET, KeyState
-from checkers._malformed import I64_MAX, malformed_mop
+from checkers._key_state import KeyState
+from checkers._malformed import malformed_mop
+from checkers._records import read_records, write_send
 from checkers.groups._shape import ALLOWED_IN, check_group_op, check_mop
 from harness.base import contract
 from harness.base.contract import FAIL, INFO, OK, TYPE_NAMES
@@ -79,13 +81,6 @@ class Collector:
         #: process -> the keys whose inherited read positions an op of this chunk made
         #: unknown (``forget``): they survive no filter
         self.inherit_drop: dict[int, set[str]] = {}
-
-    def key(self, name: str) -> KeyState:
-        """The state of key ``name``, created on first use."""
-        ks = self.keys.get(name)
-        if ks is None:
-            ks = self.keys[name] = KeyState()
-        return ks
 
     def other(  # noqa: PLR0917 - one call per op on the hot path: no kwargs
         self, index: int, process: int, f: str, kind: int, value: Any, line: int
@@ -167,7 +162,7 @@ class Collector:
                 raise malformed_mop(mop, line)
             tag = mop[0]
             if tag == "send":  # the commonest here; no group tag is "send" or "poll"
-                k, ks, _, _, at = self._write(mop, kind, index, line, info_offsets)
+                k, ks, _, _, at = write_send(self.keys, mop, kind, index, line, info_offsets)
                 if k not in sent_at:
                     sent_at[k] = (ks, at)
             elif tag == "poll":
@@ -177,7 +172,7 @@ class Collector:
                 if len(mop) != 2 or type(result) is not dict:
                     raise malformed_mop(mop, line)
                 for k, records in result.items():
-                    taken = self._read_key(k, records, ok, index, mop, line)
+                    taken = read_records(self.keys, k, records, ok, index, mop, line)
                     if taken is not None and k not in read_at:
                         read_at[k] = taken
             elif type(tag) is str and tag in ALLOWED_IN:
@@ -204,8 +199,9 @@ class Collector:
         last = self.last_read.get(process)
         if ok and last is None:
             last = self.last_read[process] = {}
+        keys = self.keys
         for k, records in mop[1].items():
-            taken = self._read_key(k, records, ok, index, mop, line)
+            taken = read_records(keys, k, records, ok, index, mop, line)
             if taken is None:
                 continue
             ks, start = taken
@@ -228,7 +224,7 @@ class Collector:
     def _send(self, index: int, process: int, kind: int, mop: list[Any], line: int) -> None:
         """The other common op: one send. ``txn`` and ``_fold_sends`` for a single value."""
         info_offsets: list[tuple[str, int, int]] = []
-        k, ks, v, known, _ = self._write(mop, kind, index, line, info_offsets)
+        k, ks, v, known, _ = write_send(self.keys, mop, kind, index, line, info_offsets)
         if kind == INFO:
             self.info_ops.append((index, [(k, v)], info_offsets))
         if kind != FAIL:
@@ -241,82 +237,6 @@ class Collector:
             elif self.inherits:
                 self._stub(1, ks, k, process, v, known, index)
             last[k] = (index, v, known)
-
-    def _read_key(  # noqa: PLR0917 - once per key of a poll: no kwargs on the hot path
-        self, k: str, records: Any, ok: bool, index: int, mop: Any, line: int
-    ) -> tuple[KeyState, int] | None:
-        """Fold one key's polled records into its tables: its state and where they start.
-
-        Every record goes into the log (any outcome), the read tables and the
-        read streams, validated on the way: two integers in 0..2**63-1, offset then value.
-        None when the key returned no record.
-        """
-        if type(records) is not list:
-            raise malformed_mop(mop, line)
-        if not records:
-            return None
-        ks = self.keys.get(k)
-        if ks is None:
-            ks = self.key(k)
-        log = ks.log
-        seen = ks.ok_reads if ok else ks.other_reads
-        append = ks.rvals.append
-        append_offset = ks.roffs.append
-        start = len(ks.rvals)
-        try:
-            for o, v in records:  # ``(o | v) >> 63``: 0 iff both are in 0..2**63-1
-                if type(o) is not int or type(v) is not int or (o | v) >> 63:
-                    raise malformed_mop(mop, line)
-                if log.setdefault(o, v) != v:
-                    ks.diverge(o, v, index)
-                seen[v] = index
-                append(v)
-                append_offset(o)
-        except (TypeError, ValueError, OverflowError):
-            raise malformed_mop(mop, line) from None
-        return ks, start
-
-    def _write(
-        self, mop: Any, kind: int, index: int, line: int, info_offsets: list[tuple[str, int, int]]
-    ) -> tuple[str, KeyState, int, int, int]:
-        """Fold one send micro-op into its key's tables, validated on the way.
-
-        Returns the key, its state, the value, the offset it is known at
-        (``NO_OFFSET`` unless the send is ok and reported one) and where it sits
-        in ``svals``. An info send's reported offset goes to ``info_offsets``.
-        """
-        try:
-            _, k, x = mop
-            o, v = (None, x) if type(x) is int else x
-        except (ValueError, TypeError):
-            raise malformed_mop(mop, line) from None
-        if (  # one range test for both: a | b is in 0..2**63-1 iff a and b are
-            type(k) is not str
-            or type(v) is not int
-            or (o is not None and type(o) is not int)
-            or not 0 <= (v if o is None else o | v) <= I64_MAX
-        ):
-            raise malformed_mop(mop, line)
-        ks = self.keys.get(k)
-        if ks is None:
-            ks = self.key(k)
-        writers = ks.writers
-        if v not in writers:
-            writers[v] = index
-            if kind != OK:
-                ks.writer_kind[v] = kind
-        known = NO_OFFSET
-        if o is not None:
-            if kind == OK:
-                known = o
-                if ks.log.setdefault(o, v) != v:
-                    ks.diverge(o, v, index)
-            elif kind == INFO:
-                info_offsets.append((k, o, v))
-        at = len(ks.svals)
-        ks.svals.append(v)
-        ks.soffs.append(known)
-        return k, ks, v, known, at
 
     def _fold_reads(
         self,

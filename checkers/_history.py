@@ -10,8 +10,8 @@ per process) live here, which is what lets a 10M-op history be checked in
 bounded memory.
 
 Micro-op *values* of completions are validated by the sink as it walks them
-(``checkers._collect``), because walking them twice would double the cost of the
-hottest loop; invoke values are validated here.
+(``checkers._collect``, their records ``checkers._records``), because walking them
+twice would double the cost of the hottest loop; invoke values are validated here.
 
 The :class:`Scanner` pairs on its own rather than through the ground floor's
 reader (``harness.base.history.pairs``, which the report uses): it validates

@@ -5,8 +5,8 @@ large for that can still be judged for these four types, which are joins and
 aggregations over (key, offset, value) rows. ``insync check --engine spark``
 selects this module. It must agree *exactly* with ``checkers`` on these four
 types (same anomalies, same fields, same example order and cap, same counts),
-so every tie-break below mirrors one in ``checkers._collect``/``_versions``/
-``_analyses``; the comments name which. Other types are not checked: the
+so every tie-break below mirrors one in ``checkers._collect``/``_records``/
+``_versions``/``_analyses``; the comments name which. Other types are not checked: the
 verdict says so (``"engine": "spark"``, ``"checked-types"``) and ``valid`` is
 computed from these four only, and from the fault script's waits: one that did
 not hold makes it ``unknown``, as in ``checkers`` (``waits-not-held``).
