@@ -22,7 +22,7 @@ from support.history_builder import Hist
 
 from checkers import _check as check_module
 from checkers import check_file, check_history
-from checkers._measures import KINDS, REWINDS, STALLS, fed
+from checkers._measures import HEAD_LINES, KINDS, REWINDS, STALLS, fed
 from checkers._rewinds import Rewinds
 from checkers._stalls import Stalls
 
@@ -152,7 +152,7 @@ def measured(verdict: dict[str, Any]) -> dict[str, Any]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(steps=STEPS, head=st.sampled_from([10_000, 1, 6]))
+@given(steps=STEPS, head=st.sampled_from([HEAD_LINES, 1, 6]))
 def test_the_check_measures_what_each_measure_reads_alone(
         tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, Any, Any, str]],
         head: int) -> None:
@@ -184,7 +184,7 @@ def late_txn() -> Hist:
     return h
 
 
-@pytest.mark.parametrize("head", [10_000, 15, 14, 3])
+@pytest.mark.parametrize("head", [HEAD_LINES, 15, 14, 3])
 def test_the_lines_before_the_first_txn_op_are_measured(tmp_path: Path, head: int) -> None:
     """The check's pass keeps them until the first ``txn`` line (its 15th), or gives up
     before it and reads once more."""
