@@ -15,12 +15,14 @@ Per key, with ``P`` the highest offset any poll of the key has returned:
 
 - a *committed write* is a send of an ``ok`` op, with its offset, from its completion on;
 - a *caught-up poll* is a poll (any outcome) by a process that reads the key (its latest
-  ``assign``/``subscribe`` lists it, or it never assigned) and had itself read the key up
-  to ``P``. A process still reading older records (a fresh assignment starts at the
-  beginning) or one that left the key is busy elsewhere and proves nothing; so does
-  every poll of a key that no poll has read yet, because a reader that has returned
-  nothing of a key may not be fetching it yet (a fresh assignment waits for its
-  start offset: the queue workload's ``Reader.assign``);
+  ``assign``/``subscribe`` lists it, or it never assigned; a group member's ``assigned``
+  and ``revoked`` micro-ops add and remove keys, HISTORY-GROUPS.md) and had itself read
+  the key up to ``P`` since it last gained it. A poll op in which the process gained or
+  lost the key proves nothing of it. A process still reading older records (a fresh
+  assignment starts at the beginning) or one that left the key is busy elsewhere and
+  proves nothing; so does every poll of a key that no poll has read yet, because a
+  reader that has returned nothing of a key may not be fetching it yet (a fresh
+  assignment waits for its start offset: the queue workload's ``Reader.assign``);
 - a caught-up poll that returns nothing past ``P``, invoked after a committed write
   beyond ``P`` completed, is a *stalled poll*. A stall is the run of stalled polls
   between two reads that move ``P``. It starts at the later of the first committed
@@ -123,13 +125,14 @@ def _op(run: Stalls, op: dict[str, Any], value: list[Any], ok: bool) -> None:
                 tops = [r[0] for r in records if isinstance(r, list) and len(r) == 2]
                 if tops:
                     read[k] = max(read.get(k, -1), *tops)
+    moved = _rebalance(run, process, value)
     if polled:
         invoked = run.invoked.get(process, time)
         reads = run.assigned.get(process)
         position = run.position.setdefault(process, {})
         for k in (run.keys.keys() if reads is None else reads | read.keys()):
             state = run.keys.get(k)
-            if state is not None:
+            if state is not None and k not in moved:
                 _poll(state, position.get(k, -1), read.get(k, -1), index, invoked, time)
         for k, top in read.items():
             run.keys.setdefault(k, _Key())
@@ -145,6 +148,29 @@ def _op(run: Stalls, op: dict[str, Any], value: list[Any], ok: bool) -> None:
                     state = run.keys.setdefault(mop[1], _Key())
                     if sent[0] > state.read_to:
                         state.beyond[sent[0]] = (sent[1], index, time)
+
+
+def _rebalance(run: Stalls, process: int, value: list[Any]) -> set[str]:
+    """Apply the op's ``assigned``/``revoked`` micro-ops to the process's keys, and return
+    the keys they name. A member's ``subscribe`` lists every key of its topics, and only
+    these micro-ops say which it holds: without them a member that lost a key would go on
+    "proving" a stall of it with every later poll. A key gained starts with no position
+    (the member starts it at the group's committed offset, which may be below ``P``)."""
+    moved: set[str] = set()
+    for mop in value:
+        if (type(mop) is list and len(mop) == 2 and mop[0] in ("assigned", "revoked")
+                and type(mop[1]) is list):
+            keys = {k for k in mop[1] if isinstance(k, str)}
+            moved |= keys
+            held = run.assigned.setdefault(process, set())
+            position = run.position.setdefault(process, {})
+            for k in keys:
+                position.pop(k, None)
+            if mop[0] == "assigned":
+                held |= keys
+            else:
+                held -= keys
+    return moved
 
 
 def _poll(  # noqa: PLR0917 - once per poll and key read: no kwargs

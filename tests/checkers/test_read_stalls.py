@@ -192,6 +192,65 @@ def test_a_reader_behind_or_assigned_elsewhere_proves_no_stall() -> None:
                                                                     "stalls": []}
 
 
+def _member_poll(t: int, mops: list[Any], process: int = 0) -> list[dict[str, Any]]:
+    return [{"process": process, "type": "invoke", "f": "poll", "value": [["poll"]], "time": t},
+            {"process": process, "type": "ok", "f": "poll", "value": mops, "time": t + 1}]
+
+
+def _subscribed(tail: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Processes 0 and 2 subscribe to k's topic (the subscribe lists k and j); then the
+    shared head: process 0 reads offset 0, offset 4 waits behind an open transaction."""
+    s = 1_000_000_000
+    subs = [{"process": p, "type": t, "f": "subscribe", "value": ["k", "j"], "time": 0}
+            for p in (0, 2) for t in ("invoke", "ok")]
+    ops = _txn_history([*_member_poll(3 * s, [["poll", {}]]), *tail])
+    return [{**op, "index": i} for i, op in enumerate([*subs, *ops])]
+
+
+def test_a_member_proves_no_stall_of_a_key_it_lost() -> None:
+    """Process 0 read k to offset 0 and polled nothing at 3 s (a stalled poll), then its
+    group revoked k: its later empty polls are of other keys and end nothing. Process 2
+    gained k and has read nothing of it yet: no proof either. The stall is the 3 s poll's."""
+    s = 1_000_000_000
+    ops = _subscribed([
+        *_member_poll(4 * s, [["revoked", ["k"]], ["poll", {}]]),
+        *_member_poll(5 * s, [["assigned", ["k"]], ["poll", {}]], process=2),
+        *_member_poll(6 * s, [["poll", {}]]), *_member_poll(7 * s, [["poll", {}]]),
+        *_member_poll(8 * s, [["poll", {}]], process=2),
+    ])
+    block = check_history(ops)["stats"]["read-committed-stalls"]
+    assert block["longest-s"] == 3.0 and block["stalls"][0]["polls"] == 1
+
+
+def test_a_member_that_keeps_its_key_proves_the_stall() -> None:
+    """The control: the same polls without the rebalance measure the stall from the
+    commit of offset 4 to the last empty poll of process 0."""
+    s = 1_000_000_000
+    ops = _subscribed([
+        *_member_poll(4 * s, [["poll", {}]]),
+        *_member_poll(6 * s, [["poll", {}]]), *_member_poll(7 * s, [["poll", {}]]),
+    ])
+    block = check_history(ops)["stats"]["read-committed-stalls"]
+    assert block["longest-s"] == 7.0 and block["stalls"][0]["polls"] == 4
+
+
+def test_a_member_given_a_key_back_proves_nothing_until_it_has_read_it_again() -> None:
+    """Revoked and assigned k again, process 0 starts k at the group's committed offset:
+    its empty polls prove a stall only once it has read k up to what was read."""
+    s = 1_000_000_000
+    ops = _subscribed([
+        *_member_poll(4 * s, [["revoked", ["k"]], ["assigned", ["k"]], ["poll", {}]]),
+        *_member_poll(6 * s, [["poll", {}]]), *_member_poll(7 * s, [["poll", {}]]),
+    ])
+    assert check_history(ops)["stats"]["read-committed-stalls"]["longest-s"] == 3.0
+    again = _subscribed([
+        *_member_poll(4 * s, [["revoked", ["k"]], ["assigned", ["k"]], ["poll", {}]]),
+        *_member_poll(5 * s, [["poll", {"k": [[0, 9]]}]]),
+        *_member_poll(6 * s, [["poll", {}]]), *_member_poll(7 * s, [["poll", {}]]),
+    ])
+    assert check_history(again)["stats"]["read-committed-stalls"]["longest-s"] == 7.0
+
+
 def test_a_history_without_transactions_is_not_measured() -> None:
     """Its readers are read_uncommitted: no transaction can hold them."""
     ops = [
