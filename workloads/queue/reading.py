@@ -226,20 +226,26 @@ class Reader:
         no answer, and recorded as null it would read as an offset lost."""
         if not keys:
             return [], {}
+        offsets = self._lookup(consumer, keys)
+        starts = [self._partition(k, FIRST_OFFSET if offsets[k] is None else offsets[k])
+                  for k in keys]
+        return starts, offsets
+
+    def _lookup(self, consumer: Consumer, keys: list[str]) -> dict[str, int | None]:
+        """The group's committed offset of each of ``keys``, in their order (None: nothing
+        committed). Raises what the lookup raised, a partition's error, or ValueError
+        when the answer names other partitions than those asked."""
         found = consumer.committed([self._partition(k) for k in keys],
                                    timeout=self.opts.op_budget_s)
-        starts: list[TopicPartition] = []
         offsets: dict[str, int | None] = {}
         for tp in found:
             if tp.error is not None:
                 raise KafkaException(tp.error)
             offsets[self.topics.key(tp.topic, tp.partition)] = (
                 tp.offset if tp.offset >= 0 else None)
-            starts.append(TopicPartition(tp.topic, tp.partition,
-                                         tp.offset if tp.offset >= 0 else FIRST_OFFSET))
         if set(offsets) != set(keys):
             raise ValueError(f"committed() answered {sorted(offsets)}, asked {sorted(keys)}")
-        return starts, {k: offsets[k] for k in keys}
+        return {k: offsets[k] for k in keys}
 
     def _partition(self, key: str, offset: int | None = None) -> TopicPartition:
         topic, partition = self.topics.real(key)
@@ -275,16 +281,7 @@ class Reader:
         lookup: Consumer | None = None
         try:
             lookup = Consumer(base_config(self.opts.bootstrap, **config))
-            found = lookup.committed([self._partition(k) for k in keys],
-                                     timeout=self.opts.op_budget_s)
-            offsets: dict[str, int | None] = {}
-            for tp in found:
-                if tp.error is not None:
-                    raise KafkaException(tp.error)
-                offsets[self.topics.key(tp.topic, tp.partition)] = (
-                    tp.offset if tp.offset >= 0 else None)
-            if set(offsets) != set(keys):
-                raise ValueError(f"committed() answered {sorted(offsets)}, asked {keys}")
+            offsets = self._lookup(lookup, keys)
         except Exception as err:
             return classify(err, "committed").completed(op["value"])
         finally:
@@ -294,7 +291,7 @@ class Reader:
                 except Exception as err:
                     LOG.debug("closing the committed lookup of process %s: %s",
                               self.process, err)
-        return Completed("ok", [["committed", {k: offsets[k] for k in keys}]])
+        return Completed("ok", [["committed", offsets]])
 
     # -- for transactions -------------------------------------------------------------
 
