@@ -40,6 +40,15 @@ class ToolRun:
         """The output's last non-empty lines (what a completion records)."""
         return [ln for ln in self.output.splitlines() if ln.strip()][-lines:]
 
+    def reason(self) -> str:
+        """The line that says why a failed run failed: the last ``Error``/exception line
+        of its output, not the stack frame a JVM tool prints last; else its last line."""
+        lines = [ln.strip() for ln in self.output.splitlines() if ln.strip()]
+        for ln in reversed(lines):
+            if not ln.startswith(("at ", "...")) and ("Exception" in ln or ln.startswith("Error")):
+                return ln
+        return lines[-1] if lines else "no output"
+
 
 def run_tool(node: KafkaNode, args: Sequence[str], file: tuple[str, str] | None) -> ToolRun:
     """Run the tool ``args`` (its class first) on ``node``, from the build its broker runs,

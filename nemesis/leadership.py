@@ -198,7 +198,7 @@ class ElectNemesis:
         if run.exit_code != 0:
             record["output"] = run.tail()
             return completion(record, f"kafka-leader-election exited {run.exit_code}: "
-                                      f"{(run.tail(1) or ['no output'])[0]}")
+                                      f"{run.reason()}")
         return completion(record)
 
     def _run(self, cluster: Cluster, facts: Facts, election: str,
@@ -306,7 +306,7 @@ class ReassignNemesis:
         if run.exit_code != 0:
             record["output"] = run.tail()
             return completion(record, f"kafka-reassign-partitions exited {run.exit_code}: "
-                                      f"{(run.tail(1) or ['no output'])[0]}")
+                                      f"{run.reason()}")
         if not back:
             for k in plan:
                 self.original.setdefault(k, parts[k].replicas)

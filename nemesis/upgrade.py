@@ -206,7 +206,7 @@ class UpgradeNemesis:
         level = finalized_metadata(run.output) if run.exit_code == 0 else None
         if level is None:
             return {}, ("cannot read the finalized metadata.version: kafka-features "
-                        f"describe exited {run.exit_code}: {(run.tail(1) or ['no output'])[0]}")
+                        f"describe exited {run.exit_code}: {run.reason()}")
         return {"metadata.version": level}, ""
 
     def _refusal(self, cluster: Cluster, todo: list[str], build: Build,
@@ -273,7 +273,7 @@ class UpgradeNemesis:
         if run.exit_code != 0:
             out["output"] = run.tail()
             out["error"] = (f"kafka-features upgrade exited {run.exit_code}: "
-                            f"{(run.tail(1) or ['no output'])[0]}")
+                            f"{run.reason()}")
         return out
 
 

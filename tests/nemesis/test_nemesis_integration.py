@@ -358,7 +358,8 @@ def test_planned_operations_restart_reassign_and_elect_with_kafkas_own_tools(
         assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader == to[0],
                           timeout_s=30, message="the new preferred replica leads")
         out = nem.invoke(cluster, {"f": "reassign-back", "value": None})
-        assert "error" not in out and out["value"]["restored"] == {key: list(before.replicas)}
+        assert "error" not in out, (out["error"], out["value"].get("output"))  # the tool's words
+        assert out["value"]["restored"] == {key: list(before.replicas)}
         out = nem.invoke(cluster, {"f": "elect-preferred", "value": None})
         assert "error" not in out, out
         assert wait_until(lambda: partitions(cluster.bootstrap, [TOPIC])[key].leader
