@@ -15,6 +15,14 @@ checks that teardown left no residue.
 a JVM on a node, with and without the preload, and (b) ``acks=all`` produce
 throughput from the host against the same brokers restarted with and without
 it (on, off, on: the mean of the two "on" rounds against "off").
+
+``--operations`` times the planned operations (``restart`` of one broker and a
+rolling one, ``elect-leader``, ``reassign`` and back, ``reconfigure`` and its
+restore, ``upgrade --upgrade-to`` and the ``downgrade`` back, ``voter`` remove
+and add on a ``--kraft-quorum dynamic`` cluster) through the same nemesis path,
+each with the figures its completion records (``harness.bench._operations``);
+``--no-faults`` leaves the fault timings out. Brokers run under libfaketime only
+when faults or ``--overhead`` are measured.
 """
 
 from __future__ import annotations
@@ -33,9 +41,11 @@ from cluster.kafka_node import faketime_env
 from cluster.lock import cluster_lock
 from cluster.metadata import partitions
 from cluster.remote import sh, write_file
-from cluster.spec import ClusterSpec
+from cluster.spec import DEFAULT_KAFKA_VERSION, ClusterSpec
 from cluster.wait import wait_until
-from nemesis import ComposedNemesis, NemesisOptions, build_package, residue
+from harness.bench import _operations as operations
+from harness.bench._operations import nemesis_on
+from nemesis import NemesisOptions
 
 HELP = "time each nemesis fault's apply and heal on a real cluster; libfaketime overhead"
 TOPIC = "bench-t0"
@@ -109,20 +119,16 @@ def _fully_replicated(cluster: Cluster) -> bool:
 
 
 def measure_faults(cluster: Cluster, repeat: int) -> list[dict[str, Any]]:
-    pkg = build_package(NemesisOptions(
-        faults=frozenset({"partition", "kill", "pause", "clock", "packet"}), topics=(TOPIC,)))
-    nem = pkg.nemesis
-    assert isinstance(nem, ComposedNemesis)
-    nem.setup(cluster)
     rows = []
-    try:
+    with nemesis_on(cluster, NemesisOptions(
+            faults=frozenset({"partition", "kill", "pause", "clock", "packet"}),
+            topics=(TOPIC,))) as nem:
         for label, fault, heal in FAULTS:
             applies, heals, errors = [], [], []
             apply_spreads: list[float] = []
             heal_spreads: list[float] = []
             for _ in range(repeat):
-                wait_until(lambda: _fully_replicated(cluster), timeout_s=180,
-                           message="ISR recovered before the next fault")
+                _settle(cluster, "ISR recovered before the next fault")
                 dt, out = _timed(lambda f=fault: nem.invoke(cluster, f))  # type: ignore[misc]
                 applies.append(dt)
                 apply_spreads += [s for s in [spread_ms(out)] if s is not None]
@@ -143,13 +149,12 @@ def measure_faults(cluster: Cluster, repeat: int) -> list[dict[str, Any]]:
                   f"heal {rows[-1]['heal_s']:6.2f}s (max {max(heals):5.2f}, "
                   f"spread {_ms(heal_spread)})"
                   + (f"  errors: {errors}" if errors else ""), flush=True)
-    finally:
-        t0 = time.monotonic()
-        nem.teardown(cluster)
-        print(f"teardown of every fault kind: {time.monotonic() - t0:.2f}s", flush=True)
-    left = residue(cluster)
-    print(f"residue after teardown: {left or 'none'}", flush=True)
     return rows
+
+
+def _settle(cluster: Cluster, message: str) -> None:
+    """Wait (untimed) until every partition of the bench topic has its whole ISR."""
+    wait_until(lambda: _fully_replicated(cluster), timeout_s=180, message=message)
 
 
 def clock_call_rate(cluster: Cluster) -> dict[str, float]:
@@ -225,10 +230,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-name", default="nem-bench",
                         help="the cluster's name (default: nem-bench)")
     parser.add_argument("--nodes", type=int, default=5)
+    parser.add_argument("--kafka-version", default=DEFAULT_KAFKA_VERSION,
+                        help=f"a release or a line (default: {DEFAULT_KAFKA_VERSION})")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per fault (median)")
     parser.add_argument("--overhead", action="store_true", help="also measure libfaketime")
     parser.add_argument("--no-faults", action="store_true", help="skip the fault timings")
     parser.add_argument("--messages", type=int, default=20_000)
+    operations.add_arguments(parser)
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
     parser.add_argument("--reuse", action="store_true",
                         help="reuse a running cluster of the same settings (e.g. after --keep)")
@@ -241,7 +249,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, faketime=True)
+    version, target = operations.check_arguments(args)  # bad options: one line, nothing made
+    args.upgrade_to = target.version if target else None  # the release a line names
+    # libfaketime only where the clock faults or its overhead are measured: operations
+    # are timed on brokers as a run without clock faults starts them
+    spec = ClusterSpec(name=args.cluster_name, nodes=args.nodes, kafka_version=version.version,
+                       faketime=not args.no_faults or args.overhead,
+                       kraft_quorum=args.kraft_quorum)
     with cluster_lock(spec.name):  # the name checked; nothing else uses the cluster meanwhile
         if not args.ssh_lab:
             placement = Placement("ssh", hosts=args.hosts) if args.hosts else Placement()
@@ -269,11 +283,18 @@ def _measure(args: argparse.Namespace, spec: ClusterSpec, provisioner: Provision
         client = admin(cluster.bootstrap)  # keep a reference until the future resolves
         if TOPIC not in client.list_topics(timeout=30).topics:
             client.create_topics([new])[TOPIC].result(60)
-        result: dict[str, Any] = {"nodes": args.nodes,
+        result: dict[str, Any] = {"nodes": args.nodes, "kafka_version": spec.kafka_version,
+                                  "kraft_quorum": spec.kraft_quorum,
                                   "provisioner": "ssh" if args.hosts or args.ssh_lab
                                   else "docker"}
         if not args.no_faults:
             result["faults"] = measure_faults(cluster, args.repeat)
+        if args.operations:
+            ops = operations.plan(TOPIC, upgrade_to=args.upgrade_to,
+                                  dynamic_quorum=spec.kraft_quorum == "dynamic")
+            result["operations"] = operations.measure_operations(
+                cluster, ops, TOPIC, args.operations_repeat,
+                lambda: _settle(cluster, "ISR whole before the next operation"))
         if args.overhead:
             result["overhead"] = measure_overhead(cluster, args.messages)
         if args.json:
