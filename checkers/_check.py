@@ -28,7 +28,7 @@ from checkers._input import (
     parse_lines,
 )
 from checkers._key_parts import judge_in_parts
-from checkers._measures import REWINDS, STALLS, Measures, Tap
+from checkers._measures import REWINDS, STALLS, UNREAD, Measures, Tap
 from checkers._parallel import chunk_count, read_parallel
 from checkers._verdict import Anomalies, assemble, informational, nothing_to_judge
 from checkers._versions import VersionOrder, build
@@ -196,6 +196,10 @@ def _judge(
 ) -> dict[str, Any]:
     reasons: list[str] = []
     group_stats: dict[str, Any] = {}
+    wanted = _wanted(collector, scanner)
+    measured = tap.measures if tap is not None and tap.whole else None
+    missing = [name for name in wanted if measured is None or not measured.has(name)]
+    extra = Measures(missing) if missing else None
     wr_only_cycle = False
     cycle_stats: dict[str, Any] | None = None
     try:
@@ -223,11 +227,12 @@ def _judge(
         if collector.saw_groups or scanner.saw_groups:
             if again is None:  # only a caller that scanned a one-time stream itself
                 reasons.append("the group rules need the history once more, and it is gone")
-            else:
-                group_stats = judge_groups(again(), out)
+            else:  # the measures the check's pass lacks ride on this one
+                lines = again() if extra is None else extra.through(again())
+                group_stats = judge_groups(lines, out)
     except Exception as err:
         reasons.append(_internal(err, "while checking"))
-    group_stats = {**group_stats, **_measures(scanner, tap, again)}
+    group_stats = {**group_stats, **_measures(wanted, measured, extra, again)}
     return _verdict(
         collector,
         scanner,
@@ -240,28 +245,40 @@ def _judge(
     )
 
 
+def _wanted(collector: Collector, scanner: Scanner) -> list[str]:
+    """The measures a verdict shows: ``read-committed-stalls`` (``checkers._stalls``) of a
+    history that holds a ``txn`` op (its readers are read_committed), its
+    ``abort-rewinds`` (``checkers._rewinds``) if a ``txn`` op failed, and its
+    ``group-unread-keys`` (``checkers._unread``) if it holds a ``subscribe`` op."""
+    txn = contract.f_codes()["txn"]
+    wanted = []
+    if any((m >> F_SHIFT) & F_MASK == txn for m in scanner.meta):
+        wanted.append(STALLS)
+        aborted = txn << F_SHIFT | FAIL
+        if any(m & (F_MASK << F_SHIFT | KIND_MASK) == aborted for m in scanner.meta):
+            wanted.append(REWINDS)
+    if collector.saw_rebalance:
+        wanted.append(UNREAD)
+    return wanted
+
+
 def _measures(
-    scanner: Scanner, tap: Tap | None, again: Callable[[], Iterable[dict[str, Any]]] | None
+    wanted: list[str], measured: Measures | None, extra: Measures | None,
+    again: Callable[[], Iterable[dict[str, Any]]] | None,
 ) -> dict[str, Any]:
-    """``stats``' ``read-committed-stalls`` (``checkers._stalls``) of a history that holds a
-    ``txn`` op (its readers are read_committed), and its ``abort-rewinds``
-    (``checkers._rewinds``) if a ``txn`` op failed: from the check's own pass when ``tap``
-    fed them the whole history, else from one more pass over its lines that feeds both
+    """``stats``' blocks of the ``wanted`` measures: from the check's own pass for those it
+    fed the whole history (``measured``), from the group rules' pass for the others if it
+    fed them all of it (``extra``), else from one more pass over its lines
     (``checkers._measures``). Measures, not anomalies: whatever happens here, ``valid``
     does not change."""
-    txn = contract.f_codes()["txn"]
-    if not any((m >> F_SHIFT) & F_MASK == txn for m in scanner.meta):
-        return {}
-    aborted = txn << F_SHIFT | FAIL
-    wanted = [STALLS]
-    if any(m & (F_MASK << F_SHIFT | KIND_MASK) == aborted for m in scanner.meta):
-        wanted.append(REWINDS)
-    measures = tap.measures if tap is not None and tap.whole else None
-    if measures is None:
-        if again is None:
-            return {}
-        measures = Measures(wanted).read(again)
-    return measures.results(wanted, _internal)
+    missing = [n for n in wanted if measured is None or not measured.has(n)]
+    out = {} if measured is None else measured.results(
+        [n for n in wanted if n not in missing], _internal)
+    if missing and (extra is None or not extra.whole) and again is not None:
+        extra = Measures(missing).read(again)
+    if missing and extra is not None and extra.whole:
+        out.update(extra.results(missing, _internal))
+    return {name: out[name] for name in wanted if name in out}
 
 
 def _proven_info_ops(collector: Collector) -> set[int]:

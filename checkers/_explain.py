@@ -12,6 +12,8 @@ from typing import Any
 
 from checkers._rewinds import describe_rewinds
 from checkers._stalls import describe_stall
+from checkers._unread import MIN_S as MIN_UNREAD_S
+from checkers._unread import longest_unread
 
 Anomaly = dict[str, Any]
 
@@ -23,7 +25,8 @@ def render_verdict(verdict: dict[str, Any], *, per_type: int = SHOWN_PER_TYPE) -
     """A verdict for a person: the outcome, then each anomaly type with explained examples."""
     ops: dict[str, dict[str, Any]] = verdict.get("ops", {})
     stats = verdict.get("stats", {})
-    lines = [_headline(verdict), _stats_line(stats), *_stall_lines(stats), *_rewind_lines(stats)]
+    lines = [_headline(verdict), _stats_line(stats), *_stall_lines(stats), *_unread_lines(stats),
+             *_rewind_lines(stats)]
     if verdict.get("error"):
         lines.append(f"Could not decide everything: {verdict['error']}.")
     for kind, n in (verdict.get("not-judged-counts") or {}).items():
@@ -86,6 +89,17 @@ def _stall_lines(stats: dict[str, Any]) -> list[str]:
     stalls = block["stalls"]
     return [f"Longest read_committed stall (liveness, not an anomaly; {len(stalls)} "
             f"key{'s' if len(stalls) != 1 else ''} stalled): {describe_stall(stalls[0])}."]
+
+
+def _unread_lines(stats: dict[str, Any]) -> list[str]:
+    """The longest time a group left a key unread (a liveness measure: never the verdict)."""
+    block = stats.get("group-unread-keys")
+    if not isinstance(block, dict) or not (text := longest_unread(block)):
+        return []
+    n: int = sum(len(g.get(part) or ()) for g in block.get("groups") or ()
+                 for part in ("unowned", "owned-unread"))
+    return [f"Longest unread key of a consumer group (liveness, not an anomaly; {n} "
+            f"interval{'s' if n != 1 else ''} of {MIN_UNREAD_S:g} s or more): {text}."]
 
 
 class _Ops:
