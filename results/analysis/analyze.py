@@ -122,6 +122,8 @@ def compare(spark: SparkSession, out: Path, by: tuple[str, ...] = CONFIG_COLUMNS
         F.sum("fault_sends").alias("fault_sends"),
         # the longest read_committed stall of any run (null: no run was transactional)
         F.max("read_stall_s").alias("read_stall_max_s"),
+        # the longest time a consumer group left a key unowned or unread (null: no group)
+        F.max("unread_s").alias("unread_max_s"),
     )
     config = runs.select("run_id", *keys)
     latency = (

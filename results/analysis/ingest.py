@@ -53,7 +53,7 @@ RUN_SCHEMA = (
     "bad_anomaly_types string, "
     + "".join(f"{column} long, " for column in analysis_groups())
     + "history_ops long, duration_s double, cut_short boolean, read_stall_s double, "
-    "abort_rewinds string, path string, "
+    "unread_s double, abort_rewinds string, path string, "
     "scenario string, scenario_variant string, scenario_expected string, "
     "scenario_as_expected boolean, "
     "coverage_window string, main_s double, acked_sends_main long, seconds long, "
@@ -246,6 +246,7 @@ def run_row(rid: str, d: Path, test: dict[str, Any], verdict: dict[str, Any],
         # the drain never finished (a signal, an error, a kill): unseen was not judged
         "cut_short": drain_finished(test) is False or summary.get("interrupted") is True,
         "read_stall_s": read_stall(d, stats, work),
+        "unread_s": _longest(stats.get("group-unread-keys")),
         "abort_rewinds": describe_rewinds(stats.get("abort-rewinds") or {}) or None,
         "path": str(d.resolve()),
         **scenario_columns(test),
@@ -263,6 +264,12 @@ def read_stall(d: Path, stats: dict[str, Any], work: dict[str, Any]) -> float | 
             block = read_stalls_in(d)
         except HistoryError as err:
             log.info("no read stall for %s: %s", d, err.one_line())
+    longest = block.get("longest-s") if isinstance(block, dict) else None
+    return float(longest) if isinstance(longest, int | float) else None
+
+
+def _longest(block: Any) -> float | None:
+    """A measure's ``longest-s`` (docs/HISTORY-GROUPS.md "Unread keys"), None without one."""
     longest = block.get("longest-s") if isinstance(block, dict) else None
     return float(longest) if isinstance(longest, int | float) else None
 

@@ -46,6 +46,7 @@ METRIC_COLUMNS = (
     "avail_normal",
     "fault_sends",
     "read_stall_max_s",
+    "unread_max_s",
     "latency_p50_ms",
     "latency_p99_ms",
     "latency_max_ms",

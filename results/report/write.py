@@ -22,7 +22,13 @@ import orjson
 from harness.base.errors import EnvironmentProblem, HistoryError
 from harness.base.paths import output_file
 from harness.base.rundir import REPORT, RunDir
-from results.report import coverage_panel, rewind_panel, scenario_panel, stall_panel
+from results.report import (
+    coverage_panel,
+    rewind_panel,
+    scenario_panel,
+    stall_panel,
+    unread_panel,
+)
 from results.report import data as report_data
 from results.report import template as report_template
 from results.report.history_table import HISTORY_HINT, read_table
@@ -102,6 +108,7 @@ def write_report(run_dir: Path, *, pngs: bool = True) -> Path:
                                   warning=coverage_panel.warning_html(cov),
                                   scenario=scenario_panel.panel_html(test or {}, verdict),
                                   stalls=stall_panel.panel_html(verdict)
+                                  + unread_panel.panel_html(verdict)
                                   + rewind_panel.panel_html(verdict))
     out = run.report_path
     _write(out, page)

@@ -66,6 +66,13 @@ def test_the_abort_rewinds_block_is_a_column_in_words(stalled: Path) -> None:
     assert row_of(stalled)["abort_rewinds"] == "after kept aborts (2): carries-on 2, unobserved 1"
 
 
+def test_the_longest_unread_key_is_a_column(stalled: Path) -> None:
+    assert row_of(stalled)["unread_s"] is None
+    block = {"longest-s": 57.481, "groups": []}
+    edit_verdict(stalled, lambda v: v["stats"].update({"group-unread-keys": block}))
+    assert row_of(stalled)["unread_s"] == 57.481
+
+
 def test_a_stored_block_gives_time_based_figures_and_the_poor_flag(stalled: Path) -> None:
     row = row_of(stalled)
     block = json.loads((stalled / "results.json").read_text())["run"]["coverage"]
