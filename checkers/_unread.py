@@ -24,7 +24,6 @@ Liveness, not safety: it goes in the verdict's ``stats`` and never changes ``val
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +121,12 @@ class Unread:
         invoke = self.invoked.pop(process, op)
         f, kind = op["f"], op["type"]
         value = op.get("value")
+        if f == "send" and kind == "ok":  # most lines: the writes alone, without a call each
+            index, time, writes = op["index"], op["time"], self.writes
+            for _, k, sent in value or ():
+                if type(sent) is list:  # an offset not known is no write to find
+                    insort(writes.setdefault(k, []), (sent[0], sent[1], index, time))
+            return
         if value is None:
             value = invoke.get("value")
         member = self.members.get(process)
@@ -410,29 +415,3 @@ def _finish(intervals: list[dict[str, Any]], last_poll: int) -> list[dict[str, A
     out.sort(key=lambda x: (-x["seconds"], x["key"], x["start-s"]))
     return out
 
-
-def longest_unread(block: Mapping[str, Any]) -> str:
-    """The longest interval of a ``group-unread-keys`` block in words ("" when it has
-    none): ``g1 t0-6: 57.5 s unread, from 55.4 s to 112.9 s: process 19 held it (op 9247)
-    and returned nothing in 486 empty polls (ops 9263..23859) while offset 464 (value
-    464, op 5696) was readable; until the end of the run``."""
-    found = [(i["seconds"], part, g.get("group"), i) for g in block.get("groups") or ()
-             for part in ("unowned", "owned-unread") for i in g.get(part) or ()]
-    if not found:
-        return ""
-    _, part, group, i = max(found, key=lambda x: x[0])
-    head = (f"{group} {i.get('key')}: {i.get('seconds')} s "
-            f"{'unowned' if part == 'unowned' else 'unread'}, from {i.get('start-s')} s to "
-            f"{i.get('end-s')} s: ")
-    if part == "unowned":
-        body = (f"no member held it after op {i.get('released-by')} ({i.get('released')}), "
-                f"while members polled {i.get('member-polls')} times")
-    else:
-        held = i.get("held-back") or {}
-        body = (f"process {i.get('process')} held it (op {i.get('assigned-by')}) and returned "
-                f"nothing in {i.get('empty-polls')} empty polls (ops {i.get('first-poll')}.."
-                f"{i.get('last-poll')}) while offset {held.get('offset')} (value "
-                f"{held.get('value')}, op {held.get('op')}) was readable")
-    end = ("until the end of the run" if i.get("until-end")
-           else f"ended by op {i.get('ended-by')} ({i.get('ended')}) at {i.get('ended-s')} s")
-    return f"{head}{body}; {end}"

@@ -271,6 +271,16 @@ def test_an_info_transaction_stops_holding_back_once_a_read_proves_it() -> None:
     assert interval["process"] == B and interval["held-back"]["offset"] == 1
 
 
+def test_a_write_whose_offset_is_unknown_holds_nothing_back() -> None:
+    h = Hist()
+    join(h, A, ["k"])
+    h.send(WRITER, "k", None, 0)
+    poll(h, A, {}, ["assigned", ["k"]], {})
+    for _ in range(8):
+        poll(h, A, {})
+    assert only_group(timed(h))["owned-unread"] == []
+
+
 def test_a_member_at_latest_proves_nothing_of_a_key_its_group_never_read() -> None:
     h = Hist()
     join(h, A, ["k"], reset="latest")
