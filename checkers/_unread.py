@@ -43,7 +43,8 @@ _INF = 2**63
 #: a key's transaction entries are pruned once there are more than this many
 _PRUNE_AT = 256
 _ASSIGNS = contract.reset_fs()
-_MOPS = contract.mop_fs()
+#: ops whose value is micro-ops: reads and writes, and commits and committed reads
+_MOPS = contract.mop_fs() | contract.group_fs()
 
 
 @dataclass(slots=True)

@@ -203,6 +203,27 @@ def test_the_held_back_record_lies_beyond_what_the_group_read_and_committed() ->
     assert interval["held-back"]["offset"] == 4
 
 
+def test_a_committed_read_of_the_group_raises_the_floor() -> None:
+    """The group's committed offset read back as 3 (by a process that is no member):
+    the new owner may start at 3, past every record written."""
+    h = Hist()
+    join(h, A, ["k"])
+    for o in range(3):
+        h.send(WRITER, "k", o, o)
+    h.invoke(WRITER + 1, "committed", [["committed", ["k"]]])
+    h.ops[-1]["group"] = "g"
+    h.done(WRITER + 1, "ok", "committed", [["committed", {"k": 3}]])
+    poll(h, A, {}, ["assigned", ["k"]], {})
+    for _ in range(7):
+        poll(h, A, {})
+    assert only_group(timed(h))["owned-unread"] == []
+    h.send(WRITER, "k", 3, 3)
+    for _ in range(7):
+        poll(h, A, {})
+    (interval,) = only_group(timed(h))["owned-unread"]
+    assert interval["held-back"]["offset"] == 3
+
+
 def test_a_poll_that_hands_over_other_records_proves_nothing() -> None:
     h = Hist()
     join(h, A, ["k", "j"])
