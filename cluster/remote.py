@@ -83,6 +83,21 @@ class Reachable(Protocol):
         ...
 
 
+@runtime_checkable
+class TreeUpload(Protocol):
+    """A node that takes many files in one transfer (an optional power of a ``Remote``).
+
+    Docker's copy API costs one round trip through the engine per call, so a build of
+    60 jars copied file by file takes 15-30 s a node on a loaded host; one archive
+    takes one call. ``cluster.ssh.host_setup.sync_jars`` uses it where a node has it.
+    """
+
+    def upload_tree(self, root: Path, paths: Sequence[str], remote_dir: str) -> None:
+        """Copy each of ``paths`` (relative POSIX paths under ``root``) to the same path
+        under ``remote_dir``, whose subdirectories must exist."""
+        ...
+
+
 #: ``$0`` of every ``sh -c`` script insync runs (what ``ps`` and error messages show).
 SH_NAME = "insync"
 

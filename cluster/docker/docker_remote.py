@@ -183,6 +183,16 @@ class DockerRemote:
         with docker_errors(f"copy {local} to {self.name}:{remote_path}"):
             docker_client().api.put_archive(self.container, str(target.parent), buf.getvalue())
 
+    def upload_tree(self, root: Path, paths: Sequence[str], remote_dir: str) -> None:
+        """Copy ``paths`` under ``root`` to the same paths under ``remote_dir``, in one
+        archive (``cluster.remote.TreeUpload``)."""
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for rel in paths:
+                tar.add(str(root / rel), arcname=rel)
+        with docker_errors(f"copy {len(paths)} files to {self.name}:{remote_dir}"):
+            docker_client().api.put_archive(self.container, remote_dir, buf.getvalue())
+
     def download(self, remote_path: str, local: Path) -> None:
         """Copy the file ``remote_path`` on the node to ``local``."""
         local.parent.mkdir(parents=True, exist_ok=True)

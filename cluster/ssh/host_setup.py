@@ -31,7 +31,7 @@ from pathlib import Path
 
 from cluster import power_loss_fs
 from cluster.kafka_node import FAKETIME_LIB
-from cluster.remote import Remote, read_if_there, sh, write_file
+from cluster.remote import Remote, TreeUpload, read_if_there, sh, write_file
 from harness.base.errors import ClusterError
 
 MIN_JAVA = 17
@@ -176,10 +176,12 @@ def sync_jars(remote: Remote, root: Path, home: str, manifest: Mapping[str, str]
         remote.exec(["rm", "-f", "--", f"{home}/{MANIFEST}"])
     dirs = sorted({posixpath.dirname(f"{home}/{p}") for p in changed} | {home})
     remote.exec(["mkdir", "-p", "--", *dirs])
-    size = 0
-    for rel in changed:
-        remote.upload(root / rel, f"{home}/{rel}")
-        size += (root / rel).stat().st_size
+    if changed and isinstance(remote, TreeUpload):
+        remote.upload_tree(root, changed, home)
+    else:
+        for rel in changed:
+            remote.upload(root / rel, f"{home}/{rel}")
+    size = sum((root / rel).stat().st_size for rel in changed)
     if stale:
         remote.exec(["rm", "-f", "--", *(f"{home}/{p}" for p in stale)])
     if changed or stale or not there:

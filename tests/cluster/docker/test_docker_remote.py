@@ -133,6 +133,25 @@ def test_files_go_up_and_come_down_as_archives(fake_api: StartApi, tmp_path: Pat
         NODE.download("/var/log/none", tmp_path / "none")
 
 
+def test_a_tree_goes_up_as_one_archive(fake_api: StartApi, tmp_path: Path) -> None:
+    puts: list[dict[str, bytes]] = []
+
+    def archives(call: Call) -> tuple[int, Any]:
+        if call.path == "/containers/insync-it-n1/archive" and call.method == "PUT":
+            with tarfile.open(fileobj=io.BytesIO(call.body)) as tar:
+                puts.append({f"{call.query['path'][0]}/{m.name}": tar.extractfile(m).read()
+                             for m in tar.getmembers() if m.isfile()})  # type: ignore[union-attr]
+            return 200, b""
+        return version_only(call)
+
+    fake_api(archives)
+    (tmp_path / "libs").mkdir()
+    (tmp_path / "libs" / "a.jar").write_bytes(b"a")
+    (tmp_path / "libs" / "b.jar").write_bytes(b"bb")
+    NODE.upload_tree(tmp_path, ["libs/a.jar", "libs/b.jar"], "/opt/b")
+    assert puts == [{"/opt/b/libs/a.jar": b"a", "/opt/b/libs/b.jar": b"bb"}]
+
+
 @pytest.mark.parametrize(
     ("frames", "expected"),
     [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import getpass
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
@@ -158,3 +160,30 @@ def test_jars_are_copied_cold_then_not_again_then_only_what_changed(tmp_path: Pa
         assert sorted(p.name for p in (Path(home) / "libs").iterdir()) == ["j1.jar", "j2.jar"]
         assert (Path(home) / "libs" / "j1.jar").read_bytes() == b"new"
         assert sshd.connections == 1
+
+
+@dataclass
+class _TreeRemote(FakeRemote):
+    """A fake node that also takes many files in one transfer (``TreeUpload``)."""
+
+    trees: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+
+    def upload_tree(self, root: Path, paths: Sequence[str], remote_dir: str) -> None:
+        self.trees.append((remote_dir, tuple(paths)))
+        for rel in paths:
+            self.files[f"{remote_dir}/{rel}"] = (root / rel).read_bytes()
+
+
+def test_a_node_that_takes_trees_gets_every_changed_file_in_one_transfer(
+        tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    (dist / "libs").mkdir(parents=True)
+    for i in range(3):
+        (dist / "libs" / f"j{i}.jar").write_bytes(bytes([i]) * 10)
+    home = "/opt/kafka/builds/4.4.0"
+    remote = _TreeRemote("n1", lambda argv, stdin: (0, "", ""))
+    synced = sync_jars(remote, dist, home, local_manifest(dist))
+    assert remote.trees == [(home, ("libs/j0.jar", "libs/j1.jar", "libs/j2.jar"))]
+    assert (synced.copied, synced.bytes) == (3, 30)
+    assert remote.files[f"{home}/libs/j1.jar"] == bytes([1]) * 10
+    assert ("mkdir", "-p", "--", home, f"{home}/libs") in remote.calls
