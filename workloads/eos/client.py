@@ -39,6 +39,23 @@ from workloads.queue.sending import Reports, Sender, sent
 from workloads.queue.topics import Topics
 from workloads.queue.txn import Transactions
 
+#: A member's ``max.poll.interval.ms``, in op timeouts. A live member polls at least
+#: once an op timeout (it alternates ``poll`` and ``txn`` ops). A member whose op was
+#: abandoned keeps its consumer until its stuck call returns, and librdkafka keeps that
+#: consumer in the group, heartbeating, until this interval passes without a poll; the
+#: classic protocol's rebalance waits that long for every member to rejoin. At
+#: librdkafka's default (300 s) one abandoned op held the group without owners for the
+#: rest of a run.
+POLL_INTERVAL_OP_TIMEOUTS = 2
+
+
+def member_config(opts: ClientOptions) -> dict[str, Any]:
+    """A group member's consumer settings (see :data:`POLL_INTERVAL_OP_TIMEOUTS`)."""
+    config = opts.consumer_config(group=GROUP)
+    interval_ms = round(POLL_INTERVAL_OP_TIMEOUTS * opts.op_timeout_s * 1000)
+    config["max.poll.interval.ms"] = max(interval_ms, config.get("session.timeout.ms", 0))
+    return config
+
 
 class GroupReader(Reader):
     """The queue's reader as a member of the exactly-once group: read_committed, no
@@ -46,7 +63,7 @@ class GroupReader(Reader):
 
     def consumer(self, *, draining: bool = False) -> Consumer:
         if self._consumer is None:
-            config = self.opts.consumer_config(group=GROUP)
+            config = member_config(self.opts)
             self._consumer = Consumer(base_config(self.opts.bootstrap, **config))
             self.member = Member(self.topics.key, self.topics.real, self.process)
         return self._consumer
