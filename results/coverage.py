@@ -16,6 +16,8 @@ proves nothing. These figures say how much the run really exercised:
   client sees it);
 - acknowledged commits (``commits``, docs/HISTORY-GROUPS.md), in all and from the
   first fault's start to the last fault's end (``at_risk``);
+- the fault starts that failed (``failed_starts``: their completion records an
+  ``error``), which a fault script cannot have run as written without;
 - the final heal (``final_heal``): the heals at or after the main phase's end
   (``--time-limit``), when clients no longer send, so they have no "next
   acknowledged send"; instead, how long after the end the last of them
@@ -194,7 +196,21 @@ def coverage(
         ),
         "final_heal": _final_heal(rows, [h for h in heals if int(h["time"]) >= end], end),
         "commits": _commits(rows, faults, (start, end)),
+        "failed_starts": _failed_starts(rows, spans, start),
     }
+
+
+def _failed_starts(rows: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]],
+                   start: int) -> list[dict[str, Any]]:
+    """The fault starts whose completion records an ``error``: each did nothing the run
+    can count on, so a fault script that asked for it did not run as written
+    (``harness.scenario.runs.failed_steps``). ``at_s`` is from the main phase's start."""
+    starts = {s for s, _stop in spans.values()}
+    return [{"f": op["f"], "at_s": round((int(op.get("time", 0)) - start) / NS, 1),
+             "error": str(op["error"])[:200]}
+            for op in rows
+            if op.get("process") == "nemesis" and op.get("type") != "invoke"
+            and op.get("f") in starts and op.get("error")]
 
 
 def _commits(rows: Sequence[Mapping[str, Any]], faults: Sequence[_Fault],

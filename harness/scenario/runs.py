@@ -156,6 +156,16 @@ def untested(verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> bool:
     return not in_faults.get("acked_sends") and not healed_then_acked
 
 
+def failed_steps(verdict: Mapping[str, Any]) -> list[str]:
+    """The scripted fault starts that did not apply (``run.coverage``'s ``failed_starts``):
+    ``remove-controller at 31.5 s (remove-controller exited 1)``. A scenario's script asked
+    for each, so a run with one did not test what its script meant to test."""
+    coverage = (verdict.get("run") or {}).get("coverage")
+    failed = coverage.get("failed_starts") if isinstance(coverage, Mapping) else None
+    return [f"{s.get('f')} at {s.get('at_s')} s ({s.get('error')})"
+            for s in failed or () if isinstance(s, Mapping)]
+
+
 #: A run line's ending when the run tested nothing, by what it tests.
 NOTHING_TESTED = {
     "sends": "no send acknowledged from the first fault on: it tested nothing",
@@ -168,9 +178,11 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
 
     A valid run only matches a ``valid`` expectation if it tested something: a negative
     control whose cluster acknowledged nothing from its first fault on lost nothing
-    because it was given nothing to lose (``untested``)."""
+    because it was given nothing to lose (``untested``), and one whose script asked for
+    a fault that did not apply (``failed_steps``) did not run the test it names."""
     valid = verdict.get("valid")
-    if case.expected.valid is True and valid is True and untested(verdict, case.tests):
+    if case.expected.valid is True and valid is True and (
+            untested(verdict, case.tests) or failed_steps(verdict)):
         return False
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
                                  replicas_of(verdict), stall_of(verdict),
@@ -217,6 +229,9 @@ def run_line(k: int, verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> 
     tail = f"; {kinds}" if kinds else (f"; {why}" if word == "unknown" and why else "")
     if valid is True and untested(verdict, tests):
         tail += f"; {NOTHING_TESTED[tests]}"
+    failed = failed_steps(verdict)
+    if failed:
+        tail += f"; a scripted fault did not apply: {'; '.join(failed)}"
     replicas = replicas_of(verdict)
     if replicas is not None:
         tail += ("; replicas consistent" if replicas is True else
@@ -246,7 +261,9 @@ def observed(verdicts: Sequence[Mapping[str, Any]], tests: str = DEFAULT_TESTS) 
             kinds[t] = kinds.get(t, 0) + 1
     parts += [f"{t} {c}/{n}" for t, c in sorted(kinds.items())]
     idle = sum(1 for v in verdicts if v.get("valid") is True and untested(v, tests))
-    parts += [f"valid {valid}/{n}" + (f" ({idle} untested)" if idle else "")] if valid else []
+    broken = sum(1 for v in verdicts if failed_steps(v))
+    notes = [f"{idle} untested"] * bool(idle) + [f"{broken} with a step that failed"] * bool(broken)
+    parts += [f"valid {valid}/{n}" + (f" ({', '.join(notes)})" if notes else "")] if valid else []
     parts += [f"unknown {unknown}/{n}"] if unknown else []
     return ", ".join(parts)
 

@@ -221,3 +221,12 @@ def test_a_final_heal_whose_cluster_never_recovered_says_so() -> None:
 def test_a_phase_shorter_than_its_limit_keeps_its_end() -> None:
     assert until_limit((5, 3 * S), 10.0) == (5, 3 * S)
     assert until_limit(None, 10.0) is None and until_limit((0, 9 * S), None) == (0, 9 * S)
+
+
+def test_a_start_that_failed_is_listed_with_its_error() -> None:
+    ops = [send_ok(0.1), nem(31.5, "kill", "invoke"), nem(36.5, "kill", error="exited 1"),
+           nem(40.0, "start", "invoke"), nem(40.1, "start", error="also failed: a heal"),
+           nem(41.0, "start-partition", value={"withheld": True})]
+    cov = coverage(ops, SPANS, main=(int(1.5 * S), 50 * S))
+    assert cov["failed_starts"] == [{"f": "kill", "at_s": 35.0, "error": "exited 1"}]
+    assert coverage([send_ok(0.1)], SPANS, main=(0, S))["failed_starts"] == []

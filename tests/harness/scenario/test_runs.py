@@ -20,6 +20,7 @@ from harness.scenario.runs import (
     Case,
     CaseResult,
     catalogue_cases,
+    failed_steps,
     make_case,
     matches,
     observed,
@@ -387,3 +388,22 @@ def test_analyze_ingests_the_scenario_columns(
     assert row["scenario_expected"] == \
         "invalid: one of lost-write | inconsistent-offsets | unseen"
     assert run_row("r", folder, {"name": "plain"}, LOSS)["scenario"] is None
+
+
+def test_a_valid_control_whose_scripted_fault_failed_did_not_run_its_test(
+        tmp_path: Path) -> None:
+    """The 3.9.2 quorum-reconfiguration run whose remove-controller tool exited 1: valid,
+    with writes acknowledged, but the active controller was never removed."""
+    case = _case(tmp_path, "quorum-reconfiguration", "3.9")
+    verdict = _covered(12, [0.1])
+    assert matches(case, verdict) is True
+    verdict["run"]["coverage"]["failed_starts"] = [
+        {"f": "remove-controller", "at_s": 31.5, "error": "remove-controller exited 1"}]
+    assert failed_steps(verdict) == ["remove-controller at 31.5 s (remove-controller exited 1)"]
+    assert matches(case, verdict) is False
+    assert run_line(1, verdict).endswith(
+        "a scripted fault did not apply: remove-controller at 31.5 s (remove-controller "
+        "exited 1)")
+    assert observed([verdict, VALID]) == "valid 2/2 (1 with a step that failed)"
+    loss = {**verdict, "valid": False, "anomaly-counts": {"lost-write": 1}}
+    assert matches(_case(tmp_path, "acks1-leader-failover", "2.8"), loss) is True
