@@ -8,10 +8,11 @@ here from the distribution under test inside the cluster's own nodes
 (``cluster.admin_tools``):
 
 * ``remove-controller`` ``"active-controller"`` (the default) or a node ->
-  ``{"node", "directory-id", "ran-on", "tool-s", "before": {leader, voters,
-  observers}, "after": {...}, "applied-s"}``: the voter's directory id is read
-  from ``describe --status`` first; ``applied-s`` is the seconds from the
-  tool's start until a ``describe --status`` no longer lists the node as a voter.
+  ``{"node", "directory-id", "ran-on", "tool-s", "attempts", "before": {leader,
+  voters, observers}, "after": {...}, "applied-s"}``: the voter's directory id is
+  read from ``describe --status`` first; ``applied-s`` is the seconds from the
+  first tool's start until a ``describe --status`` no longer lists the node as a
+  voter; a refused removal is run again (``ADD_ATTEMPTS``), its output kept.
   The removed node keeps running, as an observer.
 * ``add-controller`` (the heal; ``None``: every controller node of the cluster
   missing from the voter set, or one node) runs ``add-controller`` ON that node,
@@ -20,7 +21,7 @@ here from the distribution under test inside the cluster's own nodes
   ``{"added": {node: {"ran-on", "tool-s", "attempts"}}, "before", "after",
   "applied-s"}`` (from the first tool's start until ``describe --status`` lists every
   node added as a voter). Kafka refuses to add a voter whose log has not caught up; the add
-  is run again (``ADD_ATTEMPTS``), as an operator would.
+  is run again (``ADD_ATTEMPTS``), as an operator would, and so is a refused removal.
 
 The heal needs no memory of what was removed (the cluster's controller nodes
 minus the voters now), so a fresh process heals a crashed run's quorum.
@@ -48,7 +49,9 @@ REMOVE, ADD = "remove-controller", "add-controller"
 ACTIVE = "active-controller"
 #: Seconds a voter change may take to show in ``describe --status``.
 APPLY_TIMEOUT_S = 60.0
-#: Times ``add-controller`` is run when Kafka refuses it, and the seconds between.
+#: Times ``add-controller`` or ``remove-controller`` is run when Kafka refuses it, and the
+#: seconds between (3.9.2 refuses a removal sent through a broker with
+#: NOT_LEADER_OR_FOLLOWER now and then, as 4.x does an add whose voter is behind).
 ADD_ATTEMPTS = 3
 ADD_WAIT_S = 5.0
 
@@ -104,13 +107,11 @@ class QuorumNemesis:
             return completion(record, f"{target} is not a voter of the quorum now")
         record.update({"node": f"n{nid}", "directory-id": before.voters[nid]})
         began = self.clock()
-        run = run_tool(node, quorum_args(
-            node.version, node.kafka_home, REMOVE, "--controller-id", str(nid),
-            "--controller-directory-id", before.voters[nid]), None)
-        record.update({"ran-on": run.node, "tool-s": run.seconds})
-        if run.exit_code != 0:
-            record["output"] = run.tail()
-            return completion(record, f"remove-controller exited {run.exit_code}")
+        args = quorum_args(node.version, node.kafka_home, REMOVE, "--controller-id", str(nid),
+                           "--controller-directory-id", before.voters[nid])
+        problem = self._retried(node, args, REMOVE, record)
+        if problem:
+            return completion(record, problem)
         after = self._until(cluster, lambda s: nid not in s.voters, began, record)
         return completion(record, None if after else f"n{nid} still a voter after "
                           f"{APPLY_TIMEOUT_S:.0f} s")
@@ -144,16 +145,24 @@ class QuorumNemesis:
         """``add-controller`` on ``node`` from its own config, run again while refused."""
         args = quorum_args(node.version, node.kafka_home, ADD,
                            command_config=node.at(CONFIG_PATH))
+        entry: dict[str, Any] = {}
+        added[node.name] = entry
+        return self._retried(node, args, ADD, entry)
+
+    def _retried(self, node: KafkaNode, args: list[str], what: str,
+                 entry: dict[str, Any]) -> str | None:
+        """Run the quorum tool on ``node`` until it succeeds, at most ``ADD_ATTEMPTS``
+        times: ``entry`` gets where and how long it last ran, the attempts and, after a
+        refusal, the tool's last lines. None when it succeeded, else the error."""
         for attempt in range(1, ADD_ATTEMPTS + 1):
             run = run_tool(node, args, None)
-            entry = {"ran-on": run.node, "tool-s": run.seconds, "attempts": attempt}
-            added[node.name] = entry
+            entry.update({"ran-on": run.node, "tool-s": run.seconds, "attempts": attempt})
             if run.exit_code == 0:
                 return None
             entry["output"] = run.tail()
             if attempt < ADD_ATTEMPTS:
                 self.sleep(ADD_WAIT_S)
-        return f"add-controller exited {run.exit_code}"
+        return f"{what} exited {run.exit_code}"
 
     def _until(self, cluster: Cluster, done: Callable[[QuorumStatus], bool], began: float,
                record: dict[str, Any]) -> QuorumStatus | None:

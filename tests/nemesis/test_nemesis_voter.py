@@ -30,6 +30,7 @@ class Quorum:
         self.voters, self.leader = voters, leader
         self.runs: list[tuple[str, tuple[str, ...]]] = []
         self.refuse_adds = 0
+        self.refuse_removes = 0
 
     def describe(self) -> str:
         def listed(ids: set[int]) -> str:
@@ -46,6 +47,10 @@ class Quorum:
             if "describe" in argv:
                 return 0, self.describe(), ""
             if "remove-controller" in argv:
+                if self.refuse_removes:
+                    self.refuse_removes -= 1
+                    return 1, "", ("java.util.concurrent.ExecutionException: org.apache.kafka."
+                                   "common.errors.NotLeaderOrFollowerException: ")
                 nid = int(argv[argv.index("--controller-id") + 1])
                 assert argv[argv.index("--controller-directory-id") + 1] == DIRS[nid]
                 self.voters.discard(nid)
@@ -187,3 +192,18 @@ def test_a_run_asking_for_voter_faults_on_a_static_quorum_is_refused_before_it_s
     with pytest.raises(UsageError, match=r"needs Kafka 3\.9"):
         RunOptions(kraft_quorum="dynamic", kafka_version="3.8.x").validate()
     RunOptions(nemesis=["voter"], kraft_quorum="dynamic", kafka_version="4.1.x").validate()
+
+
+def test_a_refused_removal_runs_again_and_one_refused_every_time_is_an_error() -> None:
+    """3.9.2's tool, sent through a broker, is refused with NOT_LEADER_OR_FOLLOWER now and
+    then; an operator runs it again."""
+    q = Quorum({1, 2, 3}, leader=3)
+    q.refuse_removes = 1
+    out = nemesis().invoke(cluster(q), {"f": "remove-controller", "value": "active-controller"})
+    assert "error" not in out and q.voters == {1, 2}
+    assert out["value"]["attempts"] == 2 and "NotLeaderOrFollower" in str(out["value"]["output"])
+    q = Quorum({1, 2, 3}, leader=3)
+    q.refuse_removes = 5
+    out = nemesis().invoke(cluster(q), {"f": "remove-controller", "value": "active-controller"})
+    assert out["error"] == "remove-controller exited 1" and q.voters == {1, 2, 3}
+    assert out["value"]["attempts"] == 3
