@@ -232,7 +232,7 @@ def _judge(
                 group_stats = judge_groups(lines, out)
     except Exception as err:
         reasons.append(_internal(err, "while checking"))
-    group_stats = {**group_stats, **_measures(wanted, measured, extra, again)}
+    group_stats = {**group_stats, **_measures(wanted, missing, measured, extra, again)}
     return _verdict(
         collector,
         scanner,
@@ -263,15 +263,14 @@ def _wanted(collector: Collector, scanner: Scanner) -> list[str]:
 
 
 def _measures(
-    wanted: list[str], measured: Measures | None, extra: Measures | None,
-    again: Callable[[], Iterable[dict[str, Any]]] | None,
+    wanted: list[str], missing: list[str], measured: Measures | None,
+    extra: Measures | None, again: Callable[[], Iterable[dict[str, Any]]] | None,
 ) -> dict[str, Any]:
     """``stats``' blocks of the ``wanted`` measures: from the check's own pass for those it
     fed the whole history (``measured``), from the group rules' pass for the others if it
     fed them all of it (``extra``), else from one more pass over its lines
-    (``checkers._measures``). Measures, not anomalies: whatever happens here, ``valid``
-    does not change."""
-    missing = [n for n in wanted if measured is None or not measured.has(n)]
+    (``checkers._measures``); ``missing``: the wanted ones ``measured`` lacks. Measures,
+    not anomalies: whatever happens here, ``valid`` does not change."""
     out = {} if measured is None else measured.results(
         [n for n in wanted if n not in missing], _internal)
     if missing and (extra is None or not extra.whole) and again is not None:

@@ -264,12 +264,11 @@ def read_stall(d: Path, stats: dict[str, Any], work: dict[str, Any]) -> float | 
             block = read_stalls_in(d)
         except HistoryError as err:
             log.info("no read stall for %s: %s", d, err.one_line())
-    longest = block.get("longest-s") if isinstance(block, dict) else None
-    return float(longest) if isinstance(longest, int | float) else None
+    return _longest(block)
 
 
 def _longest(block: Any) -> float | None:
-    """A measure's ``longest-s`` (docs/HISTORY-GROUPS.md "Unread keys"), None without one."""
+    """A measure's ``longest-s`` (a read stall's, an unread key's), None without one."""
     longest = block.get("longest-s") if isinstance(block, dict) else None
     return float(longest) if isinstance(longest, int | float) else None
 
