@@ -26,6 +26,17 @@ def op_link(index: Any) -> str:
     return f'<a class="op" data-op="{index}">op {index}</a>'
 
 
+def frame(head: str, rows: list[str], more: int, what: str, longest: Any) -> str:
+    """A liveness panel around its table: ``head`` (an open paragraph), then "None." when
+    ``rows`` holds the header row only, else the longest and the rows, and how many
+    ``more`` of ``what`` the verdict's JSON holds beyond those shown."""
+    if len(rows) == 1:
+        return f'<div class="stalls">{head}None.</p></div>'
+    tail = f"<p>{more} more {what}: see results.json.</p>" if more > 0 else ""
+    return (f'<div class="stalls">{head}Longest: {escape(str(longest))} s.</p>'
+            f'<table>{"".join(rows)}</table>{tail}</div>')
+
+
 def panel_html(verdict: Mapping[str, Any]) -> str:
     """The panel's HTML (escaped), or "" when the checker measured no stall block."""
     block = (verdict.get("stats") or {}).get("read-committed-stalls")
@@ -35,8 +46,6 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
     head = ("<h3>Read_committed stalls</h3><p>How long readers that had read all they could "
             "waited while committed writes lay beyond them (a liveness measure: it never "
             "changes the verdict). ")
-    if not stalls:
-        return f'<div class="stalls">{head}None.</p></div>'
     rows = ["<tr><th>key</th><th>longest stall</th><th>from</th><th>to</th><th>ended</th>"
             "<th>held back</th><th>stalled polls</th><th>stalls</th></tr>"]
     for s in stalls[:SHOWN]:
@@ -50,7 +59,4 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
             f"({op_link(held.get('op'))})</td><td>{escape(str(s.get('polls')))}: "
             f"{op_link(s.get('first-poll'))} to {op_link(s.get('last-poll'))}</td>"
             f"<td>{escape(str(s.get('stalls')))}</td></tr>")
-    more = len(stalls) - SHOWN
-    tail = f"<p>{more} more stalled keys: see results.json.</p>" if more > 0 else ""
-    return (f'<div class="stalls">{head}Longest: {escape(str(block.get("longest-s")))} s.</p>'
-            f'<table>{"".join(rows)}</table>{tail}</div>')
+    return frame(head, rows, len(stalls) - SHOWN, "stalled keys", block.get("longest-s"))

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from results.report.stall_panel import op_link
+from results.report.stall_panel import frame, op_link
 
 #: Intervals shown (the longest first); the verdict's JSON has every one.
 SHOWN = 8
@@ -45,8 +45,6 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
             "member holding it, or held by a member whose polls handed over nothing while "
             "a record of it was readable (a liveness measure: it never changes the "
             "verdict). ")
-    if not found:
-        return f'<div class="stalls">{head}None.</p></div>'
     rows = ["<tr><th>group</th><th>key</th><th>how</th><th>for</th><th>from</th>"
             "<th>to</th><th>ended</th><th>evidence</th></tr>"]
     for i, part, group in found[:SHOWN]:
@@ -58,7 +56,4 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
             f"<td>{escape(part)}</td><td>{escape(str(i.get('seconds')))} s</td>"
             f"<td>{escape(str(i.get('start-s')))} s</td><td>{escape(str(i.get('end-s')))} s</td>"
             f"<td>{ended}</td><td>{_evidence(part, i)}</td></tr>")
-    more = len(found) - SHOWN
-    tail = f"<p>{more} more intervals: see results.json.</p>" if more > 0 else ""
-    return (f'<div class="stalls">{head}Longest: {escape(str(block.get("longest-s")))} s.'
-            f'</p><table>{"".join(rows)}</table>{tail}</div>')
+    return frame(head, rows, len(found) - SHOWN, "intervals", block.get("longest-s"))
