@@ -16,6 +16,8 @@ Public surface::
     read_stalls_in(path)       # the read_committed stalls of a history (stats' block), or
                                # None when it has no txn op (docs/HISTORY.md "Read stalls")
     describe_stall(stall)      # one stall in words
+    unread_intervals(block)    # stats' group-unread-keys intervals as (group, part,
+                               # interval), longest first (docs/HISTORY-GROUPS.md)
     REWIND_CLASSES             # where a consumer reads after an aborted transaction
     describe_rewinds(block)    # stats' abort-rewinds in words (docs/HISTORY.md "After
                                # an abort")
@@ -29,6 +31,7 @@ from checkers._explain import render_verdict
 from checkers._rewinds import CLASSES as REWIND_CLASSES
 from checkers._rewinds import describe_rewinds
 from checkers._stalls import describe_stall, read_stalls_in
+from checkers._unread_spans import unread_intervals
 from checkers._verdict import ANOMALY_TYPES, anomaly_ops, exit_code, without_drain
 
 __all__ = [
@@ -44,5 +47,6 @@ __all__ = [
     "exit_code",
     "read_stalls_in",
     "render_verdict",
+    "unread_intervals",
     "without_drain",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 from checkers._rewinds import describe_rewinds
 from checkers._stalls import describe_stall
 from checkers._unread import MIN_S as MIN_UNREAD_S
+from checkers._unread_spans import unread_intervals
 
 Anomaly = dict[str, Any]
 
@@ -93,24 +94,19 @@ def _stall_lines(stats: dict[str, Any]) -> list[str]:
 def _unread_lines(stats: dict[str, Any]) -> list[str]:
     """The longest time a group left a key unread (a liveness measure: never the verdict)."""
     block = stats.get("group-unread-keys")
-    if not isinstance(block, dict) or not (text := _longest_unread(block)):
+    if not isinstance(block, dict) or not (found := unread_intervals(block)):
         return []
-    n: int = sum(len(g.get(part) or ()) for g in block.get("groups") or ()
-                 for part in ("unowned", "owned-unread"))
+    n = len(found)
     return [f"Longest unread key of a consumer group (liveness, not an anomaly; {n} "
-            f"interval{'s' if n != 1 else ''} of {MIN_UNREAD_S:g} s or more): {text}."]
+            f"interval{'s' if n != 1 else ''} of {MIN_UNREAD_S:g} s or more): "
+            f"{_longest_unread(*found[0])}."]
 
 
-def _longest_unread(block: Mapping[str, Any]) -> str:
-    """The longest interval of a ``group-unread-keys`` block in words ("" when it has
-    none): ``g1 t0-6: 57.5 s unread, from 55.4 s to 112.9 s: process 19 held it (op 9247)
-    and returned nothing in 486 empty polls (ops 9263..23859) while offset 464 (value
-    464, op 5696) was readable; until the end of the run``."""
-    found = [(i["seconds"], part, g.get("group"), i) for g in block.get("groups") or ()
-             for part in ("unowned", "owned-unread") for i in g.get(part) or ()]
-    if not found:
-        return ""
-    _, part, group, i = max(found, key=lambda x: x[0])
+def _longest_unread(group: Any, part: str, i: Mapping[str, Any]) -> str:
+    """One interval of a ``group-unread-keys`` block (the longest, ``unread_intervals``'
+    first) in words: ``g1 t0-6: 57.5 s unread, from 55.4 s to 112.9 s: process 19 held
+    it (op 9247) and returned nothing in 486 empty polls (ops 9263..23859) while offset
+    464 (value 464, op 5696) was readable; until the end of the run``."""
     head = (f"{group} {i.get('key')}: {i.get('seconds')} s "
             f"{'unowned' if part == 'unowned' else 'unread'}, from {i.get('start-s')} s to "
             f"{i.get('end-s')} s: ")

@@ -27,6 +27,7 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkers._unread_spans import block
 from harness.base import contract
 
 #: Intervals shorter than this are not reported: an eager rebalance in which every member
@@ -35,8 +36,6 @@ from harness.base import contract
 #: takes a round trip or a few. A rebalance that waits for a gone member's session to
 #: time out (10 s in the workloads) is reported, as it should be: its keys went unread.
 MIN_S = 5.0
-#: ns per second (history times are ns)
-_NS = 1_000_000_000
 #: how many records beyond the start a poll looks at for a readable one: records are
 #: written in offset order, so past the first few, later ones are no more readable
 _SCAN = 32
@@ -144,7 +143,7 @@ class Unread:
         """The ``group-unread-keys`` block, or None when no group recorded its rebalances (nothing
         to measure). It closes the intervals still open at the group's last poll, so it is
         taken once, at the end."""
-        blocks = []
+        closed = []
         for name, g in self.groups.items():
             if not g.recorded:
                 continue
@@ -153,14 +152,8 @@ class Unread:
                     _close_unread(g, k, process, held, None, None, None)
             for k in list(g.unowned):
                 _close_unowned(g, k, None, g.last_poll, None, None)
-            blocks.append({"group": name, "unowned": _finish(g.done_unowned, g.last_poll),
-                           "owned-unread": _finish(g.done_unread, g.last_poll)})
-        if not blocks:
-            return None
-        blocks.sort(key=lambda b: str(b["group"]))
-        longest = max((i["seconds"] for b in blocks for part in ("unowned", "owned-unread")
-                       for i in b[part]), default=0.0)
-        return {"longest-s": longest, "groups": blocks}
+            closed.append((name, g.done_unowned, g.done_unread, g.last_poll))
+        return block(closed, MIN_S)
 
 
 def _open_txn(run: Unread, op: dict[str, Any]) -> list[int]:
@@ -389,7 +382,7 @@ def _readable(run: Unread, k: str, floor: int, at: int) -> tuple[int, int, int, 
 def _close_unread(g: _Group, k: str, process: int, held: _Held, index: int | None,  # noqa: PLR0917
                   time: int | None, how: str | None) -> None:
     """The owned-unread interval of ``held`` ends, at op ``index`` (None: the history
-    ended); ``_finish`` judges it once the group's last poll is known."""
+    ended); ``checkers._unread_spans.block`` judges it once the group's last poll is known."""
     if held.polls == 0 or held.held_back is None or held.read:
         return
     offset, value, writer, _ = held.held_back
@@ -408,25 +401,3 @@ def _close_unowned(g: _Group, k: str, index: int | None, time: int, how: str | N
         "key": k, "start": start, "end": time, "released": released, "released-by": by,
         "previous": owner, "next": process, "member-polls": g.polls - polls_then,
         "ended": how, "ended-by": index, "ended-at": None if index is None else time})
-
-
-def _finish(intervals: list[dict[str, Any]], last_poll: int) -> list[dict[str, Any]]:
-    """The intervals of at least ``MIN_S``, longest first, in the block's shape. One that
-    ends after the group's last poll (its members stopping at the end of the run) lasted
-    until the end: the history proves it up to that poll and says nothing after it."""
-    out = []
-    for raw in intervals:
-        i = dict(raw)
-        start, end, ended_at = i.pop("start"), min(i.pop("end"), last_poll), i.pop("ended-at")
-        seconds = round(max(0, end - start) / _NS, 3)
-        if seconds < MIN_S or i.get("member-polls") == 0:
-            continue  # too short, or no member polled: the group was not reading at all
-        until_end = ended_at is None or ended_at > last_poll
-        if until_end:
-            i.update({"ended": None, "ended-by": None, **({"next": None} if "next" in i else {})})
-        out.append({"key": i.pop("key"), "seconds": seconds, "start-s": round(start / _NS, 3),
-                    "end-s": round(end / _NS, 3), "until-end": until_end, **i,
-                    "ended-s": None if until_end else round(ended_at / _NS, 3)})
-    out.sort(key=lambda x: (-x["seconds"], x["key"], x["start-s"]))
-    return out
-

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from checkers import unread_intervals
 from results.report.stall_panel import frame, op_link
 
 #: Intervals shown (the longest first); the verdict's JSON has every one.
@@ -37,17 +38,14 @@ def panel_html(verdict: Mapping[str, Any]) -> str:
     block = (verdict.get("stats") or {}).get("group-unread-keys")
     if not isinstance(block, Mapping):
         return ""
-    found = sorted(((i, part, g.get("group")) for g in block.get("groups") or ()
-                    if isinstance(g, Mapping) for part in ("unowned", "owned-unread")
-                    for i in g.get(part) or () if isinstance(i, Mapping)),
-                   key=lambda x: -float(x[0].get("seconds") or 0))
+    found = unread_intervals(block)
     head = ("<h3>Keys a consumer group left unread</h3><p>How long a key went with no "
             "member holding it, or held by a member whose polls handed over nothing while "
             "a record of it was readable (a liveness measure: it never changes the "
             "verdict). ")
     rows = ["<tr><th>group</th><th>key</th><th>how</th><th>for</th><th>from</th>"
             "<th>to</th><th>ended</th><th>evidence</th></tr>"]
-    for i, part, group in found[:SHOWN]:
+    for group, part, i in found[:SHOWN]:
         ended = ("until the end of the run" if i.get("until-end") else
                  f"{escape(str(i.get('ended')))}: {op_link(i.get('ended-by'))} at "
                  f"{escape(str(i.get('ended-s')))} s")

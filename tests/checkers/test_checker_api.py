@@ -19,6 +19,7 @@ def test_public_names_are_pinned() -> None:
         "exit_code",
         "read_stalls_in",
         "render_verdict",
+        "unread_intervals",
         "without_drain",
     ]
     for name in checkers.__all__:
