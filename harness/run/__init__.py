@@ -7,7 +7,8 @@ converters; the rest are ``harness.base.values``), ``setup`` (cluster spec,
 nemesis, the workload's environment and test.json from the options;
 ``preflight``), ``plan`` (the one phase list the simulator tests, run a phase
 at a time; drain completion), ``workers`` (threads that perform and record
-ops), ``interpreter`` (the loop between generator and workers), ``stats`` and
+ops), ``interpreter`` (the loop between generator and workers; ``stuck`` logs
+where an abandoned op's thread was stuck), ``stats`` and
 ``display`` (progress), ``verdict`` (the workload's checker), ``runner`` (the
 lifecycle that always unwinds), ``closing`` (what a run works out once it
 ends: why its drain did not finish, its coverage, results.json's run block,

@@ -10,8 +10,9 @@ after an ``info`` or a client reset, retires the thread's process number
 With ``op_timeout_s``, a client op still running that long after it was handed
 over is abandoned (``ClientWorker.abandon``): recorded ``info`` at its deadline
 (``fail`` if it was still being prepared), its process retired, its thread given
-a fresh worker. No phase then waits on a stuck client for more than one op
-timeout, and the simulator (``harness.gen.simulate``, ``op_timeout``) does the same.
+a fresh worker, and where its thread was stuck is logged (``harness.run.stuck``). No
+phase then waits on a stuck client for more than one op timeout, and the simulator
+(``harness.gen.simulate``, ``op_timeout``) does the same.
 
 It waits on that queue rather than sleeping: until an op's scheduled time,
 until a pending generator's wake time, or until a completion arrives, whichever
@@ -39,6 +40,7 @@ from harness.base.contract import NEMESIS
 from harness.base.history import Op, ProcessTable
 from harness.base.history_writer import HistoryWriter
 from harness.gen.core import Context, Gen, GenLike, Pending, Rng, Thread, lift
+from harness.run.stuck import where
 from harness.run.workers import ClientFactory, ClientWorker, Event, NemesisWorker
 
 if TYPE_CHECKING:
@@ -227,11 +229,12 @@ class Interpreter:
         for thread, due in list(self._due.items()):
             if now < due:
                 continue
+            stuck = where(self.clients[thread].thread)  # read while it is still in the call
             completion = self.clients[thread].abandon(self.op_timeout_s)
             if completion is None:
                 continue  # it completed meanwhile, or has not begun: its event decides
-            LOG.info("thread %s: %s %s abandoned after %g s", thread, completion["f"],
-                     completion["process"], self.op_timeout_s)
+            LOG.info("thread %s: %s %s abandoned after %g s, %s", thread, completion["f"],
+                     completion["process"], self.op_timeout_s, stuck)
             self.abandoned += 1
             worker = ClientWorker(thread, self.client_factory, self.history, self.events)
             worker.start()
