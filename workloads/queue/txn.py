@@ -38,6 +38,13 @@ such waits in a row would keep one op (and the main phase behind it) for minutes
 When the budget runs out before the transaction is settled, the op ends
 ``info`` and the client is replaced: the next producer's ``init_transactions``
 fences this one and aborts whatever it left open.
+
+One wait is bounded only by the interpreter's op deadline:
+``send_offsets_to_transaction`` is given what is left of the budget, but
+librdkafka checks that deadline only when a response arrives, and not at all
+while it looks up the group coordinator (librdkafka issue #5456), so with the
+group coordinator cut off the call blocks past its timeout, and the op is
+abandoned at its deadline (``harness.run.stuck`` logs where).
 """
 
 from __future__ import annotations
