@@ -64,8 +64,11 @@ def _tarball(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_run_on_a_users_build(tmp_path: Path) -> None:
+def test_a_run_on_a_users_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tgz = _tarball(tmp_path)
+    # the build is unpacked into a cache of the test's own: every run makes a new
+    # tarball (new sha256), which would otherwise stay in the user's cache for good
+    monkeypatch.setenv("INSYNC_CACHE", str(tmp_path / "cache"))
     opts = parse(["--kafka-dist", str(tgz), "--cluster-name", CLUSTER, "--nodes", "3",
                   "--time-limit", "15", "--quiet-time", "2", "--final-time-limit", "30",
                   "--concurrency", "12", "--seed", "7", "--teardown", "true",
@@ -82,6 +85,7 @@ def test_a_run_on_a_users_build(tmp_path: Path) -> None:
     build = test["cluster"]["kafka_dist"]
     assert build["version"] == BUILD and build["path"] == str(tgz)
     assert build["commit_id"] and build["commit_id"] != "unknown"
+    assert list((tmp_path / "cache" / "kafka").glob("dist-*")), "unpacked in the test's cache"
     assert test["cluster"]["kafka_version"] == BUILD
     assert test["cluster"]["kafka_version_exact"] == BUILD
     assert "--kafka-dist" in test["argv"] and "--kafka-version" not in test["argv"]
