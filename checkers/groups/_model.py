@@ -6,8 +6,8 @@ tables of ``checkers._collect`` dissolve. The pass runs only on a history that
 uses the extension (``Collector.saw_groups``), after the scanner has judged
 every line well formed, so it reads op dicts without checking them again.
 Terms (group of an op, commit, unknown commit, committed read, start, first
-record, unknown read, required record) are the contract's; each is built here
-and nowhere else.
+record, unknown read, required record, settled) are the contract's; each is built
+here and nowhere else.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from harness.base.history import ClientPair, pairs
 
 #: ``end`` of an op that never completed: after every line
 NEVER = 2**63
-#: ``end_ok`` of a commit whose op is not ``ok``: it may land at any time
 Group = str | None
 
 
@@ -34,11 +33,9 @@ class OpRef:
     kind: str  # ok, fail or info (pending counts as info)
     process: int
     seq: int  # the process's op counter: order of a process's ops
-
-    @property
-    def end_ok(self) -> int:
-        """When a commit in this op certainly applied: its ok completion, else never."""
-        return self.end if self.kind == "ok" else NEVER
+    #: for an ok txn: the end of its process's next ok txn that registered a partition
+    #: (``_settle``), by which its markers are written; NEVER while there is none
+    settled: int = NEVER
 
 
 @dataclass(slots=True)
@@ -49,6 +46,17 @@ class Commit:
     mi: int
     offset: int | None
     txn: bool
+
+    @property
+    def landed_by(self) -> int:
+        """The line by which this commit has certainly taken effect (the contract's end(L)
+        in *explanation*): a plain commit's ok completion; a transactional one's
+        ``OpRef.settled``, as an ok txn's offsets show only once its markers are written
+        (after EndTxn returned); never for an op that is not ok."""
+        op = self.op
+        if op.kind != "ok":
+            return NEVER
+        return op.settled if self.txn else op.end
 
     def follows(self, process: int, seq: int, mi: int) -> bool:
         """True when this is ``process``'s own commit after position (seq, mi)."""
@@ -172,6 +180,8 @@ class _Process:
     last_assign: tuple[str, frozenset[str]] | None = None
     starts: dict[str, Start] = field(default_factory=dict)
     bounds: dict[str, int] = field(default_factory=dict)
+    #: its latest ok txn that registered a partition, whose markers may still be pending
+    open_txn: OpRef | None = None
 
 
 def gather(ops: Iterable[dict[str, Any]]) -> GroupFacts:
@@ -212,6 +222,8 @@ def _op(facts: GroupFacts, procs: dict[int, _Process], pair: ClientPair) -> None
         _sends(facts, kind, value if type(value) is list else [])
         return
     sent = _micro_ops(facts, proc, ref, f, group, value, has_value)
+    if f == "txn" and kind == "ok":
+        _settle(proc, ref, sent, value)
     entries = invoke.get("from")
     if entries is None and completion is not None:
         entries = completion.get("from")
@@ -219,6 +231,18 @@ def _op(facts: GroupFacts, procs: dict[int, _Process], pair: ClientPair) -> None
         facts.derivations.append(
             Derivations(ref, group, [(ko, w, ki, v) for ko, w, ki, v in entries], sent)
         )
+
+
+def _settle(proc: _Process, ref: OpRef, sent: list[tuple[str, int]], value: list[Any]) -> None:
+    """An ok txn that registered a partition with the transaction coordinator (it sent, or
+    committed offsets: an empty transaction never reaches the coordinator) ran after every
+    marker of its process's previous transaction was written: the coordinator answers
+    CONCURRENT_TRANSACTIONS until then. So it settles that transaction's commits."""
+    if not sent and not any(m[0] == "commit" and len(m) > 1 and m[1] for m in value):
+        return
+    if proc.open_txn is not None:
+        proc.open_txn.settled = ref.end
+    proc.open_txn = ref
 
 
 def _sends(facts: GroupFacts, kind: str, value: list[Any]) -> list[tuple[str, int]]:

@@ -31,7 +31,8 @@ def _explained(
     facts: GroupFacts, gk: GK, s: Establishment, window_end: int, excluded: Excluded
 ) -> bool:
     """A commit not in a fail op, below e or unknown, invoked before T, not certainly
-    applied before S was invoked: it could have lowered the offset in between."""
+    in effect before S was invoked (``Commit.landed_by``): it could have lowered the
+    offset in between."""
     for c in facts.commits.get(gk, ()):
         op = c.op
         if (
@@ -39,12 +40,12 @@ def _explained(
             and c.offset is not None
             and c.offset < s.offset
             and op.inv < window_end
-            and op.end_ok > s.op.inv
+            and c.landed_by > s.op.inv
             and not excluded(c)
         ):
             return True
     for c in facts.unknown_commits.get(gk[0], ()):
-        if c.op.inv < window_end and c.op.end_ok > s.op.inv and not excluded(c):
+        if c.op.inv < window_end and c.landed_by > s.op.inv and not excluded(c):
             return True
     return False
 
