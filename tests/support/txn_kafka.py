@@ -13,6 +13,14 @@ committed and the process is back where it stood. With ``unknown_p`` it ends
 committed is drawn. Every process reads its keys on its own from its position,
 so the group's committed offset moves back when a slower member commits.
 
+With probability ``late_p``, an ``ok`` transaction's offsets land late, as before
+Kafka 2.5 (no stable offset fetch): its markers are written after EndTxn returned,
+so reads in between return the older offsets. They land at a later op's completion
+(at each with probability ``land_p``), and at the latest when the same process's next
+transaction that sends or commits offsets completes: the transaction coordinator
+refuses that one (CONCURRENT_TRANSACTIONS) until every marker of the previous one is
+written.
+
 Broken coordinators, each for one of the group anomalies: ``keeps_aborted_offsets``
 applies an aborted transaction's offsets (``garbage-commit``); ``forgets_after``
 forgets every committed offset once, after that many commits (``lost-commit``);
@@ -33,13 +41,17 @@ from harness.base.history import Op
 class TxnKafka:
     def __init__(self, *, abort_p: float = 0.2, unknown_p: float = 0.0, batch: int = 3,
                  keeps_aborted_offsets: bool = False, forgets_after: int | None = None,
-                 skews: int = 0) -> None:
+                 skews: int = 0, late_p: float = 0.0, land_p: float = 1 / 3) -> None:
         self.abort_p = abort_p
         self.unknown_p = unknown_p
         self.batch = batch
         self.keeps_aborted_offsets = keeps_aborted_offsets
         self.forgets_after = forgets_after
         self.skews = skews
+        self.late_p = late_p
+        self.land_p = land_p
+        #: process -> offsets of its ok transaction whose markers are not written yet
+        self.unmarked: dict[Any, dict[str, int]] = {}
         self.commits = 0
         self.logs: dict[str, list[int]] = defaultdict(list)
         self.assigned: dict[Any, list[str]] = {}
@@ -48,6 +60,8 @@ class TxnKafka:
 
     def __call__(self, op: Op, rng: random.Random) -> Mapping[str, Any]:
         p, f = op["process"], op["f"]
+        for q in [q for q in self.unmarked if rng.random() < self.land_p]:
+            self._store(self.unmarked.pop(q))
         if p == NEMESIS or f == "crash":
             return {"type": "info"}
         if f == "committed":
@@ -100,6 +114,8 @@ class TxnKafka:
             else:
                 offsets = {k: self.pos[(p, k)] for k in self.assigned.get(p, [])}
                 out.append(["commit", offsets])
+        if (sends or offsets) and p in self.unmarked:
+            self._store(self.unmarked.pop(p))
         draw = rng.random()
         if draw < self.abort_p:
             for key, o in before.items():
@@ -113,7 +129,9 @@ class TxnKafka:
         for i, key, value in sends:
             self.logs[key].append(value)
             out[i] = ["send", key, [len(self.logs[key]) - 1, value]]
-        if offsets:
+        if offsets and not unknown and self.late_p and rng.random() < self.late_p:
+            self.unmarked[p] = offsets
+        elif offsets:
             self._store(offsets)
         if unknown:
             return {"type": "info", "value": None, "error": "abandoned, committed"}
