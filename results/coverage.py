@@ -17,7 +17,8 @@ proves nothing. These figures say how much the run really exercised:
 - acknowledged commits (``commits``, docs/HISTORY-GROUPS.md), in all and from the
   first fault's start to the last fault's end (``at_risk``);
 - the fault starts that failed (``failed_starts``: their completion records an
-  ``error``), which a fault script cannot have run as written without;
+  ``error``), and the heals inside the main phase that failed (``failed_heals``), without
+  either of which a fault script did not run as written;
 - the final heal (``final_heal``): the heals at or after the main phase's end
   (``--time-limit``), when clients no longer send, so they have no "next
   acknowledged send"; instead, how long after the end the last of them
@@ -196,21 +197,24 @@ def coverage(
         ),
         "final_heal": _final_heal(rows, [h for h in heals if int(h["time"]) >= end], end),
         "commits": _commits(rows, faults, (start, end)),
-        "failed_starts": _failed_starts(rows, spans, start),
+        "failed_starts": _failed(rows, {s for s, _stop in spans.values()}, start),
+        "failed_heals": _failed(rows, {stop for _s, stop in spans.values()}, start, end),
     }
 
 
-def _failed_starts(rows: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]],
-                   start: int) -> list[dict[str, Any]]:
-    """The fault starts whose completion records an ``error``: each did nothing the run
-    can count on, so a fault script that asked for it did not run as written
-    (``harness.scenario.runs.failed_steps``). ``at_s`` is from the main phase's start."""
-    starts = {s for s, _stop in spans.values()}
+def _failed(rows: Sequence[Mapping[str, Any]], fs: set[str], start: int,
+            end: int | None = None) -> list[dict[str, Any]]:
+    """The nemesis ops named ``fs`` (fault starts, or heals before ``end``) whose
+    completion records an ``error``: each did nothing the run can count on, so a fault
+    script that asked for it did not run as written (``harness.scenario.runs.failed_steps``).
+    A heal at or after the main phase's end is the final heal's (``final_heal``), not the
+    script's. ``at_s`` is from the main phase's start."""
     return [{"f": op["f"], "at_s": round((int(op.get("time", 0)) - start) / NS, 1),
              "error": str(op["error"])[:200]}
             for op in rows
             if op.get("process") == "nemesis" and op.get("type") != "invoke"
-            and op.get("f") in starts and op.get("error")]
+            and op.get("f") in fs and op.get("error")
+            and (end is None or int(op.get("time", 0)) < end)]
 
 
 def _commits(rows: Sequence[Mapping[str, Any]], faults: Sequence[_Fault],

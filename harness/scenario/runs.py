@@ -157,13 +157,17 @@ def untested(verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> bool:
 
 
 def failed_steps(verdict: Mapping[str, Any]) -> list[str]:
-    """The scripted fault starts that did not apply (``run.coverage``'s ``failed_starts``):
-    ``remove-controller at 31.5 s (remove-controller exited 1)``. A scenario's script asked
-    for each, so a run with one did not test what its script meant to test."""
+    """The scripted fault starts and heals that did not apply (``run.coverage``'s
+    ``failed_starts`` and ``failed_heals``): ``remove-controller at 31.5 s
+    (remove-controller exited 1)``. A scenario's script asked for each, so a run with one
+    did not test what its script meant to test (a controller not added back faced no
+    partition as a voter again)."""
     coverage = (verdict.get("run") or {}).get("coverage")
-    failed = coverage.get("failed_starts") if isinstance(coverage, Mapping) else None
+    if not isinstance(coverage, Mapping):
+        return []
+    failed = [*(coverage.get("failed_starts") or ()), *(coverage.get("failed_heals") or ())]
     return [f"{s.get('f')} at {s.get('at_s')} s ({s.get('error')})"
-            for s in failed or () if isinstance(s, Mapping)]
+            for s in failed if isinstance(s, Mapping)]
 
 
 #: A run line's ending when the run tested nothing, by what it tests.

@@ -229,4 +229,14 @@ def test_a_start_that_failed_is_listed_with_its_error() -> None:
            nem(41.0, "start-partition", value={"withheld": True})]
     cov = coverage(ops, SPANS, main=(int(1.5 * S), 50 * S))
     assert cov["failed_starts"] == [{"f": "kill", "at_s": 35.0, "error": "exited 1"}]
+    assert cov["failed_heals"] == [{"f": "start", "at_s": 38.6, "error": "also failed: a heal"}]
     assert coverage([send_ok(0.1)], SPANS, main=(0, S))["failed_starts"] == []
+
+
+def test_a_heal_that_failed_inside_the_main_phase_is_listed_the_final_heal_is_not() -> None:
+    ops = [send_ok(0.1), nem(10.0, "kill", "invoke"), nem(10.5, "kill"),
+           nem(20.0, "start", "invoke"), nem(20.5, "start", error="exited 1"),
+           nem(60.0, "start", "invoke"), nem(60.5, "start", error="refused at the end")]
+    cov = coverage(ops, SPANS, main=(0, 50 * S))
+    assert cov["failed_heals"] == [{"f": "start", "at_s": 20.5, "error": "exited 1"}]
+    assert cov["failed_starts"] == []

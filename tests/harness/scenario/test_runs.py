@@ -390,6 +390,19 @@ def test_analyze_ingests_the_scenario_columns(
     assert run_row("r", folder, {"name": "plain"}, LOSS)["scenario"] is None
 
 
+def test_a_valid_control_whose_scripted_heal_failed_did_not_run_its_test(
+        tmp_path: Path) -> None:
+    """The 4.2.2 quorum-reconfiguration run whose add-controller was refused three times:
+    valid, but the removed controller rejoined only at the final heal."""
+    case = _case(tmp_path, "quorum-reconfiguration", "4.2")
+    verdict = _covered(12, [0.1])
+    verdict["run"]["coverage"]["failed_heals"] = [
+        {"f": "add-controller", "at_s": 74.2, "error": "{'n1': 'add-controller exited 1'}"}]
+    assert failed_steps(verdict) == [
+        "add-controller at 74.2 s ({'n1': 'add-controller exited 1'})"]
+    assert matches(case, verdict) is False
+
+
 def test_a_valid_control_whose_scripted_fault_failed_did_not_run_its_test(
         tmp_path: Path) -> None:
     """The 3.9.2 quorum-reconfiguration run whose remove-controller tool exited 1: valid,
