@@ -153,6 +153,18 @@ BETWEEN: dict[str, tuple[list[Any], list[Any], str]] = {
 }
 
 
+def _two_txn_commits() -> Hist:
+    """Process 2's ok txn commits x at 5, then process 1's commits x at 2: the group's
+    offset for x ends at 2 once both transactions' markers are written."""
+    h = Hist()
+    _sent(h, "x", 5)
+    _txn_member(h, 2)
+    h.op(2, "txn", [["poll"], ["commit"]], [["poll", _recs("x", 0, 5)], ["commit", {"x": 5}]])
+    _txn_member(h, 1)
+    h.op(1, "txn", [["poll"], ["commit"]], [["poll", _recs("x", 0, 2)], ["commit", {"x": 2}]])
+    return h
+
+
 @pytest.mark.parametrize(("between", "lost"), [
     ("nothing", False), ("an empty ok txn", False), ("an aborted txn that sent", False),
     ("an ok txn that sent", True), ("an ok txn that committed offsets", True)])
@@ -162,12 +174,7 @@ def test_an_ok_transactions_offsets_may_land_until_its_process_next_transaction_
     markers are written after EndTxn returned), and a later read the txn's own: no loss.
     The process's next ok txn that sent or committed offsets ran after those markers were
     written (CONCURRENT_TRANSACTIONS until then); a drop seen after it is unexplained."""
-    h = Hist()
-    _sent(h, "x", 5)
-    _txn_member(h, 2)
-    h.op(2, "txn", [["poll"], ["commit"]], [["poll", _recs("x", 0, 5)], ["commit", {"x": 5}]])
-    _txn_member(h, 1)
-    h.op(1, "txn", [["poll"], ["commit"]], [["poll", _recs("x", 0, 2)], ["commit", {"x": 2}]])
+    h = _two_txn_commits()
     invoke, done, type_ = BETWEEN[between]
     if invoke:
         h.op(1, "txn", invoke, done, type_=type_)
@@ -184,12 +191,7 @@ def test_an_ok_transactions_offsets_may_land_until_its_process_next_transaction_
 def test_a_transaction_settled_while_the_establishing_read_ran_still_explains() -> None:
     """end(L) is the end of the next transaction, not its invoke: one that ends after the
     establishing read was invoked leaves the drop explained."""
-    h = Hist()
-    _sent(h, "x", 5)
-    _txn_member(h, 2)
-    h.op(2, "txn", [["poll"], ["commit"]], [["poll", _recs("x", 0, 5)], ["commit", {"x": 5}]])
-    _txn_member(h, 1)
-    h.op(1, "txn", [["poll"], ["commit"]], [["poll", _recs("x", 0, 2)], ["commit", {"x": 2}]])
+    h = _two_txn_commits()
     h.invoke(4, "committed", [["committed", ["x"]]])
     h.ops[-1]["group"] = "g"
     h.op(1, "txn", [["send", "y", 7]], [["send", "y", [0, 7]]])
