@@ -221,9 +221,9 @@ def _op(facts: GroupFacts, procs: dict[int, _Process], pair: ClientPair) -> None
     if f == "send" or type(value) is not list:
         _sends(facts, kind, value if type(value) is list else [])
         return
-    sent = _micro_ops(facts, proc, ref, f, group, value, has_value)
-    if f == "txn" and kind == "ok":
-        _settle(proc, ref, sent, value)
+    sent, registered = _micro_ops(facts, proc, ref, f, group, value, has_value)
+    if f == "txn" and kind == "ok" and registered:
+        _settle(proc, ref)
     entries = invoke.get("from")
     if entries is None and completion is not None:
         entries = completion.get("from")
@@ -233,13 +233,11 @@ def _op(facts: GroupFacts, procs: dict[int, _Process], pair: ClientPair) -> None
         )
 
 
-def _settle(proc: _Process, ref: OpRef, sent: list[tuple[str, int]], value: list[Any]) -> None:
+def _settle(proc: _Process, ref: OpRef) -> None:
     """An ok txn that registered a partition with the transaction coordinator (it sent, or
     committed offsets: an empty transaction never reaches the coordinator) ran after every
     marker of its process's previous transaction was written: the coordinator answers
     CONCURRENT_TRANSACTIONS until then. So it settles that transaction's commits."""
-    if not sent and not any(m[0] == "commit" and len(m) > 1 and m[1] for m in value):
-        return
     if proc.open_txn is not None:
         proc.open_txn.settled = ref.end
     proc.open_txn = ref
@@ -261,8 +259,12 @@ def _sends(facts: GroupFacts, kind: str, value: list[Any]) -> list[tuple[str, in
 def _micro_ops(  # noqa: PLR0917 - the op's parts, read once
     facts: GroupFacts, proc: _Process, ref: OpRef, f: str, group: Group,
     value: list[Any], has_value: bool,
-) -> list[tuple[str, int]]:
+) -> tuple[list[tuple[str, int]], bool]:
+    """Reads the op's micro-ops into ``facts``; returns what it sent, and whether it
+    registered a partition with a transaction coordinator (it sent, or committed
+    offsets), which ``_settle`` needs."""
     sent = _sends(facts, ref.kind, value)
+    registered = bool(sent)
     for mi, mop in enumerate(value):
         tag = mop[0]
         if tag == "poll":
@@ -274,6 +276,7 @@ def _micro_ops(  # noqa: PLR0917 - the op's parts, read once
             _poll(facts, proc, ref, group, mi, mop[1])
         elif tag == "commit":
             _commit(facts, proc, ref, f, group, mi, mop, has_value)
+            registered = registered or (len(mop) > 1 and bool(mop[1]))
         elif tag == "committed" and type(mop[1]) is dict:
             for k, c in mop[1].items():
                 _read(facts, ref, group, k, c, mi)
@@ -283,7 +286,7 @@ def _micro_ops(  # noqa: PLR0917 - the op's parts, read once
         elif tag == "revoked":
             for k in mop[1]:
                 proc.starts.pop(k, None)
-    return sent
+    return sent, registered
 
 
 def _poll(  # noqa: PLR0917
