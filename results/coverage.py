@@ -197,9 +197,18 @@ def coverage(
         ),
         "final_heal": _final_heal(rows, [h for h in heals if int(h["time"]) >= end], end),
         "commits": _commits(rows, faults, (start, end)),
-        "failed_starts": _failed(rows, {s for s, _stop in spans.values()}, start),
-        "failed_heals": _failed(rows, {stop for _s, stop in spans.values()}, start, end),
+        **failed_steps(rows, spans, (start, end)),
     }
+
+
+def failed_steps(rows: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[str, str]],
+                 main: Window) -> dict[str, list[dict[str, Any]]]:
+    """``failed_starts`` and ``failed_heals`` of a history's ops (its nemesis ops are
+    enough) over the main phase ``main``: the coverage block's, and what
+    ``results.run_coverage.with_failed_steps`` adds to a stored block older than them."""
+    start, end = main
+    return {"failed_starts": _failed(rows, {s for s, _stop in spans.values()}, start),
+            "failed_heals": _failed(rows, {stop for _s, stop in spans.values()}, start, end)}
 
 
 def _failed(rows: Sequence[Mapping[str, Any]], fs: set[str], start: int,

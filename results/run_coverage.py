@@ -7,6 +7,11 @@ existed: for those the block is computed here from history.jsonl with the same
 function. The history does not say where the main phase was, so that block
 covers the whole history (first to last client op), and says so.
 
+A block from before ``failed_starts`` and ``failed_heals`` existed lacks the
+scripted steps that failed, so a scenario run judged on it would count a control
+whose fault never applied as a test: ``with_failed_steps`` adds them from the
+history's nemesis lines over the stored main phase.
+
 The report and ``insync analyze`` both take their figures from here, so they
 never disagree about a run; ``RunDir.verdict`` (``harness.base.shapes``) has
 already checked the stored block's shape.
@@ -14,6 +19,8 @@ already checked the stored block's shape.
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +30,9 @@ from harness.base.errors import HistoryError
 from harness.base.faults import fault_spans
 from harness.base.history import read_history
 from harness.base.rundir import HISTORY
-from results.coverage import coverage, poor_coverage, slim
+from results.coverage import NS, coverage, failed_steps, poor_coverage, slim
+
+LOG = logging.getLogger(__name__)
 
 #: Where the figures were counted: the runner's main phase, or first to last client op.
 MAIN, WHOLE_HISTORY = "main", "history"
@@ -96,3 +105,36 @@ def run_coverage(run_dir: Path, test: Mapping[str, Any] | None,
     if block is not None:
         return RunCoverage(block, MAIN, verdict.get("valid"))
     return RunCoverage(from_history(run_dir / HISTORY, test), WHOLE_HISTORY, verdict.get("valid"))
+
+
+def with_failed_steps(run_dir: Path, verdict: Mapping[str, Any],
+                      test: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """``verdict`` with ``failed_starts`` and ``failed_heals`` in its coverage block, from
+    the history, when the stored block predates them; else ``verdict`` itself.
+
+    The history's time zero is where the warm-up began (the runner starts both at once),
+    so the main phase in history time is the stored ``phase_times`` main start less the
+    warm-up start, for the block's ``main_s``. A run whose files do not say so is left
+    as it is, and the log says why: never an exception, since callers judge many runs."""
+    run = verdict.get("run")
+    if not isinstance(run, Mapping):
+        return verdict
+    block = run.get("coverage")
+    if not isinstance(block, Mapping) or ("failed_starts" in block and "failed_heals" in block):
+        return verdict
+    try:
+        phases = run["phase_times"]
+        start = round((float(phases["main"][0]) - float(phases["warm-up"][0])) * NS)
+        window = (start, start + round(float(block["main_s"]) * NS))
+        steps = failed_steps(_nemesis_lines(run_dir / HISTORY), spans_of(test), window)
+    except (OSError, ValueError, TypeError, KeyError, IndexError) as err:
+        LOG.warning("%s: failed scripted steps not counted: %s", run_dir, err)
+        return verdict
+    return {**verdict, "run": {**run, "coverage": {**steps, **block}}}
+
+
+def _nemesis_lines(history: Path) -> list[dict[str, Any]]:
+    """The history's nemesis lines, without parsing the client ops' (most of a history)."""
+    with history.open("rb") as f:
+        return [op for line in f if b'"nemesis"' in line
+                for op in (json.loads(line),) if op.get("process") == "nemesis"]

@@ -22,6 +22,7 @@ from typing import Any
 from harness.base.rundir import RunDir, read_json, write_json
 from harness.matrix.grid import Combination
 from harness.run.options import RunOptions
+from results.run_coverage import with_failed_steps
 
 #: Each run option's default: what a run stored before the option existed ran with.
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunOptions)
@@ -41,10 +42,12 @@ class Done:
 
 
 def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
-    """Run number -> the finished stored run of ``combo`` (the resume rule)."""
+    """Run number -> the finished stored run of ``combo`` (the resume rule). A verdict
+    whose coverage predates the failed scripted steps gets them from its history, so a
+    stored run is judged as a new one would be."""
     settings = combo.settings()
-    return {run_no: Done(path, results)
-            for path, run_no, stored, results in _finished(results_dir, combo)
+    return {run_no: Done(path, dict(with_failed_steps(path, results, test)))
+            for path, run_no, stored, results, test in _finished(results_dir, combo)
             if same_settings(stored, settings)}
 
 
@@ -63,7 +66,7 @@ def changed_runs(results_dir: str | Path, combo: Combination) -> list[Changed]:
     it does not reuse them (:func:`not_reused`)."""
     settings = combo.settings()
     return [Changed(path, settings_diff(stored, settings))
-            for path, _, stored, _ in _finished(results_dir, combo)
+            for path, _, stored, _, _ in _finished(results_dir, combo)
             if not same_settings(stored, settings)]
 
 
@@ -90,9 +93,9 @@ def _changed_word(key: str, was: Any, now: Any) -> str:
 
 def _finished(
     results_dir: str | Path, combo: Combination
-) -> Iterator[tuple[Path, int, Any, dict[str, Any]]]:
-    """(run dir, run number, stored settings, results) of each stored run of ``combo``
-    that finished and was not interrupted, whatever its settings."""
+) -> Iterator[tuple[Path, int, Any, dict[str, Any], dict[str, Any]]]:
+    """(run dir, run number, stored settings, results, test.json) of each stored run of
+    ``combo`` that finished and was not interrupted, whatever its settings."""
     folder = Path(results_dir) / combo.name
     if not folder.is_dir():
         return
@@ -110,7 +113,7 @@ def _finished(
             continue
         if (results.get("run") or {}).get("interrupted"):
             continue
-        yield run_dir, block["run"], block.get("settings"), results
+        yield run_dir, block["run"], block.get("settings"), results, test
 
 
 def same_settings(stored: Any, settings: dict[str, Any]) -> bool:

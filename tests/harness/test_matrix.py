@@ -17,6 +17,7 @@ from harness.cli import build_parser
 from harness.matrix.resume import changed_runs, not_reused
 from harness.run.options import RunOptions
 from harness.run.runner import RunResult
+from harness.scenario.runs import failed_steps
 
 
 def flags(argv: str) -> mx.Matrix:
@@ -531,3 +532,18 @@ def test_a_run_stored_before_an_option_existed_resumes_only_at_its_default(
     assert mx.done_runs(tmp_path, kept) == {}
     (changed,) = changed_runs(tmp_path, kept)
     assert changed.diff == {"record_keys": (False, True)}
+
+
+def test_a_stored_run_older_than_the_failed_steps_is_judged_with_them(tmp_path: Path) -> None:
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    old_block = {"main_s": 60.0, "in_faults": {"in_force_s": 10.0, "acked_sends": 5}}
+    results = {"valid": True, "run": {"interrupted": False, "coverage": old_block,
+                                      "phase_times": {"warm-up": [9.0, 10.0],
+                                                      "main": [10.0, 70.0]}}}
+    rd = stored(tmp_path, combo, 1, results=results)
+    rd.history_path.write_text(
+        '{"index":0,"time":30000000000,"process":"nemesis","type":"invoke","f":"start"}\n'
+        '{"index":1,"time":31000000000,"process":"nemesis","type":"info","f":"start",'
+        '"error":"exited 1"}\n')
+    verdict = mx.done_runs(tmp_path, combo)[1].verdict
+    assert failed_steps(verdict) == ["start at 30.0 s (exited 1)"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -16,6 +18,7 @@ from results.coverage import (
     slim,
     until_limit,
 )
+from results.run_coverage import with_failed_steps
 
 S = 1_000_000_000
 SPANS = {"kill": ("kill", "start"), "partition": ("start-partition", "stop-partition")}
@@ -240,3 +243,42 @@ def test_a_heal_that_failed_inside_the_main_phase_is_listed_the_final_heal_is_no
     cov = coverage(ops, SPANS, main=(0, 50 * S))
     assert cov["failed_heals"] == [{"f": "start", "at_s": 20.5, "error": "exited 1"}]
     assert cov["failed_starts"] == []
+
+
+def stored_run(tmp_path: Path, ops: list[dict[str, Any]], block: dict[str, Any],
+               phases: dict[str, list[float]] | None) -> tuple[Path, dict[str, Any]]:
+    """A run dir whose history holds ``ops``, and a verdict whose coverage is ``block``."""
+    (tmp_path / "history.jsonl").write_text(
+        "".join(json.dumps({"index": i, **op}) + "\n" for i, op in enumerate(ops)))
+    run: dict[str, Any] = {"coverage": block}
+    if phases is not None:
+        run["phase_times"] = phases
+    return tmp_path, {"valid": True, "run": run}
+
+
+# The history's time zero is the warm-up's start: 20 s into the run; the main phase
+# starts 2 s later and lasts 50 s, so it is [2 s, 52 s) in history time.
+PHASES = {"warm-up": [20.0, 22.0], "main": [22.0, 75.0], "heal": [75.0, 77.0]}
+FAILED_HEAL = [nem(30.0, "start", "invoke"), nem(30.5, "start", error="exited 1")]
+
+
+def test_a_block_older_than_the_failed_steps_gets_them_from_the_history(
+        tmp_path: Path) -> None:
+    ops = [send_ok(2.5), nem(10.0, "kill", "invoke"), nem(10.5, "kill"), *FAILED_HEAL,
+           nem(53.0, "start", "invoke"), nem(53.5, "start", error="the final heal's")]
+    run_dir, verdict = stored_run(tmp_path, ops, {"main_s": 50.0}, PHASES)
+    block = with_failed_steps(run_dir, verdict)["run"]["coverage"]
+    assert block["failed_heals"] == [{"f": "start", "at_s": 28.5, "error": "exited 1"}]
+    assert block["failed_starts"] == [] and block["main_s"] == 50.0
+    assert "failed_heals" not in verdict["run"]["coverage"]  # the stored verdict is not changed
+
+
+def test_a_current_block_or_one_without_its_phases_is_left_as_it_is(tmp_path: Path) -> None:
+    current = {"main_s": 50.0, "failed_starts": [], "failed_heals": []}
+    run_dir, verdict = stored_run(tmp_path, [send_ok(2.5), *FAILED_HEAL], current, PHASES)
+    assert with_failed_steps(run_dir, verdict) is verdict
+    run_dir, verdict = stored_run(tmp_path, [send_ok(2.5), *FAILED_HEAL], {"main_s": 50.0}, None)
+    assert with_failed_steps(run_dir, verdict) is verdict
+    run_dir, verdict = stored_run(tmp_path, [], {"main_s": 50.0}, PHASES)
+    (run_dir / "history.jsonl").unlink()
+    assert with_failed_steps(run_dir, verdict) is verdict  # no history: nothing to add
