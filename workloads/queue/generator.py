@@ -137,7 +137,8 @@ class QueueGen(Gen):
                     return self._invoke(ctx, process, "crash", None, state)
         every = state.opts.committed_every_ns
         first = state.opts.join_from_ns
-        if every is not None and state.opts.groups and ctx.time >= max(state.next_read, first):
+        reads = state.opts.groups or state.opts.txn
+        if every is not None and reads and ctx.time >= max(state.next_read, first):
             return state._committed_read(ctx, process, every)
         if state.joined.get(process) != state.epoch:
             # its join failed (send meanwhile), or members do not join yet
@@ -150,8 +151,9 @@ class QueueGen(Gen):
         return state._main_op(ctx, process, rng)
 
     def _committed_read(self, ctx: Context, process: Process, every: int) -> Step:
-        """The next group's periodic ``committed`` op, over the active keys."""
-        group = f"g{self.reads % self.opts.groups}"
+        """The next group's periodic ``committed`` op, over the active keys (with ``txn``,
+        the one group transactions commit to)."""
+        group = TXN_GROUP if self.opts.txn else f"g{self.reads % self.opts.groups}"
         op = {"process": process, "time": ctx.time, "type": "invoke", "f": "committed",
               "value": [["committed", sorted(map(self.key, self.active))]], "group": group}
         return op, self._with(next_read=ctx.time + every, reads=self.reads + 1)

@@ -130,6 +130,11 @@ OPTIONS: tuple[Spec, ...] = (
          "polling once, 10 s into its life, for this many seconds, past its "
          "max.poll.interval.ms (6 s in such a run): the group evicts it and refuses the "
          "commit that follows (default: 0, no stall)", "SECONDS", range=Range(0, 12)),
+    Spec("committed_every", number, "how often a committed op reads a group's committed "
+         "offsets (groups in turn; with --txn, the one transactions commit to): an offset "
+         "wrong only for a moment is seen only by a read in that moment (default: 3 with "
+         "--sub-via subscribe --commit auto, else none; 0: none)", "SECONDS",
+         range=Range(0, 3_600)),
     Spec("crash_client_interval", number, "how long a client lives, on average, before a "
          "crash op closes it and a fresh one takes its thread, as Jepsen's option of the "
          "name (default: 30; 0: no crashes)", "SECONDS", range=Range(0, 86_400)),
@@ -161,6 +166,7 @@ class QueueSettings:
     check_replicas: list[str] = field(default_factory=list)
     members_from: float = 0.0
     stall_member: float = 0.0
+    committed_every: float | None = None
     crash_client_interval: float = 30.0
 
 
@@ -222,6 +228,9 @@ def _validate_groups(s: QueueSettings, version: KafkaVersion) -> None:
                          "--txn (only subscribed members join late; every other consumer "
                          "connects before the run's clock starts)",
                          hint="pass --sub-via subscribe or drop --members-from")
+    if s.committed_every and not (s.txn or s.sub_via == "subscribe"):
+        raise UsageError(f"--committed-every {s.committed_every:g} needs groups that commit "
+                         "(--txn, or --sub-via subscribe)", hint="drop --committed-every")
     if s.groups > 1 and (s.sub_via != "subscribe" or s.txn):
         raise UsageError(f"--groups {s.groups} needs --sub-via subscribe without --txn (only "
                          "subscribed members are dealt into groups)",
@@ -299,6 +308,7 @@ def block(s: QueueSettings) -> dict[str, Any]:
         "crash_client_interval": s.crash_client_interval,
         "stall_member": s.stall_member,
         "members_from": s.members_from,
+        "committed_every": s.committed_every,
         "producer": producer,
     }
 
@@ -374,10 +384,19 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         client_life_ns=int(s.crash_client_interval * 1e9) if s.crash_client_interval else None,
         groups=s.groups if client_options(s).records_groups else 0,
         auto_commit=s.commit == "auto",
-        committed_every_ns=COMMITTED_EVERY_NS if s.commit == "auto" else None,
+        committed_every_ns=_committed_every_ns(s),
         join_from_ns=int(s.members_from * 1e9),
         txn=s.txn,
     )
+
+
+def _committed_every_ns(s: QueueSettings) -> int | None:
+    """``--committed-every``, else every few seconds in a run whose members auto-commit
+    (recorded groups; transactions commit inside themselves)."""
+    if s.committed_every is not None:
+        return round(s.committed_every * 1e9) or None
+    auto = s.commit == "auto" and client_options(s).records_groups
+    return COMMITTED_EVERY_NS if auto else None
 
 
 def group_names_of(s: QueueSettings) -> tuple[str, ...]:

@@ -110,9 +110,10 @@ class QueueOptions:
     ``["commit"]`` (the client fills in the positions it sends), and every ``assign`` or
     ``subscribe`` of the main phase names :data:`TXN_GROUP` and ``reset``, an ``assign``
     also ``"seek": "committed"`` (the client starts each new key at the group's committed
-    offset and records the lookup). A ``txn`` without a poll commits nothing: only reads
-    move a position worth committing, and an invoke that names no commit lets an op
-    abandoned at its deadline stand for no commit either.
+    offset and records the lookup), and with ``committed_every_ns`` a ``committed`` op
+    reads that group's offsets of the active keys. A ``txn`` without a poll commits
+    nothing: only reads move a position worth committing, and an invoke that names no
+    commit lets an op abandoned at its deadline stand for no commit either.
     ``join_from_ns``: no process joins (subscribes or assigns) before this time of the
     main phase, and none reads a group's committed offsets: until then processes only
     send. A scenario that needs the group coordinator looked up first in a fault (the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -17,11 +18,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_kafka import FakeKafka
 
+from cluster.versions import resolve_version
+from harness.base.errors import UsageError
 from harness.gen import Op, plan_gen, run_phases, simulate
 from workloads.queue import QUEUE, QueueSettings, options
 from workloads.queue.drain import Drain
 from workloads.queue.generator import QueueGen
 from workloads.queue.shape import TXN_GROUP, QueueOptions, group_name
+
+
+def latest_version() -> Any:
+    return resolve_version("4.1.2")
 
 
 class GroupKafka:
@@ -126,6 +133,29 @@ def test_the_auto_commit_probe_says_so_and_reads_committed_offsets_every_few_sec
     reads = [op for op in invokes if op["f"] == "committed"]
     assert len(reads) >= 5  # 2 s / 0.3 s in the main phase, and one per group at the end
     assert [op["group"] for op in reads[:4]] == ["g0", "g1", "g0", "g1"]
+
+
+def test_a_transactional_run_reads_its_one_group_on_the_clock_it_is_given() -> None:
+    every = options.generator_options(QueueSettings(txn=True, committed_every=0.25))
+    assert every.committed_every_ns == 250_000_000 and every.groups == 0
+    assert options.generator_options(QueueSettings(txn=True)).committed_every_ns is None
+    assert options.generator_options(QueueSettings(txn=True, committed_every=0)
+                                     ).committed_every_ns is None
+    plan = plan_gen(run_phases(QueueGen.start(every), rate=50, time_limit_s=2, quiet_s=0.5,
+                               final_time_limit_s=1))
+    ops = simulate(plan, concurrency=3, seed=5, outcome_fn=GroupKafka())
+    reads = [op for op in ops if op["type"] == "invoke" and op["f"] == "committed"]
+    times = [op["time"] for op in reads if op["time"] < 2_000_000_000]  # the main phase's
+    assert len(times) >= 6 and {op["group"] for op in reads} == {TXN_GROUP}
+    # due every 0.25 s from the previous one's draw; the rate's pacing moves invokes a little
+    assert all(b - a >= 200_000_000 for a, b in pairwise(times))
+
+
+def test_committed_reads_need_a_group_that_commits() -> None:
+    with pytest.raises(UsageError, match=r"--committed-every 0\.5 needs groups that commit"):
+        options.validate(QueueSettings(committed_every=0.5), latest_version())
+    options.validate(QueueSettings(txn=True, committed_every=0.5), latest_version())
+    options.validate(QueueSettings(sub_via="subscribe", committed_every=0.5), latest_version())
 
 
 class OneMemberGroups(GroupKafka):
