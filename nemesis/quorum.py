@@ -50,8 +50,12 @@ ACTIVE = "active-controller"
 #: Seconds a voter change may take to show in ``describe --status``.
 APPLY_TIMEOUT_S = 60.0
 #: Times ``add-controller`` or ``remove-controller`` is run when Kafka refuses it, and the
-#: seconds between (3.9.2 refuses a removal sent through a broker with
-#: NOT_LEADER_OR_FOLLOWER now and then, as 4.x does an add whose voter is behind).
+#: seconds between. Sent through a broker (``--bootstrap-server``), the request is
+#: forwarded to the controller that broker last knew as active; after the quorum's leader
+#: moves while the old one stays up (removed, or a follower after an election), that is
+#: the old leader until a NOT_CONTROLLER reaches the broker, and it answers
+#: NOT_LEADER_OR_FOLLOWER, which neither the broker nor the admin client treats as a
+#: moved controller (3.9.2 and 4.x alike). A rerun reaches a fresh broker only by chance.
 ADD_ATTEMPTS = 3
 ADD_WAIT_S = 5.0
 
@@ -136,9 +140,11 @@ class QuorumNemesis:
             problem = self._add_one(cluster, cluster.nodes[name], added)
             if problem:
                 errors[name] = problem
-        if missing:
-            ids = {cluster.spec.node_id(n) for n in missing if n not in errors}
+        ids = {cluster.spec.node_id(n) for n in missing if n not in errors}
+        if ids:
             self._until(cluster, lambda s: ids <= set(s.voters), began, record)
+        elif missing:  # every add refused: the quorum as left, and nothing applied
+            self._look(cluster, record)
         return completion(record, errors or None)
 
     def _add_one(self, cluster: Cluster, node: KafkaNode, added: dict[str, Any]) -> str | None:
@@ -169,20 +175,21 @@ class QuorumNemesis:
         """Look at the quorum (``nemesis.polling``'s one wait loop) until ``done``, at most
         ``APPLY_TIMEOUT_S`` from ``began``; the last status seen recorded as ``after``, and
         ``applied-s`` from ``began`` when it held."""
-
-        def look() -> QuorumStatus | None:
-            try:
-                status, _ = describe(tool_node(cluster))
-            except Exception:  # no broker answers for a moment: look again
-                return None
-            if status is not None:
-                record["after"] = status.record()
-            return status
-
         left = max(0.0, APPLY_TIMEOUT_S - (self.clock() - began))
         polled = Poller(clock=self.clock, sleep=self.sleep).until(
-            look, lambda s: s is not None and done(s), left)
+            lambda: self._look(cluster, record), lambda s: s is not None and done(s), left)
         if not polled.held:
             return None
         record["applied-s"] = round(self.clock() - began, 2)
         return polled.last
+
+    @staticmethod
+    def _look(cluster: Cluster, record: dict[str, Any]) -> QuorumStatus | None:
+        """The quorum now (None while no broker answers), recorded as ``after``."""
+        try:
+            status, _ = describe(tool_node(cluster))
+        except Exception:  # no broker answers for a moment: the caller looks again
+            return None
+        if status is not None:
+            record["after"] = status.record()
+        return status

@@ -108,6 +108,8 @@ def test_an_add_refused_every_time_is_an_error_and_a_non_voter_cannot_be_removed
     out = nemesis().invoke(cluster(q), {"f": "add-controller", "value": "n2"})
     assert "add-controller exited 1" in str(out["error"])
     assert out["value"]["added"]["n2"]["output"]
+    # nothing was applied: no applied-s, and the quorum as the refusals left it
+    assert "applied-s" not in out["value"] and out["value"]["after"]["voters"] == ["n1", "n3"]
     out = nemesis().invoke(cluster(q), {"f": "remove-controller", "value": "n2"})
     assert "not a voter" in out["error"] and q.voters == {1, 3}
 
