@@ -133,17 +133,22 @@ def _listed(line: str) -> list[str]:
     return sorted(p.strip() for p in line.partition("partitions")[2].split(",") if p.strip())
 
 
-def quorum_args(version: KafkaVersion, kafka_home: str, *command: str,
+def quorum_args(version: KafkaVersion, kafka_home: str, *command: str, controllers: str,
                 command_config: str | None = None) -> list[str]:
     """``kafka-metadata-quorum`` ``command`` (``describe --status``; ``remove-controller
-    --controller-id 2 --controller-directory-id D``; ``add-controller``) against the
-    broker on ``localhost``. ``add-controller`` reads the controller it adds (node id,
-    directory id, endpoint) from ``command_config``: that node's own server.properties."""
+    --controller-id 2 --controller-directory-id D``; ``add-controller``) sent to the
+    ``controllers`` (``host:port,...``, KIP-919), not through a broker: a broker forwards
+    a voter change to the controller it last knew as active, and after the quorum's
+    leader moves while the old one stays up, that one answers NOT_LEADER_OR_FOLLOWER,
+    which the broker does not take as a moved controller (only DescribeQuorum's answer
+    is translated to NOT_CONTROLLER). A controller names the leader from its own raft
+    state. ``add-controller`` reads the controller it adds (node id, directory id,
+    endpoint) from ``command_config``: that node's own server.properties."""
     if version.quorum_tool_main is None:
         raise UsageError(f"Kafka {version.version} has no metadata quorum tool",
                          hint="kafka-metadata-quorum exists from Kafka 3.3 on (KRaft)")
     config = command_config or jvm.admin_config(kafka_home, jvm.OPS_ADMIN_CONFIG)
-    return [version.quorum_tool_main, "--bootstrap-server", f"localhost:{BROKER_PORT}",
+    return [version.quorum_tool_main, "--bootstrap-controller", controllers,
             "--command-config", config, *command]
 
 

@@ -201,12 +201,18 @@ def _wiring(props: BrokerProperties, known_keys: frozenset[str] | None = None
     }
 
 
+def controller_endpoints(props: BrokerProperties) -> str:
+    """``host:port`` of each controller, at the address the nodes reach it at: where a node
+    of a dynamic quorum asks for the voter set, and where the quorum tool sends its
+    requests (``cluster.admin_tools.quorum_args``)."""
+    return ",".join(f"{host}:{CONTROLLER_PORT}" for _, host in props.controller_voters)
+
+
 def _quorum(props: BrokerProperties) -> dict[str, str]:
     """Where a node finds the controller quorum: the fixed voter set (static), or the
     controllers to ask for the voter set the metadata log holds (dynamic, KIP-853)."""
     if props.dynamic_quorum:
-        return {"controller.quorum.bootstrap.servers": ",".join(
-            f"{host}:{CONTROLLER_PORT}" for _, host in props.controller_voters)}
+        return {"controller.quorum.bootstrap.servers": controller_endpoints(props)}
     return {"controller.quorum.voters": ",".join(
         f"{i}@{host}:{CONTROLLER_PORT}" for i, host in props.controller_voters)}
 

@@ -19,6 +19,7 @@ from cluster import jvm, power_loss_fs
 from cluster.broker_config import (
     CONFIG_PATH,
     DATA_DIR,
+    controller_endpoints,
     initial_controllers,
     properties_for,
     render,
@@ -99,6 +100,12 @@ class KafkaNode:
     def at(self, path: str) -> str:
         """Where the fixed node path ``path`` (``DATA_DIR``, ...) lies on this node."""
         return self.root + path
+
+    @property
+    def controllers(self) -> str:
+        """The KRaft controllers' ``host:port``, as this node reaches them."""
+        return controller_endpoints(properties_for(self.spec, self.name, self.address,
+                                                   peers=self.peers))
 
     @property
     def data_mount(self) -> power_loss_fs.Mount:

@@ -50,20 +50,16 @@ ACTIVE = "active-controller"
 #: Seconds a voter change may take to show in ``describe --status``.
 APPLY_TIMEOUT_S = 60.0
 #: Times ``add-controller`` or ``remove-controller`` is run when Kafka refuses it, and the
-#: seconds between. Sent through a broker (``--bootstrap-server``), the request is
-#: forwarded to the controller that broker last knew as active; after the quorum's leader
-#: moves while the old one stays up (removed, or a follower after an election), that is
-#: the old leader until a NOT_CONTROLLER reaches the broker, and it answers
-#: NOT_LEADER_OR_FOLLOWER, which neither the broker nor the admin client treats as a
-#: moved controller (3.9.2 and 4.x alike). A rerun reaches a fresh broker only by chance.
+#: seconds between. The tool asks the controllers themselves (``quorum_args``), which
+#: still refuse a change while the quorum elects a leader.
 ADD_ATTEMPTS = 3
 ADD_WAIT_S = 5.0
 
 
 def describe(node: KafkaNode) -> tuple[QuorumStatus | None, str]:
     """The quorum as ``node``'s broker answers ``describe --status``, and the tool's tail."""
-    run = run_tool(node, quorum_args(node.version, node.kafka_home, "describe", "--status"),
-                   None)
+    run = run_tool(node, quorum_args(node.version, node.kafka_home, "describe", "--status",
+                                     controllers=node.controllers), None)
     return quorum_status(run.output), " | ".join(run.tail(3))
 
 
@@ -112,7 +108,8 @@ class QuorumNemesis:
         record.update({"node": f"n{nid}", "directory-id": before.voters[nid]})
         began = self.clock()
         args = quorum_args(node.version, node.kafka_home, REMOVE, "--controller-id", str(nid),
-                           "--controller-directory-id", before.voters[nid])
+                           "--controller-directory-id", before.voters[nid],
+                           controllers=node.controllers)
         problem = self._retried(node, args, REMOVE, record)
         if problem:
             return completion(record, problem)
@@ -149,7 +146,7 @@ class QuorumNemesis:
 
     def _add_one(self, cluster: Cluster, node: KafkaNode, added: dict[str, Any]) -> str | None:
         """``add-controller`` on ``node`` from its own config, run again while refused."""
-        args = quorum_args(node.version, node.kafka_home, ADD,
+        args = quorum_args(node.version, node.kafka_home, ADD, controllers=node.controllers,
                            command_config=node.at(CONFIG_PATH))
         entry: dict[str, Any] = {}
         added[node.name] = entry

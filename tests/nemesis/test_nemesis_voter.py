@@ -44,6 +44,9 @@ class Quorum:
             if "java" not in argv:
                 return fake.handle(argv, stdin)
             self.runs.append((fake.name, argv))
+            # every request goes to the controllers, none through a broker's stale cache
+            assert "--bootstrap-server" not in argv
+            assert argv[argv.index("--bootstrap-controller") + 1] == "n1:9093,n2:9093,n3:9093"
             if "describe" in argv:
                 return 0, self.describe(), ""
             if "remove-controller" in argv:
