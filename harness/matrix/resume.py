@@ -22,6 +22,7 @@ from typing import Any
 from harness.base.rundir import RunDir, read_json, write_json
 from harness.matrix.grid import Combination
 from harness.run.options import RunOptions
+from results.log_signatures import with_log_signatures
 from results.run_coverage import with_failed_steps
 
 #: Each run option's default: what a run stored before the option existed ran with.
@@ -44,9 +45,11 @@ class Done:
 def done_runs(results_dir: str | Path, combo: Combination) -> dict[int, Done]:
     """Run number -> the finished stored run of ``combo`` (the resume rule). A verdict
     whose coverage predates the failed scripted steps gets them from its history, so a
-    stored run is judged as a new one would be."""
+    stored run is judged as a new one would be; one stored before ``log_signatures``
+    existed gets it from its node logs, so its run line says what a new one's would."""
     settings = combo.settings()
-    return {run_no: Done(path, dict(with_failed_steps(path, results, test)))
+    return {run_no: Done(path, dict(with_log_signatures(
+                path, with_failed_steps(path, results, test))))
             for path, run_no, stored, results, test in _finished(results_dir, combo)
             if same_settings(stored, settings)}
 

@@ -1,5 +1,5 @@
 """What a run works out once its clients have stopped: why its drain did not finish,
-what its main phase exercised, and its report.
+what its main phase exercised, which known bugs its brokers logged, and its report.
 
 Each reads the run's stored history (or its few facts), never the live clients, so
 the runner calls them after cleanup, and a failure of any of them is logged and
@@ -40,9 +40,10 @@ def run_summary(stats: Stats, feed: DrainFeed, *, exit_code: int, duration_s: fl
                 interrupted: bool, drain_finished: bool, signal: str | None,
                 error: str | None, coverage: dict[str, Any] | None,
                 replicas: dict[str, Any] | None, build: dict[str, Any] | None,
-                ) -> dict[str, Any]:
+                signatures: dict[str, Any] | None = None) -> dict[str, Any]:
     """results.json's ``run`` block: the live figures, how the run and its drain ended,
-    and the optional blocks the run has (coverage, replicas compared, the user's build)."""
+    and the optional blocks the run has (coverage, replicas compared, the user's build,
+    known bugs' lines in the node logs collected)."""
     summary = stats.summary()
     summary.update(
         {
@@ -58,7 +59,8 @@ def run_summary(stats: Stats, feed: DrainFeed, *, exit_code: int, duration_s: fl
     )
     said = {"signal": signal, "error": error}  # named only when there is one
     summary.update({k: v for k, v in said.items() if v})
-    blocks = {"coverage": coverage, "replicas": replicas, "kafka_dist": build}
+    blocks = {"coverage": coverage, "replicas": replicas, "kafka_dist": build,
+              "log_signatures": signatures}
     summary.update({k: v for k, v in blocks.items() if v is not None})
     return summary
 
@@ -81,6 +83,17 @@ def main_phase_coverage(run_dir: RunDir, stats: Stats, t0_ns: int,
     except InsyncError as err:  # the verdict already says what is wrong with the file
         LOG.warning("no coverage figures: %s", err)
         return None
+
+
+def log_signatures(run_dir: RunDir) -> dict[str, Any] | None:
+    """Known bugs' lines in the node logs cleanup collected (``results.log_signatures``):
+    informational, so the verdict stays the history's. None when no log was collected."""
+    from results.log_signatures import describe, scan
+
+    found = scan(run_dir.nodes_path)
+    if found:
+        LOG.warning("broker logs: %s", describe(found))
+    return found
 
 
 def write_run_report(run_dir: RunDir, say: Any) -> Path | None:

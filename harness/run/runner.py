@@ -18,7 +18,8 @@ Lifecycle (Jepsen's, with ducktape's "teardown runs every step"):
    stop the workers, ``nemesis.teardown``, the workload's ``teardown`` (its
    topics, when the cluster stays), collect every node's logs into ``nodes/``,
    remove the cluster if ``--teardown``; each step logged and passed if it fails;
-7. judge the history with the workload's checker (``harness.run.verdict``),
+7. judge the history with the workload's checker (``harness.run.verdict``), scan
+   the collected logs for known bugs' lines (``results.log_signatures``, informational),
    write ``results.json``, point ``results/latest`` here.
 
 Before step 1, ``setup.preflight`` checks every option (values, version and
@@ -53,6 +54,7 @@ from harness.base.history_writer import HistoryWriter
 from harness.base.rundir import RunDir
 from harness.run.closing import (
     cut_short_reason,
+    log_signatures,
     main_phase_coverage,
     run_summary,
     write_run_report,
@@ -355,7 +357,8 @@ class Run:
             self.stats, self.feed, exit_code=code, duration_s=time.monotonic() - self.t0,
             interrupted=self.interrupted, drain_finished=self.drain_finished,
             signal=self.signal, error=error, coverage=self._coverage(),
-            replicas=self.replicas, build=dist_record(self.opts))
+            replicas=self.replicas, build=dist_record(self.opts),
+            signatures=log_signatures(self.run_dir))
         try:
             self.run_dir.write_results({**verdict, "run": summary})
             self.run_dir.point_latest()

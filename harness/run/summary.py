@@ -7,6 +7,7 @@ from typing import Any
 from harness.run.plan import IDLE_S
 from harness.run.runner import RunResult
 from results.coverage import final_heal_words, poor_coverage
+from results.log_signatures import describe
 
 
 def coverage_lines(cov: dict[str, Any]) -> list[str]:
@@ -81,6 +82,9 @@ def render(result: RunResult) -> str:
                    f"; the drain read nothing new for {IDLE_S:g} s" if s.get("drain_idle")
                    else "")
             )
+    logged = describe((s or {}).get("log_signatures"))
+    if logged:  # informational: the verdict is the history's
+        lines.append(f"broker logs: {logged}")
     build = (s or {}).get("kafka_dist")
     if build:
         lines.append(f"Kafka build: {build.get('path')} (version {build.get('version')}, commit "

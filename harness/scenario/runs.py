@@ -31,6 +31,7 @@ from harness.matrix import Combination, Outcome, RunFn, order, run_combinations,
 from harness.run.setup import preflight
 from harness.scenario.load import find
 from harness.scenario.model import DEFAULT_TESTS, Expectation, Scenario
+from results.log_signatures import describe as describe_logged
 
 #: Where the fault scripts are written, under the results dir (one file per script's
 #: contents: resume compares their paths).
@@ -248,6 +249,9 @@ def run_line(k: int, verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> 
     rewinds = describe_rewinds(rewinds_of(verdict))
     if rewinds:
         tail += f"; {rewinds}"
+    logged = describe_logged((verdict.get("run") or {}).get("log_signatures"))
+    if logged:  # informational: matches() does not read it
+        tail += f"; broker logs: {logged}"
     return f"run {k}: {word}{tail}"
 
 

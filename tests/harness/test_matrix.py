@@ -547,3 +547,23 @@ def test_a_stored_run_older_than_the_failed_steps_is_judged_with_them(tmp_path: 
         '"error":"exited 1"}\n')
     verdict = mx.done_runs(tmp_path, combo)[1].verdict
     assert failed_steps(verdict) == ["start at 30.0 s (exited 1)"]
+
+
+def test_a_stored_run_older_than_log_signatures_gets_them_from_its_node_logs(
+    tmp_path: Path,
+) -> None:
+    """Read back, a run stored before ``run.log_signatures`` is scanned, so its run line
+    says what a new run's would; a run stored with the key keeps it as stored."""
+    (combo,), _ = mx.expand(flags(f"--acks all --results-dir {tmp_path}"))
+    old = stored(tmp_path, combo, 1, results={"valid": True, "run": {"interrupted": False}})
+    new = stored(tmp_path, combo, 2, minutes=1, results={
+        "valid": True, "run": {"interrupted": False, "log_signatures": {}}})
+    line = ("java.lang.IllegalStateException: Trying to complete a transactional offset commit "
+            "for producerId 4 and groupId g0 even though the offset commit record itself "
+            "hasn't been appended to the log.\n")
+    for rd in (old, new):
+        (rd.nodes_path / "n2").mkdir()
+        (rd.nodes_path / "n2" / "var_log_kafka_server.log").write_text(line)
+    done = mx.done_runs(tmp_path, combo)
+    assert done[1].verdict["run"]["log_signatures"]["KAFKA-17507"]["nodes"] == {"n2": 1}
+    assert done[2].verdict["run"]["log_signatures"] == {}

@@ -117,3 +117,28 @@ def test_a_valid_run_without_acknowledged_sends_says_it_proved_little(
                "duration_s": 93.0}
     text = render(RunResult(run_dir, verdict, 0, summary=summary))
     assert ("warning: no send was acknowledged" in text) is warned
+
+
+@pytest.mark.parametrize(
+    ("block", "line"),
+    [
+        ({"KAFKA-17507": {"count": 3, "nodes": {"n3": 3}, "first": "java.lang...",
+                          "where": "n3/var_log_kafka_server.log:1209"}},
+         "broker logs: KAFKA-17507 (transactional offsets completed early) 3 times, on n3"),
+        ({}, None),
+        (None, None),
+    ],
+    ids=["found", "scanned-none-found", "not-scanned"],
+)
+def test_summary_names_known_bugs_the_broker_logs_show(
+    tmp_path: Path, block: dict[str, object] | None, line: str | None
+) -> None:
+    """Informational: a VALID verdict stays VALID, with one line saying what the logs show."""
+    run_dir = RunDir.create(tmp_path, "eos", datetime(2026, 11, 21, tzinfo=UTC))
+    verdict = {"valid": True, "anomaly-types": [], "bad-anomaly-types": [], "anomalies": {}}
+    summary: dict[str, object] = {"ops": 5, "ok": 5, "acked_sends": 5, "duration_s": 9.0}
+    if block is not None:
+        summary["log_signatures"] = block
+    lines = render(RunResult(run_dir, verdict, 0, summary=summary)).splitlines()
+    assert lines[0] == "verdict: VALID"
+    assert [x for x in lines if x.startswith("broker logs:")] == ([line] if line else [])

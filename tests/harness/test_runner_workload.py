@@ -146,3 +146,43 @@ def test_a_report_that_cannot_be_written_changes_no_verdict(
     assert (result.exit_code, result.verdict["valid"]) == (0, True)
     assert result.report is None
     assert any("report was not written: disk full" in line for line in said)
+
+
+class _LoggingNode:
+    """A node whose collected server.log holds KAFKA-17507's line."""
+
+    name = "n2"
+    remote = None  # nothing the host watch can ask
+
+    def collect_logs(self, dest: Path) -> list[Path]:
+        path = dest / self.name / "var_log_kafka_server.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            "java.lang.IllegalStateException: Trying to complete a transactional offset "
+            "commit for producerId 3 and groupId g0 even though the offset commit record "
+            "itself hasn't been appended to the log.\n")
+        return [path]
+
+
+@pytest.mark.parametrize("logs", [True, False], ids=["logs-collected", "no-logs"])
+def test_the_run_block_says_what_the_collected_logs_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logs: bool
+) -> None:
+    """Scanned after cleanup collected the logs; informational: the verdict is the history's."""
+    from fake_provisioner import FakeCluster
+
+    from harness.run.summary import render
+
+    install(monkeypatch, lambda: FakeCluster(nodes={"n2": _LoggingNode()} if logs else {}))
+    workload, _state = fake_workload(lambda client, op: None)
+    monkeypatch.setitem(WORKLOADS, "fake", workload)
+    result = run(parse(flags(tmp_path)), say=lambda _: None, live=False)
+    assert (result.exit_code, result.verdict["valid"]) == (0, True)
+    stored = json.loads(result.run_dir.results_path.read_text())["run"]
+    if not logs:
+        assert "log_signatures" not in stored and "broker logs:" not in render(result)
+        return
+    assert stored["log_signatures"]["KAFKA-17507"]["nodes"] == {"n2": 1}
+    assert stored["log_signatures"] == result.summary["log_signatures"]
+    assert ("broker logs: KAFKA-17507 (transactional offsets completed early) once, on n2"
+            in render(result).splitlines())

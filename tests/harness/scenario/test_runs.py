@@ -420,3 +420,17 @@ def test_a_valid_control_whose_scripted_fault_failed_did_not_run_its_test(
     assert observed([verdict, VALID]) == "valid 2/2 (1 with a step that failed)"
     loss = {**verdict, "valid": False, "anomaly-counts": {"lost-write": 1}}
     assert matches(_case(tmp_path, "acks1-leader-failover", "2.8"), loss) is True
+
+
+def test_a_run_line_names_the_known_bugs_its_broker_logs_show(tmp_path: Path) -> None:
+    """Informational: the line says it, and whether the run ended as expected does not
+    change (a control expecting valid still matches)."""
+    case = _case(tmp_path, "offsets-topic-underreplicated", "4.1")
+    assert case.expected.valid is True
+    plain: dict[str, Any] = {"valid": True, "run": {}}
+    logged: dict[str, Any] = {"valid": True, "run": {"log_signatures": {
+        "KAFKA-17507": {"count": 2, "nodes": {"n1": 1, "n3": 1}}}}}
+    assert run_line(1, logged) == ("run 1: valid; broker logs: KAFKA-17507 (transactional "
+                                   "offsets completed early) 2 times, on n1, n3")
+    assert run_line(1, {"valid": True, "run": {"log_signatures": {}}}) == "run 1: valid"
+    assert matches(case, logged) is matches(case, plain) is True
