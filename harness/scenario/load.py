@@ -41,6 +41,7 @@ from harness.scenario.model import (
 )
 from harness.scenario.ranges import VersionRange
 from harness.scenario.steps import check_steps
+from results.log_signatures import SIGNATURES
 
 #: The shipped scenarios, one file each.
 CATALOGUE = Path(__file__).parent / "catalogue"
@@ -50,7 +51,7 @@ TOP_KEYS = ("name", "bug", "story", "sources", "versions", "settings", "broker",
 REQUIRED = ("name", "bug", "story", "sources", "versions", "step", "expect")
 VERSION_KEYS = ("min", "max", "modes")
 EXPECT_KEYS = ("versions", "valid", "anomalies", "any", "absent", "replicas", "read-stall-s",
-               "abort-observed", "note")
+               "abort-observed", "log-signatures", "note")
 VARIANT_KEYS = ("name", "story", "settings", "broker", "versions", "expect")
 #: Run options a scenario does not set, and why (the rest of ``OPTIONS`` it may).
 NOT_SETTINGS = {
@@ -177,18 +178,28 @@ class _File:
             if observed is not None and (type(observed) is not int or observed < 1):
                 raise self.bad(f"{at}.abort-observed", f"expected a count above 0, got "
                                f"{shown(observed)}", "abort-observed = 50")
-            if valid is None and (anomalies or not (absent or replicas or stall)):
+            logged = self.logged(e, at)
+            if valid is None and (anomalies or not (absent or replicas or stall or logged)):
                 raise self.bad(f"{at}.valid", "missing",
                                "valid = true|false, or no valid with only absent = [...], "
-                               "replicas = ... and/or read-stall-s = ...")
+                               "replicas = ..., read-stall-s = ... and/or log-signatures")
             note = e.get("note", "")
             if not isinstance(note, str):
                 raise self.bad(f"{at}.note", f"expected text, got {shown(note)}", 'note = "..."')
             out.append(Expectation(self.range(e.get("versions"), f"{at}.versions"), valid,
                                    anomalies, absent, " ".join(note.split()), any_of,
                                    replicas, None if stall is None else float(stall),
-                                   observed))
+                                   observed, logged))
         return tuple(out)
+
+    def logged(self, e: Mapping[str, Any], at: str) -> tuple[str, ...]:
+        """``log-signatures``: ids of ``results.log_signatures``' registry."""
+        ids = e.get("log-signatures", [])
+        known = [s.id for s in SIGNATURES]
+        if not isinstance(ids, list) or any(i not in known for i in ids):
+            raise self.bad(f"{at}.log-signatures", f"unknown signature in {shown(ids, 80)}",
+                           "the registry's ids: " + ", ".join(known))
+        return tuple(ids)
 
 
 def load_scenario(path: str | Path) -> Scenario:

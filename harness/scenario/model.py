@@ -81,7 +81,12 @@ class Expectation:
     * ``abort_observed`` N: the checker classified at least N reads that followed an
       aborted transaction whose reads the client kept (``stats``' ``abort-rewinds``,
       docs/HISTORY.md "After an abort"), with any of the above: an informational
-      scenario's proof that it measured what it is about.
+      scenario's proof that it measured what it is about;
+    * ``logged`` ids: the brokers' logs hold each of these bugs' exact lines
+      (``results.log_signatures``, the run's ``log_signatures``), with any of the above:
+      a race whose effect a history shows only when a read falls in the moment it is
+      wrong, proven from the broker's side; a run whose logs were not scanned never
+      matches it.
 
     ``absent`` may also narrow ``valid = false``.
     """
@@ -95,22 +100,28 @@ class Expectation:
     replicas: str | None = None
     read_stall_s: float | None = None
     abort_observed: int | None = None
+    logged: tuple[str, ...] = ()
 
     @property
     def bug_shows(self) -> bool:
         """Whether the scenario's bug (or measured behaviour) is expected to show here."""
         return (self.valid is False or self.replicas in ("diverged", "offsets-backwards")
-                or self.read_stall_s is not None or self.abort_observed is not None)
+                or self.read_stall_s is not None or self.abort_observed is not None
+                or bool(self.logged))
 
     def matches(self, valid: bool | str, anomalies: Collection[str],
                 replicas: bool | str | None = None, stall_s: float | None = None,
-                kept_observed: int | None = None) -> bool:
+                kept_observed: int | None = None, *,
+                logged: Collection[str] | None = None) -> bool:
         """Whether a verdict (its ``valid`` and the anomaly types found; ``replicas``: the
         replica comparison's ``valid``, ``"offsets-backwards"`` for a failed one in which a
         log went back, None if none ran; ``stall_s``: its longest read_committed stall,
         None if not measured; ``kept_observed``: the reads it classified after aborts whose
-        reads were kept) is this outcome; an ``unknown`` verdict never is."""
+        reads were kept; ``logged``: the ids of the bugs whose lines the brokers' logs hold,
+        None if not scanned) is this outcome; an ``unknown`` verdict never is."""
         if not isinstance(valid, bool):
+            return False
+        if self.logged and (logged is None or not set(self.logged) <= set(logged)):
             return False
         if self.abort_observed is not None and (kept_observed or 0) < self.abort_observed:
             return False
@@ -145,6 +156,8 @@ class Expectation:
         if self.abort_observed is not None:
             text += (f"; at least {self.abort_observed} reads after aborts whose reads were "
                      "kept, classified")
+        if self.logged:
+            text += "; the brokers log " + ", ".join(self.logged)
         return text + (f" ({self.note})" if self.note else "")
 
 

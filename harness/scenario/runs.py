@@ -191,7 +191,14 @@ def matches(case: Case, verdict: Mapping[str, Any]) -> bool:
         return False
     return case.expected.matches(valid if isinstance(valid, bool) else "unknown", found(verdict),
                                  replicas_of(verdict), stall_of(verdict),
-                                 kept_observed(verdict))
+                                 kept_observed(verdict), logged=logged_of(verdict))
+
+
+def logged_of(verdict: Mapping[str, Any]) -> list[str] | None:
+    """The ids of the bugs whose lines the run's broker logs hold (``run.log_signatures``),
+    None when its logs were not scanned."""
+    block = (verdict.get("run") or {}).get("log_signatures")
+    return list(block) if isinstance(block, Mapping) else None
 
 
 def stall_of(verdict: Mapping[str, Any]) -> float | None:
@@ -250,7 +257,7 @@ def run_line(k: int, verdict: Mapping[str, Any], tests: str = DEFAULT_TESTS) -> 
     if rewinds:
         tail += f"; {rewinds}"
     logged = describe_logged((verdict.get("run") or {}).get("log_signatures"))
-    if logged:  # informational: matches() does not read it
+    if logged:  # informational, unless the expectation names it (``log-signatures``)
         tail += f"; broker logs: {logged}"
     return f"run {k}: {word}{tail}"
 
@@ -307,7 +314,7 @@ def scenario_block(case: Case) -> dict[str, Any]:
                      "anomalies": list(e.anomalies), "any": list(e.any),
                      "replicas": e.replicas, "read-stall-s": e.read_stall_s,
                      "abort-observed": e.abort_observed,
-                     "absent": list(e.absent),
+                     "log-signatures": list(e.logged), "absent": list(e.absent),
                      "note": e.note, "text": e.describe()},
     }  # fmt: skip
 

@@ -253,3 +253,19 @@ def test_an_abort_observed_expectation_needs_that_many_classified_reads(
     assert e.bug_shows is True
     assert e.describe() == ("valid; at least 50 reads after aborts whose reads were kept, "
                             "classified")
+
+
+@pytest.mark.parametrize(
+    ("valid", "logged", "matches"),
+    [(True, ["KAFKA-17507"], True), (False, ["KAFKA-17507"], True), (True, [], False),
+     (True, None, False)],
+    ids=["logged-valid", "logged-invalid", "not-logged", "not-scanned"],
+)
+def test_a_logged_expectation_needs_the_line_in_the_brokers_logs(
+        valid: bool, logged: list[str] | None, matches: bool) -> None:
+    e = Expectation(_ANY, None, logged=("KAFKA-17507",))
+    found = [] if valid else ["garbage-commit"]
+    assert e.matches(valid, found, logged=logged) is matches
+    assert e.bug_shows is True
+    assert e.describe() == "any verdict; the brokers log KAFKA-17507"
+    assert Expectation(_ANY, True).matches(True, [], logged=["KAFKA-17507"]) is True
