@@ -247,9 +247,7 @@ def _micro_ops(run: Unread, member: _Member | None, op: dict[str, Any],  # noqa:
     if name is None and member is not None:
         name = member.group
     g = run.groups.get(name)
-    moved: set[str] = set()
-    returned: set[str] = set()
-    polled = False
+    moved, returned, polled = set[str](), set[str](), False
     for mop in value:
         if not isinstance(mop, list) or not mop:
             continue
@@ -321,10 +319,8 @@ def _records(run: Unread, k: str, records: Any, time: int) -> int:
 
 def _returned(g: _Group, k: str, top: int, member: _Member, op: dict[str, Any]) -> None:
     """A member's poll returned records of ``k`` up to offset ``top``."""
-    if top > g.read_to.get(k, -1):
-        g.read_to[k] = top
-    held = member.held.get(k)
-    process = op["process"]
+    g.read_to[k] = max(top, g.read_to.get(k, -1))
+    held, process = member.held.get(k), op["process"]
     if held is not None and not held.read:
         _close_unread(g, k, process, held, op["index"], op["time"], "read")
         held.read = True
