@@ -362,6 +362,7 @@ def generator_options(s: QueueSettings) -> QueueOptions:
     how fast the cluster was. (Throughput did not depend on them: 7,362 vs 7,293 sends/s
     without and with them, ``insync bench run``, 2026-11-22.)
     """
+    recorded = client_options(s).records_groups
     weights = {
         "send": 4.0,
         "poll": POLL_WEIGHT,
@@ -382,21 +383,20 @@ def generator_options(s: QueueSettings) -> QueueOptions:
         refused_ns=int(REFUSED_S * 1e9),
         pinned=frozenset(s.pin_keys),
         client_life_ns=int(s.crash_client_interval * 1e9) if s.crash_client_interval else None,
-        groups=s.groups if client_options(s).records_groups else 0,
+        groups=s.groups if recorded else 0,
         auto_commit=s.commit == "auto",
-        committed_every_ns=_committed_every_ns(s),
+        committed_every_ns=_committed_every_ns(s, recorded),
         join_from_ns=int(s.members_from * 1e9),
         txn=s.txn,
     )
 
 
-def _committed_every_ns(s: QueueSettings) -> int | None:
+def _committed_every_ns(s: QueueSettings, recorded: bool) -> int | None:
     """``--committed-every``, else every few seconds in a run whose members auto-commit
-    (recorded groups; transactions commit inside themselves)."""
+    (``recorded`` groups; transactions commit inside themselves)."""
     if s.committed_every is not None:
         return round(s.committed_every * 1e9) or None
-    auto = s.commit == "auto" and client_options(s).records_groups
-    return COMMITTED_EVERY_NS if auto else None
+    return COMMITTED_EVERY_NS if s.commit == "auto" and recorded else None
 
 
 def group_names_of(s: QueueSettings) -> tuple[str, ...]:
