@@ -7,8 +7,10 @@ meets the next transaction's offsets too early. Kafka's system tests look for su
 here the registry ``SIGNATURES`` is the one place a signature is written (which bug, which
 log file, the line, the versions), and ``scan`` counts them in a run's collected logs.
 
-A finding is informational: it changes no verdict and no scenario expectation. It says
-the race or fault path was taken on that broker, whatever the history shows.
+A finding changes no verdict: it says the race or fault path was taken on that broker,
+whatever the history shows. A scenario may expect it (``log-signatures``,
+``harness.scenario.model.Expectation.logged``) where the history shows the bug only by
+chance.
 
 Where the files are: the runner collects each node's log files into
 ``nodes/<node>/``, each named after its path on the node with ``/`` as ``_``
