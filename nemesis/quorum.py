@@ -57,7 +57,8 @@ ADD_WAIT_S = 5.0
 
 
 def describe(node: KafkaNode) -> tuple[QuorumStatus | None, str]:
-    """The quorum as ``node``'s broker answers ``describe --status``, and the tool's tail."""
+    """The quorum as the controllers answer ``describe --status`` (the tool run on
+    ``node``), and the tool's tail."""
     run = run_tool(node, quorum_args(node.version, node.kafka_home, "describe", "--status",
                                      controllers=node.controllers), None)
     return quorum_status(run.output), " | ".join(run.tail(3))
@@ -182,10 +183,11 @@ class QuorumNemesis:
 
     @staticmethod
     def _look(cluster: Cluster, record: dict[str, Any]) -> QuorumStatus | None:
-        """The quorum now (None while no broker answers), recorded as ``after``."""
+        """The quorum now (None while no node runs the tool or no controller answers),
+        recorded as ``after``."""
         try:
             status, _ = describe(tool_node(cluster))
-        except Exception:  # no broker answers for a moment: the caller looks again
+        except Exception:  # no answer for a moment: the caller looks again
             return None
         if status is not None:
             record["after"] = status.record()
