@@ -34,7 +34,8 @@ from cluster.zk_state import (
 from cluster.zk_topics import ZooKeeperTopicAdmin, create_args, outcome
 from harness.base.errors import UsageError
 from nemesis.kinds.burst import validate as burst_problem
-from workloads.queue.options import QueueSettings, validate
+from workloads.queue.combinations import validate
+from workloads.queue.options import QueueSettings
 
 # --- clients: the version's settings reach every client of the cluster's addresses ---
 

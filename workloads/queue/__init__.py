@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workloads.protocol import CheckerSpec, RunEnv, Workload
-from workloads.queue import options
+from workloads.queue import combinations, options
 from workloads.queue.drain import Drain, DrainTracker
 from workloads.queue.generator import QueueGen
 from workloads.queue.options import QueueSettings
@@ -46,7 +46,7 @@ QUEUE: Workload[QueueSettings] = Workload(
     block=options.block,
     name_parts=options.name_parts,
     checker=CheckerSpec("history"),
-    validate=options.validate,
+    validate=combinations.validate,
     automatic=options.automatic,
 )
 

@@ -21,7 +21,7 @@ from sim_kafka import FakeKafka
 from cluster.versions import resolve_version
 from harness.base.errors import UsageError
 from harness.gen import Op, plan_gen, run_phases, simulate
-from workloads.queue import QUEUE, QueueSettings, options
+from workloads.queue import QUEUE, QueueSettings, combinations, options
 from workloads.queue.drain import Drain
 from workloads.queue.generator import QueueGen
 from workloads.queue.shape import TXN_GROUP, QueueOptions, group_name
@@ -153,9 +153,9 @@ def test_a_transactional_run_reads_its_one_group_on_the_clock_it_is_given() -> N
 
 def test_committed_reads_need_a_group_that_commits() -> None:
     with pytest.raises(UsageError, match=r"--committed-every 0\.5 needs groups that commit"):
-        options.validate(QueueSettings(committed_every=0.5), latest_version())
-    options.validate(QueueSettings(txn=True, committed_every=0.5), latest_version())
-    options.validate(QueueSettings(sub_via="subscribe", committed_every=0.5), latest_version())
+        combinations.validate(QueueSettings(committed_every=0.5), latest_version())
+    combinations.validate(QueueSettings(txn=True, committed_every=0.5), latest_version())
+    combinations.validate(QueueSettings(sub_via="subscribe", committed_every=0.5), latest_version())
 
 
 class OneMemberGroups(GroupKafka):

@@ -8,7 +8,7 @@ import pytest
 
 from cluster.versions import resolve_version
 from harness.base.errors import UsageError
-from workloads.queue import options
+from workloads.queue import combinations, options
 from workloads.queue.options import QueueSettings
 
 NEW = resolve_version("4.1")
@@ -28,7 +28,7 @@ OLD = resolve_version("0.10.2")
 def test_combinations_the_clients_cannot_run_are_refused(settings: QueueSettings,
                                                          message: str) -> None:
     with pytest.raises(UsageError) as err:
-        options.validate(settings, NEW)
+        combinations.validate(settings, NEW)
     assert message in err.value.one_line()
 
 
@@ -51,16 +51,16 @@ SUB = QueueSettings(sub_via="subscribe")
 def test_group_options_that_would_be_ignored_are_refused(settings: QueueSettings,
                                                          message: str) -> None:
     with pytest.raises(UsageError) as err:
-        options.validate(settings, NEW)
+        combinations.validate(settings, NEW)
     assert message in err.value.one_line()
 
 
 def test_after_abort_none_needs_txn_and_reaches_the_clients() -> None:
     with pytest.raises(UsageError) as err:
-        options.validate(QueueSettings(txn_after_abort="none"), NEW)
+        combinations.validate(QueueSettings(txn_after_abort="none"), NEW)
     assert "--txn-after-abort none needs --txn" in err.value.one_line()
     asked = QueueSettings(txn=True, txn_after_abort="none")
-    options.validate(asked, NEW)
+    combinations.validate(asked, NEW)
     assert options.client_options(asked).after_abort == "none"
     assert options.block(asked)["txn_after_abort"] == "none"
     assert options.client_options(QueueSettings(txn=True)).after_abort == "seek"
@@ -68,9 +68,9 @@ def test_after_abort_none_needs_txn_and_reaches_the_clients() -> None:
 
 def test_the_consumer_group_protocol_needs_kafka_4() -> None:
     asked = replace(SUB, commit="sync", groups=3, group_protocol="consumer")
-    options.validate(asked, NEW)
+    combinations.validate(asked, NEW)
     with pytest.raises(UsageError) as err:
-        options.validate(asked, resolve_version("3.9"))
+        combinations.validate(asked, resolve_version("3.9"))
     assert "--group-protocol consumer needs Kafka 4.0.0+ brokers" in err.value.one_line()
     assert options.name_parts(asked)[-3:] == ["commit", "groups-3", "consumer-protocol"]
     block = options.block(asked)
@@ -79,11 +79,11 @@ def test_the_consumer_group_protocol_needs_kafka_4() -> None:
 
 
 def test_many_in_flight_without_idempotence_is_fine() -> None:
-    options.validate(QueueSettings(max_in_flight=6, idempotence=False), NEW)
+    combinations.validate(QueueSettings(max_in_flight=6, idempotence=False), NEW)
 
 
 def test_many_in_flight_on_old_brokers_is_fine_since_idempotence_defaults_off() -> None:
-    options.validate(QueueSettings(max_in_flight=6), OLD)
+    combinations.validate(QueueSettings(max_in_flight=6), OLD)
 
 
 @pytest.mark.parametrize(
@@ -94,9 +94,9 @@ def test_many_in_flight_on_old_brokers_is_fine_since_idempotence_defaults_off() 
 )
 def test_a_feature_old_brokers_lack_is_refused_when_asked(settings: QueueSettings,
                                                           flag: str) -> None:
-    options.validate(settings, NEW)
+    combinations.validate(settings, NEW)
     with pytest.raises(UsageError) as err:
-        options.validate(settings, OLD)
+        combinations.validate(settings, OLD)
     line = err.value.one_line()
     assert f"{flag} needs Kafka 0.11.0+ brokers" in line and "0.10.2.2" in line
 
@@ -166,7 +166,7 @@ def test_sends_outweigh_polls_eight_to_one_by_default() -> None:
 
 def test_members_from_reaches_the_clients_the_generator_and_test_json() -> None:
     late = replace(SUB, commit="sync", members_from=20)
-    options.validate(late, NEW)
+    combinations.validate(late, NEW)
     assert options.generator_options(late).join_from_ns == 20_000_000_000
     assert options.client_options(late).members_from_s == 20
     assert options.block(late)["members_from"] == 20
