@@ -140,6 +140,17 @@ class DrainFeed:
     def unread(self) -> int:
         return self.tracker.unread_count()
 
+    def shortfall(self) -> str | None:
+        """The line that says a drain ended with acknowledged values unread, and why; None
+        when it read them all (or never ran)."""
+        if not self.started or self.complete:
+            return None
+        why = (": every key was read to its end offset" if self.read_to_end
+               else f": it read nothing new for {self.idle_s:g} s" if self.stopped_idle else
+               ": --final-time-limit stopped it first, so unseen is not judged "
+               "(a longer --final-time-limit lets it finish)")
+        return f"the drain ended with {self.unread()} acknowledged value(s) unread{why}"
+
 
 def drive(interp: Interpreter, plan: Sequence[Phase], *, stats: Stats, feed: DrainFeed) -> None:
     """Run ``plan``'s phases in turn on ``interp``, the later ones listening to each."""

@@ -18,6 +18,7 @@ from typing import Any
 from checkers.replicas import compare_replicas, summarize
 from cluster.model import Cluster
 from cluster.replica_logs import partition_dirs, read_partition
+from workloads.protocol import ReplicaKeys
 
 LOG = logging.getLogger("insync.replicas")
 #: Seconds before a partition whose replicas disagree is read again.
@@ -25,6 +26,14 @@ SETTLE_S = 10.0
 
 
 Read = Callable[[Cluster, str], tuple[dict[str, dict[int, str] | None], dict[str, str]]]
+
+
+def compare_session(cluster: Cluster, session: object,
+                    say: Callable[[str], None]) -> dict[str, Any] | None:
+    """:func:`compare` of the keys a workload run names (``ReplicaKeys``, the queue's
+    ``--check-replicas``); None when it names none."""
+    keys = session.replica_keys() if isinstance(session, ReplicaKeys) else None
+    return compare(cluster, keys, say) if keys else None
 
 
 def compare(cluster: Cluster, keys: Mapping[str, tuple[str, int]],

@@ -267,13 +267,9 @@ class Run:
             drive(interp, plan, stats=self.stats, feed=self.feed)
         self.drain_finished = self.feed.ran_its_course
         self.run_dir.write_test(self._test_json())
-        if self.feed.started and not self.feed.complete:
-            why = (": every key was read to its end offset" if self.feed.read_to_end
-                   else f": it read nothing new for {self.feed.idle_s:g} s"
-                   if self.feed.stopped_idle else
-                   ": --final-time-limit stopped it first, so unseen is not judged "
-                   "(a longer --final-time-limit lets it finish)")
-            self.say(f"the drain ended with {self.feed.unread()} acknowledged value(s) unread{why}")
+        shortfall = self.feed.shortfall()
+        if shortfall is not None:
+            self.say(shortfall)
 
     def _cleanup(self) -> None:
         self.stats.enter("cleanup")
@@ -308,15 +304,10 @@ class Run:
     def _compare_replicas(self) -> None:
         """``--check-replicas``: every replica's log of those keys, compared (healed, after
         the drain, before the topics go); the result goes into results.json's ``run``."""
-        from workloads.protocol import ReplicaKeys
+        from harness.run.replicas import compare_session
 
-        if self.cluster is None or not isinstance(self.session, ReplicaKeys):
-            return
-        keys = self.session.replica_keys()
-        if keys:
-            from harness.run.replicas import compare
-
-            self.replicas = compare(self.cluster, keys, self.say)
+        if self.cluster is not None:
+            self.replicas = compare_session(self.cluster, self.session, self.say)
 
     def _workload_teardown(self) -> None:
         if self.session is not None and not self.opts.teardown:  # else the cluster goes
