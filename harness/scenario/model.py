@@ -268,6 +268,8 @@ class Scenario:
         settings = {**self.settings, **(chosen.settings if chosen else {})}
         broker = {**self.broker, **(chosen.broker if chosen else {})}
         settings.setdefault("mode", self.mode_for(kafka))
+        if settings["mode"] != "kraft":  # KRaft voters: nothing to a ZooKeeper-mode run, whose
+            settings.pop("controllers", None)  # settings stay those it has without them
         if _takes_option(settings.get("workload"), "pin_keys"):  # keys the workload retires
             settings.setdefault("pin_keys", self.script_keys())
         where: dict[str, Any] = (

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from scenario_text import MINIMAL
 
 from cluster.versions import resolve_version
 from harness.base.errors import UsageError
@@ -269,3 +270,15 @@ def test_a_logged_expectation_needs_the_line_in_the_brokers_logs(
     assert e.bug_shows is True
     assert e.describe() == "any verdict; the brokers log KAFKA-17507"
     assert Expectation(_ANY, True).matches(True, [], logged=["KAFKA-17507"]) is True
+
+
+def test_a_kraft_voter_count_is_dropped_on_a_zookeeper_version(
+    write: Callable[..., Path]
+) -> None:
+    """``controllers`` shapes a KRaft quorum only: on a ZooKeeper-mode version the run's
+    settings are those it has without it, so its stored runs are still the same runs."""
+    s = load_scenario(write(MINIMAL.replace("[settings]\n", "[settings]\ncontrollers = 1\n")))
+    assert s.options("3.9").controllers is None
+    assert s.options("0.10.2").controllers is None
+    assert s.options("4.1").controllers == 1
+    assert s.options("3.9") == load_scenario(write(MINIMAL)).options("3.9")
